@@ -1,0 +1,110 @@
+package im.delivery.read;
+
+import im.infra.db.DatabaseUnavailableException;
+import im.infra.identity.DevicePrincipal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * The read path: what a device is subscribed to ({@code sub}) and the pages of visible events it
+ * fetches to repair gaps ({@code sync}). A member sees only events inside their visibility
+ * periods (from their join event to their leave event, both included).
+ */
+public final class ConversationReader {
+    private static final String CONVERSATIONS =
+            "SELECT c.conv_id, c.head_seq, COALESCE(dc.delivered_seq, 0)"
+            + " FROM memberships m JOIN conversations c ON c.conv_id = m.conv_id"
+            + " LEFT JOIN device_cursors dc ON dc.device_id = ? AND dc.conv_id = m.conv_id"
+            + " WHERE m.user_id = ? AND m.to_seq IS NULL ORDER BY c.conv_id";
+
+    private static final String ACCESS =
+            "SELECT c.head_seq, EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = c.conv_id AND m.user_id = ?)"
+            + " FROM conversations c WHERE c.conv_id = ?";
+
+    private static final String PAGE =
+            "SELECT e.seq, e.kind, e.mid, e.sender, e.cmid, e.body, e.created_at FROM events e"
+            + " WHERE e.conv_id = ? AND e.seq > ? AND e.seq <= ?"
+            + " AND EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = e.conv_id AND m.user_id = ?"
+            + "             AND e.seq >= m.from_seq AND (m.to_seq IS NULL OR e.seq <= m.to_seq))"
+            + " ORDER BY e.seq LIMIT ?";
+
+    private final DataSource db;
+
+    public ConversationReader(DataSource db) {
+        this.db = db;
+    }
+
+    /** The user's current conversations with head and this device's cursor. */
+    public List<ConvCursor> conversations(DevicePrincipal who) {
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(CONVERSATIONS)) {
+            ps.setString(1, who.deviceId());
+            ps.setString(2, who.userId());
+            List<ConvCursor> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) out.add(new ConvCursor(rs.getString(1), rs.getLong(2), rs.getLong(3)));
+            }
+            return out;
+        } catch (SQLException e) {
+            throw DatabaseUnavailableException.classify("sub", e);
+        }
+    }
+
+    /**
+     * Up to {@code limit} visible events with seq greater than {@code after}, in seq order, and the
+     * head, all from one snapshot: pages never repeat or skip an event while new ones arrive,
+     * because seqs commit in order (the conversation row lock is held until commit).
+     */
+    public SyncPage sync(DevicePrincipal who, String conv, long after, int limit) {
+        try (Connection c = db.getConnection()) {
+            c.setAutoCommit(false);
+            c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+            c.setReadOnly(true);
+            try {
+                long head;
+                try (PreparedStatement ps = c.prepareStatement(ACCESS)) {
+                    ps.setString(1, who.userId());
+                    ps.setString(2, conv);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (!rs.next()) throw new ReadRejectedException(ReadRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv);
+                        if (!rs.getBoolean(2)) throw new ReadRejectedException(ReadRejectedException.Reason.NOT_MEMBER, "not a member of " + conv);
+                        head = rs.getLong(1);
+                    }
+                }
+                List<StoredEvent> events = new ArrayList<>();
+                boolean more = false;
+                try (PreparedStatement ps = c.prepareStatement(PAGE)) {
+                    ps.setString(1, conv);
+                    ps.setLong(2, after);
+                    ps.setLong(3, head);
+                    ps.setString(4, who.userId());
+                    ps.setInt(5, limit + 1);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            if (events.size() == limit) {
+                                more = true;
+                                break;
+                            }
+                            events.add(new StoredEvent(conv, rs.getLong(1), rs.getString(2), rs.getString(3),
+                                    rs.getString(4), rs.getString(5), rs.getString(6),
+                                    rs.getTimestamp(7).getTime()));
+                        }
+                    }
+                }
+                c.commit();
+                return new SyncPage(conv, events, more, head);
+            } finally {
+                if (!c.getAutoCommit()) c.rollback();
+                c.setReadOnly(false);
+                c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+                c.setAutoCommit(true);
+            }
+        } catch (SQLException e) {
+            throw DatabaseUnavailableException.classify("sync", e);
+        }
+    }
+}

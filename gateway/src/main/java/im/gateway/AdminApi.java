@@ -1,0 +1,209 @@
+package im.gateway;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import im.infra.db.DatabaseUnavailableException;
+import im.ingest.directory.ConversationInfo;
+import im.ingest.directory.DeviceRegistration;
+import im.ingest.directory.Directory;
+import im.ingest.directory.DirectoryException;
+import im.ingest.directory.Membership;
+import im.ingest.directory.MembershipChange;
+import io.undertow.server.HttpHandler;
+import io.undertow.server.HttpServerExchange;
+import io.undertow.util.Headers;
+import io.undertow.util.HttpString;
+import io.undertow.util.Methods;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admin HTTP API (JSON), protected by {@code Authorization: Bearer <IM_ADMIN_TOKEN>}:
+ * users, device registration and reinstall (returns the token), conversations and membership.
+ * Every error is {@code {"error":CODE,"msg":...}} with a matching HTTP status; see docs/operations.md.
+ */
+final class AdminApi implements HttpHandler {
+    static final int MAX_BODY = 64 * 1024;
+    private static final Logger log = LoggerFactory.getLogger(AdminApi.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern DEVICE_REINSTALL = Pattern.compile("/admin/devices/([^/]+)/reinstall");
+    private static final Pattern CONVERSATION = Pattern.compile("/admin/conversations/([^/]+)");
+    private static final Pattern MEMBER = Pattern.compile("/admin/conversations/([^/]+)/members/([^/]+)");
+
+    private final Directory directory;
+    private final byte[] adminToken;
+
+    AdminApi(Directory directory, String adminToken) {
+        this.directory = directory;
+        this.adminToken = ("Bearer " + adminToken).getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public void handleRequest(HttpServerExchange ex) throws Exception {
+        if (ex.isInIoThread()) {
+            ex.dispatch(this);
+            return;
+        }
+        try {
+            String auth = ex.getRequestHeaders().getFirst(Headers.AUTHORIZATION);
+            if (auth == null || !MessageDigest.isEqual(adminToken, auth.getBytes(StandardCharsets.UTF_8))) {
+                ex.getResponseHeaders().put(Headers.WWW_AUTHENTICATE, "Bearer");
+                respond(ex, 401, error("UNAUTHORIZED", "missing or wrong admin token"));
+                return;
+            }
+            route(ex);
+        } catch (BadRequest e) {
+            respond(ex, e.status, error(e.code, e.getMessage()));
+        } catch (DirectoryException e) {
+            respond(ex, status(e.code()), error(e.code().name(), e.getMessage()));
+        } catch (DatabaseUnavailableException e) {
+            respond(ex, 503, error("UNAVAILABLE", "database unavailable, retry"));
+        } catch (RuntimeException e) {
+            log.error("admin request {} {} failed", ex.getRequestMethod(), ex.getRequestPath(), e);
+            respond(ex, 500, error("INTERNAL", "internal error"));
+        }
+    }
+
+    private void route(HttpServerExchange ex) throws IOException {
+        String path = ex.getRequestPath();
+        HttpString method = ex.getRequestMethod();
+        Matcher m;
+        if (path.equals("/admin/users")) {
+            requireMethod(method, Methods.POST);
+            JsonNode b = body(ex);
+            String user = text(b, "user", true);
+            directory.createUser(user, text(b, "name", false));
+            respond(ex, 201, JSON.createObjectNode().put("user", user));
+        } else if (path.equals("/admin/devices")) {
+            requireMethod(method, Methods.POST);
+            JsonNode b = body(ex);
+            respond(ex, 201, registration(directory.registerDevice(text(b, "user", true), text(b, "device", true))));
+        } else if ((m = DEVICE_REINSTALL.matcher(path)).matches()) {
+            requireMethod(method, Methods.POST);
+            respond(ex, 200, registration(directory.reinstallDevice(m.group(1))));
+        } else if (path.equals("/admin/conversations")) {
+            requireMethod(method, Methods.POST);
+            JsonNode b = body(ex);
+            JsonNode members = b.get("members");
+            if (members == null || !members.isArray()) throw new BadRequest(400, "INVALID", "members: must be an array of user ids");
+            List<String> ms = new ArrayList<>();
+            for (JsonNode n : members) {
+                if (!n.isTextual()) throw new BadRequest(400, "INVALID", "members: must be an array of user ids");
+                ms.add(n.asText());
+            }
+            String kind = text(b, "kind", false);
+            ConversationInfo info = directory.createConversation(text(b, "conv", true), kind == null ? "group" : kind, ms);
+            respond(ex, 201, conversation(info));
+        } else if ((m = MEMBER.matcher(path)).matches()) {
+            MembershipChange ch;
+            if (method.equals(Methods.PUT)) {
+                ch = directory.addMember(m.group(1), m.group(2));
+            } else if (method.equals(Methods.DELETE)) {
+                ch = directory.removeMember(m.group(1), m.group(2));
+            } else {
+                throw new BadRequest(405, "METHOD_NOT_ALLOWED", "use PUT to add a member, DELETE to remove one");
+            }
+            respond(ex, 200, JSON.createObjectNode().put("conv", ch.conv()).put("user", ch.user())
+                    .put("event", ch.kind()).put("seq", ch.seq()).put("changed", ch.changed()));
+        } else if ((m = CONVERSATION.matcher(path)).matches()) {
+            requireMethod(method, Methods.GET);
+            respond(ex, 200, conversation(directory.conversation(m.group(1))));
+        } else {
+            throw new BadRequest(404, "NOT_FOUND", "no such admin endpoint: " + path);
+        }
+    }
+
+    private static ObjectNode registration(DeviceRegistration r) {
+        return JSON.createObjectNode().put("user", r.user()).put("device", r.device())
+                .put("epoch", r.epoch()).put("token", r.token());
+    }
+
+    private static ObjectNode conversation(ConversationInfo info) {
+        ObjectNode o = JSON.createObjectNode().put("conv", info.conv()).put("kind", info.kind()).put("head", info.head());
+        ArrayNode ms = o.putArray("members");
+        for (Membership m : info.memberships()) {
+            ObjectNode n = ms.addObject().put("user", m.user()).put("from", m.fromSeq());
+            if (m.toSeq() == null) n.putNull("to");
+            else n.put("to", m.toSeq());
+        }
+        return o;
+    }
+
+    private static void requireMethod(HttpString actual, HttpString expected) {
+        if (!actual.equals(expected)) {
+            throw new BadRequest(405, "METHOD_NOT_ALLOWED", "use " + expected);
+        }
+    }
+
+    private static JsonNode body(HttpServerExchange ex) throws IOException {
+        ex.startBlocking();
+        byte[] bytes;
+        try (InputStream in = ex.getInputStream()) {
+            bytes = in.readNBytes(MAX_BODY + 1);
+        }
+        if (bytes.length > MAX_BODY) throw new BadRequest(413, "TOO_LARGE", "request body over " + MAX_BODY + " bytes");
+        try {
+            JsonNode n = JSON.readTree(bytes);
+            if (n == null || !n.isObject()) throw new BadRequest(400, "BAD_JSON", "body must be a JSON object");
+            return n;
+        } catch (JsonProcessingException e) {
+            throw new BadRequest(400, "BAD_JSON", "body is not valid JSON");
+        }
+    }
+
+    private static String text(JsonNode b, String field, boolean required) {
+        JsonNode n = b.get(field);
+        if (n == null || n.isNull()) {
+            if (required) throw new BadRequest(400, "INVALID", field + ": required");
+            return null;
+        }
+        if (!n.isTextual()) throw new BadRequest(400, "INVALID", field + ": must be a string");
+        return n.asText();
+    }
+
+    private static int status(DirectoryException.Code code) {
+        switch (code) {
+            case NOT_FOUND: case NOT_MEMBER: return 404;
+            case ALREADY_EXISTS: return 409;
+            case BAD_TOKEN: case STALE_INSTALL: return 401;
+            default: return 400;
+        }
+    }
+
+    private static ObjectNode error(String code, String msg) {
+        return JSON.createObjectNode().put("error", code).put("msg", msg);
+    }
+
+    static void respond(HttpServerExchange ex, int status, JsonNode body) {
+        ex.setStatusCode(status);
+        ex.getResponseHeaders().put(Headers.CONTENT_TYPE, "application/json");
+        try {
+            ex.getResponseSender().send(JSON.writeValueAsString(body));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A request the API refuses before touching the directory. */
+    private static final class BadRequest extends RuntimeException {
+        final int status;
+        final String code;
+
+        BadRequest(int status, String code, String msg) {
+            super(msg);
+            this.status = status;
+            this.code = code;
+        }
+    }
+}

@@ -1,0 +1,124 @@
+package im.gateway;
+
+import im.infra.identity.DevicePrincipal;
+import im.protocol.ErrorCode;
+import im.protocol.FrameCodec;
+import im.protocol.ServerFrame;
+import io.undertow.websockets.core.WebSocketCallback;
+import io.undertow.websockets.core.WebSocketChannel;
+import io.undertow.websockets.core.WebSockets;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One device's WebSocket connection. Replies to requests are always written (their number is
+ * bounded by the in-flight limit); pushes go through a bounded outbound queue and are dropped
+ * (and counted) when it is full, so a slow client never blocks anyone and never grows the heap.
+ */
+final class DeviceConnection {
+    private static final FrameCodec CODEC = new FrameCodec();
+
+    private final WebSocketChannel channel;
+    private final int outboundLimit;
+    private final TokenBucket rate;
+    private final AtomicInteger queued = new AtomicInteger();
+    private final AtomicInteger inflight = new AtomicInteger();
+    private final AtomicLong droppedPushes;
+    private volatile DevicePrincipal principal;
+    private volatile boolean authenticating;
+
+    DeviceConnection(WebSocketChannel channel, int outboundLimit, int ratePerSecond, AtomicLong droppedPushes) {
+        this.channel = channel;
+        this.outboundLimit = outboundLimit;
+        this.rate = new TokenBucket(ratePerSecond, System.nanoTime());
+        this.droppedPushes = droppedPushes;
+    }
+
+    DevicePrincipal principal() {
+        return principal;
+    }
+
+    /** Claims the right to authenticate; false if already authenticated or in progress. */
+    synchronized boolean beginAuth() {
+        if (principal != null || authenticating) return false;
+        authenticating = true;
+        return true;
+    }
+
+    synchronized void endAuth(DevicePrincipal p) {
+        principal = p;
+        authenticating = false;
+    }
+
+    boolean isOpen() {
+        return channel.isOpen();
+    }
+
+    boolean tryAcquireRate() {
+        return rate.tryTake(System.nanoTime());
+    }
+
+    boolean tryBeginRequest(int limit) {
+        if (inflight.incrementAndGet() > limit) {
+            inflight.decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
+    void endRequest() {
+        inflight.decrementAndGet();
+    }
+
+    /** Writes a reply; never dropped by the queue bound. */
+    void reply(ServerFrame frame) {
+        write(CODEC.encode(frame));
+    }
+
+    /** Writes a push if the outbound queue has room; otherwise drops it and returns false. */
+    boolean push(ServerFrame frame) {
+        if (queued.get() >= outboundLimit) {
+            droppedPushes.incrementAndGet();
+            return false;
+        }
+        write(CODEC.encode(frame));
+        return true;
+    }
+
+    /** Sends an error frame and then closes the connection with the given WebSocket status. */
+    void replyAndClose(ServerFrame frame, int closeStatus, ErrorCode code) {
+        if (!channel.isOpen()) return;
+        WebSockets.sendText(CODEC.encode(frame), channel, new WebSocketCallback<Void>() {
+            @Override
+            public void complete(WebSocketChannel ch, Void v) {
+                close(closeStatus, code.wire());
+            }
+
+            @Override
+            public void onError(WebSocketChannel ch, Void v, Throwable t) {
+                close(closeStatus, code.wire());
+            }
+        });
+    }
+
+    void close(int status, String reason) {
+        if (!channel.isOpen()) return;
+        WebSockets.sendClose(status, reason, channel, null);
+    }
+
+    private void write(String text) {
+        if (!channel.isOpen()) return;
+        queued.incrementAndGet();
+        WebSockets.sendText(text, channel, new WebSocketCallback<Void>() {
+            @Override
+            public void complete(WebSocketChannel ch, Void v) {
+                queued.decrementAndGet();
+            }
+
+            @Override
+            public void onError(WebSocketChannel ch, Void v, Throwable t) {
+                queued.decrementAndGet();
+            }
+        });
+    }
+}

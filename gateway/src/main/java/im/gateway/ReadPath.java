@@ -1,0 +1,43 @@
+package im.gateway;
+
+import im.delivery.read.ConvCursor;
+import im.delivery.read.ConversationReader;
+import im.delivery.read.StoredEvent;
+import im.delivery.read.SyncPage;
+import im.infra.identity.DevicePrincipal;
+import im.protocol.ConvState;
+import im.protocol.Event;
+import im.protocol.Subbed;
+import im.protocol.Sync;
+import im.protocol.Synced;
+import im.protocol.Sub;
+import java.util.ArrayList;
+import java.util.List;
+
+/** {@code sub} and {@code sync}: the read side of the gateway, translated to wire frames. */
+final class ReadPath {
+    private final ConversationReader reader;
+
+    ReadPath(ConversationReader reader) {
+        this.reader = reader;
+    }
+
+    Subbed subscribe(DeviceConnection conn, Sub sub) {
+        List<ConvState> convs = new ArrayList<>();
+        for (ConvCursor c : reader.conversations(conn.principal())) {
+            convs.add(new ConvState(c.conv(), c.head(), c.delivered()));
+        }
+        return new Subbed(sub.rid(), convs);
+    }
+
+    Synced sync(DevicePrincipal who, Sync s) {
+        SyncPage page = reader.sync(who, s.conv(), s.after(), s.limit());
+        List<Event> events = new ArrayList<>(page.events().size());
+        for (StoredEvent e : page.events()) events.add(toWire(e));
+        return new Synced(s.rid(), s.conv(), events, page.more(), page.head());
+    }
+
+    static Event toWire(StoredEvent e) {
+        return new Event(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body(), e.atMillis());
+    }
+}

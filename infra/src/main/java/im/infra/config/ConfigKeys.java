@@ -1,0 +1,89 @@
+package im.infra.config;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * Every configuration key of every role, with its default and meaning. Values come from the
+ * environment (or a JVM system property of the same name, which wins). An {@code IM_*} variable
+ * that is not listed here is rejected at start, so a misspelt key cannot be silently ignored.
+ */
+public final class ConfigKeys {
+    private static final List<ConfigKey> ALL = new ArrayList<>();
+
+    private static ConfigKey key(String name, String def, String doc) {
+        ConfigKey k = new ConfigKey(name, def, doc);
+        ALL.add(k);
+        return k;
+    }
+
+    // --- PostgreSQL
+    public static final ConfigKey PG_URL = key("IM_PG_URL", "",
+            "JDBC URL of an external PostgreSQL (wal_level=logical). Empty: start the embedded PostgreSQL.");
+    public static final ConfigKey PG_USER = key("IM_PG_USER", "postgres", "PostgreSQL user.");
+    public static final ConfigKey PG_PASSWORD = key("IM_PG_PASSWORD", "postgres", "PostgreSQL password.");
+    public static final ConfigKey PG_POOL_SIZE = key("IM_PG_POOL_SIZE", "16",
+            "Connections in each role's pool (1-200). Each in-flight send holds one for its transaction.");
+    public static final ConfigKey PG_DATA_DIR = key("IM_PG_DATA_DIR", "var/pg",
+            "Embedded PostgreSQL only: data directory (kept across restarts).");
+    public static final ConfigKey PG_PORT = key("IM_PG_PORT", "15432",
+            "Embedded PostgreSQL only: port on 127.0.0.1 (0 = any free port).");
+
+    // --- Kafka
+    public static final ConfigKey KAFKA_BOOTSTRAP = key("IM_KAFKA_BOOTSTRAP", "",
+            "Kafka bootstrap servers. Empty: start the embedded single-node KRaft broker.");
+    public static final ConfigKey KAFKA_DATA_DIR = key("IM_KAFKA_DATA_DIR", "var/kafka",
+            "Embedded Kafka only: log directory (kept across restarts).");
+    public static final ConfigKey PARTITIONS = key("IM_PARTITIONS", "8",
+            "Partitions of every conversation-keyed topic (events, cursors, interest); one count for all so they are co-partitioned.");
+    public static final ConfigKey TOPIC_PREFIX = key("IM_TOPIC_PREFIX", "im.",
+            "Prefix of every topic name, e.g. im.events.");
+
+    // --- Gateway
+    public static final ConfigKey GATEWAY_HOST = key("IM_GATEWAY_HOST", "127.0.0.1",
+            "Address the gateway's HTTP/WebSocket listener binds to.");
+    public static final ConfigKey GATEWAY_PORT = key("IM_GATEWAY_PORT", "8080",
+            "Port of the gateway's HTTP/WebSocket listener (0 = any free port; the chosen port is logged).");
+    public static final ConfigKey GATEWAY_ID = key("IM_GATEWAY_ID", "",
+            "Stable name of this gateway (routes and metrics). Empty: gw-<random>.");
+    public static final ConfigKey ADMIN_TOKEN = key("IM_ADMIN_TOKEN", "",
+            "Bearer token that protects the admin HTTP API (at least 16 characters). Required by the gateway role.");
+    public static final ConfigKey WORKER_THREADS = key("IM_WORKER_THREADS", "32",
+            "Gateway threads that run database work for frames (1-1024).");
+    public static final ConfigKey MAX_INFLIGHT = key("IM_MAX_INFLIGHT", "64",
+            "Requests one connection may have in flight; more are answered RATE_LIMITED (1-10000).");
+    public static final ConfigKey RATE_LIMIT = key("IM_RATE_LIMIT", "500",
+            "Frames per second one connection may send (token bucket, burst = 2x); over it: RATE_LIMITED (1-1000000).");
+    public static final ConfigKey AUTH_TIMEOUT_MS = key("IM_AUTH_TIMEOUT_MS", "10000",
+            "A connection that has not authenticated within this time is closed.");
+    public static final ConfigKey OUTBOUND_QUEUE = key("IM_OUTBOUND_QUEUE", "1024",
+            "Frames queued per connection for writing; pushes beyond it are dropped (counted) and repaired by sync/hints.");
+
+    // --- Fault injection (tests only)
+    public static final ConfigKey FAULT = key("IM_FAULT", "",
+            "Fault injection for tests, off when empty. Comma-separated rules: <point>:halt (Runtime.halt(137)) "
+                    + "or <point>:drop[:skip[:count]]. Points: " + String.join(", ", im.infra.fault.FaultPoint.names()) + ".");
+
+    // --- Sweeper
+    public static final ConfigKey SWEEP_MS = key("IM_SWEEP_MS", "1000",
+            "Sweeper: how often lagging devices are looked for, and how long a cursor may lag before a hint.");
+
+    // --- Tests
+    public static final ConfigKey STACK = key("IM_STACK", "embedded",
+            "Tests only: 'embedded' (default) or 'containers' (Testcontainers; needs Docker).");
+
+    private ConfigKeys() {}
+
+    /** Every key, in declaration order. */
+    public static List<ConfigKey> all() {
+        return Collections.unmodifiableList(ALL);
+    }
+
+    public static boolean isKnown(String name) {
+        for (ConfigKey k : ALL) {
+            if (k.name().equals(name)) return true;
+        }
+        return false;
+    }
+}

@@ -1,0 +1,42 @@
+package im.infra.fault;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/** The named places where a test may inject a fault (see {@link Faults}). */
+public enum FaultPoint {
+    /** Inside the send transaction, after the seq was allocated, before the event INSERT. */
+    SEND_BEFORE_INSERT("send.before_insert"),
+    /** Inside the send transaction, after the INSERT, before COMMIT. */
+    SEND_BEFORE_COMMIT("send.before_commit"),
+    /** After the send transaction committed, before the {@code sent} reply is written. */
+    API_AFTER_SEND_COMMIT("api.after_send_commit"),
+    /** The gateway writing a {@code sent} reply. */
+    GW_REPLY_SEND("gw.reply.send"),
+    /** The gateway writing an {@code acked} reply. */
+    GW_REPLY_ACK("gw.reply.ack"),
+    /** The gateway writing an {@code event} push. */
+    GW_PUSH("gw.push");
+
+    private final String wireName;
+
+    FaultPoint(String wireName) {
+        this.wireName = wireName;
+    }
+
+    public String wireName() {
+        return wireName;
+    }
+
+    public static FaultPoint byName(String name) {
+        for (FaultPoint p : values()) {
+            if (p.wireName.equals(name)) return p;
+        }
+        return null;
+    }
+
+    public static List<String> names() {
+        return Arrays.stream(values()).map(FaultPoint::wireName).collect(Collectors.toList());
+    }
+}

@@ -1,0 +1,136 @@
+package im.infra.kafka;
+
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+
+/**
+ * Explicit, idempotent topic management (brokers run with {@code auto.create.topics.enable=false}).
+ * Every call uses a short-lived Admin client with bounded timeouts ({@value #TIMEOUT_MS} ms per
+ * operation) and fails with {@link IllegalStateException} rather than hanging.
+ */
+public final class Topics {
+
+    static final int TIMEOUT_MS = 30_000;
+
+    private Topics() {
+    }
+
+    /**
+     * Creates each topic with {@code partitions} partitions, replication factor 1 on a one-broker
+     * cluster, else min(3, brokers). A topic that already exists with the same partition count is
+     * fine; a different count is an {@link IllegalStateException} naming the topic and both counts.
+     */
+    public static void create(String bootstrap, Collection<String> names, int partitions) {
+        if (partitions < 1) {
+            throw new IllegalArgumentException("partitions must be >= 1, was " + partitions);
+        }
+        Set<String> topics = new LinkedHashSet<>(names);
+        if (topics.isEmpty()) {
+            return;
+        }
+        try (Admin admin = admin(bootstrap)) {
+            int brokers = await(admin.describeCluster(new DescribeClusterOptions().timeoutMs(TIMEOUT_MS)).nodes(),
+                    "describeCluster", bootstrap).size();
+            short rf = (short) (brokers <= 1 ? 1 : Math.min(3, brokers));
+            List<NewTopic> requests = topics.stream()
+                    .map(t -> new NewTopic(t, Optional.of(partitions), Optional.of(rf)))
+                    .toList();
+            Map<String, KafkaFuture<Void>> results =
+                    admin.createTopics(requests, new CreateTopicsOptions().timeoutMs(TIMEOUT_MS)).values();
+            Set<String> existing = new LinkedHashSet<>();
+            for (Map.Entry<String, KafkaFuture<Void>> r : results.entrySet()) {
+                try {
+                    await(r.getValue(), "createTopics " + r.getKey(), bootstrap);
+                } catch (IllegalStateException e) {
+                    if (e.getCause() instanceof TopicExistsException) {
+                        existing.add(r.getKey());
+                    } else {
+                        throw e;
+                    }
+                }
+            }
+            if (!existing.isEmpty()) {
+                Map<String, Integer> actual = describe(admin, existing, bootstrap);
+                for (String t : existing) {
+                    Integer n = actual.get(t);
+                    if (n == null) {
+                        // Deleted between create and describe: nothing sensible to do but report it.
+                        throw new IllegalStateException("topic " + t + " reported as existing but cannot be described");
+                    }
+                    if (n != partitions) {
+                        throw new IllegalStateException("topic " + t + " exists with " + n
+                                + " partitions, but " + partitions + " were requested");
+                    }
+                }
+            }
+        }
+    }
+
+    /** Partition count per topic, in name order; topics that do not exist are absent from the map. */
+    public static Map<String, Integer> describe(String bootstrap, Collection<String> names) {
+        try (Admin admin = admin(bootstrap)) {
+            return describe(admin, new LinkedHashSet<>(names), bootstrap);
+        }
+    }
+
+    private static Map<String, Integer> describe(Admin admin, Set<String> names, String bootstrap) {
+        Map<String, Integer> out = new TreeMap<>();
+        if (names.isEmpty()) {
+            return out;
+        }
+        Map<String, KafkaFuture<TopicDescription>> futures =
+                admin.describeTopics(names, new DescribeTopicsOptions().timeoutMs(TIMEOUT_MS)).topicNameValues();
+        for (Map.Entry<String, KafkaFuture<TopicDescription>> f : futures.entrySet()) {
+            try {
+                out.put(f.getKey(), await(f.getValue(), "describeTopics " + f.getKey(), bootstrap).partitions().size());
+            } catch (IllegalStateException e) {
+                if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+                    throw e;
+                }
+            }
+        }
+        return out;
+    }
+
+    private static Admin admin(String bootstrap) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(TIMEOUT_MS / 2));
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Integer.toString(TIMEOUT_MS));
+        return Admin.create(p);
+    }
+
+    /** Waits a bounded time; any failure becomes IllegalStateException with the Kafka cause. */
+    private static <T> T await(KafkaFuture<T> future, String what, String bootstrap) {
+        try {
+            return future.get(TIMEOUT_MS + 5_000L, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(what + " failed on " + bootstrap + ": " + e.getCause().getMessage(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new IllegalStateException(what + " timed out after " + (TIMEOUT_MS + 5_000) + " ms on " + bootstrap, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(what + " interrupted", e);
+        }
+    }
+}

@@ -1,0 +1,336 @@
+package im.ingest.directory;
+
+import im.infra.db.DatabaseUnavailableException;
+import im.infra.identity.DevicePrincipal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.UUID;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+
+/**
+ * Users, devices and their tokens, conversations and membership. Membership changes are events
+ * in the conversation log (kind {@code join}/{@code leave}) with their own seq, allocated exactly
+ * like a message's, so visibility periods follow the log.
+ */
+public final class Directory {
+    private static final Pattern ID = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
+    private static final int MAX_GROUP_MEMBERS = 1000;
+
+    private final DataSource db;
+    private final Clock clock;
+
+    public Directory(DataSource db, Clock clock) {
+        this.db = db;
+        this.clock = clock;
+    }
+
+    // ---------------------------------------------------------------- authentication
+
+    /** Resolves a device token; {@code BAD_TOKEN} or {@code STALE_INSTALL} otherwise. */
+    public DevicePrincipal authenticate(String token) {
+        if (token == null || !token.startsWith(Tokens.PREFIX)) {
+            throw new DirectoryException(DirectoryException.Code.BAD_TOKEN, "unknown token");
+        }
+        byte[] hash = Tokens.hash(token);
+        return inTx("authenticate", c -> {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT user_id, device_id, install_epoch FROM devices WHERE token_hash = ?")) {
+                ps.setBytes(1, hash);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) return new DevicePrincipal(rs.getString(1), rs.getString(2), rs.getInt(3));
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT device_id, install_epoch FROM device_installs WHERE token_hash = ?")) {
+                ps.setBytes(1, hash);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                        throw new DirectoryException(DirectoryException.Code.STALE_INSTALL,
+                                "device " + rs.getString(1) + " was reinstalled; install " + rs.getInt(2) + " is retired");
+                    }
+                }
+            }
+            throw new DirectoryException(DirectoryException.Code.BAD_TOKEN, "unknown token");
+        });
+    }
+
+    // ---------------------------------------------------------------- users and devices
+
+    public void createUser(String user, String displayName) {
+        checkId("user", user);
+        String name = displayName == null ? "" : displayName;
+        if (name.length() > 200) throw invalid("name: at most 200 characters");
+        inTx("create user", c -> {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "INSERT INTO users (user_id, display_name) VALUES (?, ?) ON CONFLICT DO NOTHING")) {
+                ps.setString(1, user);
+                ps.setString(2, name);
+                if (ps.executeUpdate() == 0) {
+                    throw new DirectoryException(DirectoryException.Code.ALREADY_EXISTS, "user " + user + " exists");
+                }
+            }
+            return null;
+        });
+    }
+
+    /** Registers a new device (install epoch 1) and returns its token. */
+    public DeviceRegistration registerDevice(String user, String device) {
+        checkId("user", user);
+        checkId("device", device);
+        String token = Tokens.newToken();
+        return inTx("register device", c -> {
+            requireUser(c, user);
+            try (PreparedStatement ps = c.prepareStatement(
+                    "INSERT INTO devices (device_id, user_id, install_epoch, token_hash) VALUES (?, ?, 1, ?)"
+                    + " ON CONFLICT DO NOTHING")) {
+                ps.setString(1, device);
+                ps.setString(2, user);
+                ps.setBytes(3, Tokens.hash(token));
+                if (ps.executeUpdate() == 0) {
+                    throw new DirectoryException(DirectoryException.Code.ALREADY_EXISTS,
+                            "device " + device + " exists; reinstall it to get a new token");
+                }
+            }
+            return new DeviceRegistration(user, device, 1, token);
+        });
+    }
+
+    /**
+     * A reinstall: the install epoch grows by one, the old token stops working (it is answered
+     * STALE_INSTALL) and the device's cursors are cleared, because the new install holds nothing.
+     */
+    public DeviceRegistration reinstallDevice(String device) {
+        checkId("device", device);
+        String token = Tokens.newToken();
+        return inTx("reinstall device", c -> {
+            String user;
+            int oldEpoch;
+            byte[] oldHash;
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT user_id, install_epoch, token_hash FROM devices WHERE device_id = ? FOR UPDATE")) {
+                ps.setString(1, device);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no device " + device);
+                    user = rs.getString(1);
+                    oldEpoch = rs.getInt(2);
+                    oldHash = rs.getBytes(3);
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "INSERT INTO device_installs (device_id, install_epoch, token_hash) VALUES (?, ?, ?)")) {
+                ps.setString(1, device);
+                ps.setInt(2, oldEpoch);
+                ps.setBytes(3, oldHash);
+                ps.executeUpdate();
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "UPDATE devices SET install_epoch = ?, token_hash = ?, updated_at = clock_timestamp() WHERE device_id = ?")) {
+                ps.setInt(1, oldEpoch + 1);
+                ps.setBytes(2, Tokens.hash(token));
+                ps.setString(3, device);
+                ps.executeUpdate();
+            }
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM device_cursors WHERE device_id = ?")) {
+                ps.setString(1, device);
+                ps.executeUpdate();
+            }
+            return new DeviceRegistration(user, device, oldEpoch + 1, token);
+        });
+    }
+
+    // ---------------------------------------------------------------- conversations
+
+    /**
+     * Creates a conversation; every initial member gets a join event (seq 1, 2, ... in the order
+     * given), so the log alone tells who could see what. A direct conversation has exactly two members.
+     */
+    public ConversationInfo createConversation(String conv, String kind, List<String> members) {
+        checkId("conv", conv);
+        if (!"direct".equals(kind) && !"group".equals(kind)) throw invalid("kind: must be 'direct' or 'group'");
+        if (members == null || members.isEmpty()) throw invalid("members: at least one member");
+        LinkedHashSet<String> unique = new LinkedHashSet<>(members);
+        if (unique.size() != members.size()) throw invalid("members: listed twice");
+        if ("direct".equals(kind) && unique.size() != 2) throw invalid("members: a direct conversation has exactly two");
+        if (unique.size() > MAX_GROUP_MEMBERS) throw invalid("members: at most " + MAX_GROUP_MEMBERS);
+        for (String m : unique) checkId("members[]", m);
+        inTx("create conversation", c -> {
+            for (String m : unique) requireUser(c, m);
+            try (PreparedStatement ps = c.prepareStatement(
+                    "INSERT INTO conversations (conv_id, kind) VALUES (?, ?) ON CONFLICT DO NOTHING")) {
+                ps.setString(1, conv);
+                ps.setString(2, kind);
+                if (ps.executeUpdate() == 0) {
+                    throw new DirectoryException(DirectoryException.Code.ALREADY_EXISTS, "conversation " + conv + " exists");
+                }
+            }
+            for (String m : unique) appendMembershipEvent(c, conv, m, "join");
+            return null;
+        });
+        return conversation(conv);
+    }
+
+    /** Adds a member (a join event); adding a current member changes nothing. */
+    public MembershipChange addMember(String conv, String user) {
+        checkId("conv", conv);
+        checkId("user", user);
+        return inTx("add member", c -> {
+            requireUser(c, user);
+            lockConversation(c, conv);
+            Long current = currentFromSeq(c, conv, user);
+            if (current != null) return new MembershipChange(conv, user, "join", current, false);
+            long seq = appendMembershipEvent(c, conv, user, "join");
+            return new MembershipChange(conv, user, "join", seq, true);
+        });
+    }
+
+    /** Removes a member (a leave event, which the member still sees); NOT_MEMBER if not one. */
+    public MembershipChange removeMember(String conv, String user) {
+        checkId("conv", conv);
+        checkId("user", user);
+        return inTx("remove member", c -> {
+            lockConversation(c, conv);
+            if (currentFromSeq(c, conv, user) == null) {
+                throw new DirectoryException(DirectoryException.Code.NOT_MEMBER, user + " is not a member of " + conv);
+            }
+            long seq = appendMembershipEvent(c, conv, user, "leave");
+            return new MembershipChange(conv, user, "leave", seq, true);
+        });
+    }
+
+    public ConversationInfo conversation(String conv) {
+        checkId("conv", conv);
+        return inTx("read conversation", c -> {
+            String kind;
+            long head;
+            try (PreparedStatement ps = c.prepareStatement("SELECT kind, head_seq FROM conversations WHERE conv_id = ?")) {
+                ps.setString(1, conv);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no conversation " + conv);
+                    kind = rs.getString(1);
+                    head = rs.getLong(2);
+                }
+            }
+            List<Membership> ms = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT user_id, from_seq, to_seq FROM memberships WHERE conv_id = ? ORDER BY from_seq, user_id")) {
+                ps.setString(1, conv);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        long to = rs.getLong(3);
+                        ms.add(new Membership(rs.getString(1), rs.getLong(2), rs.wasNull() ? null : to));
+                    }
+                }
+            }
+            return new ConversationInfo(conv, kind, head, ms);
+        });
+    }
+
+    // ---------------------------------------------------------------- internals
+
+    private long appendMembershipEvent(Connection c, String conv, String user, String kind) throws SQLException {
+        long seq;
+        try (PreparedStatement ps = c.prepareStatement(
+                "UPDATE conversations SET head_seq = head_seq + 1 WHERE conv_id = ? RETURNING head_seq")) {
+            ps.setString(1, conv);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no conversation " + conv);
+                seq = rs.getLong(1);
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO events (conv_id, seq, kind, mid, sender, body) VALUES (?, ?, ?, ?::uuid, ?, '')")) {
+            ps.setString(1, conv);
+            ps.setLong(2, seq);
+            ps.setString(3, kind);
+            ps.setString(4, UUID.randomUUID().toString());
+            ps.setString(5, user);
+            ps.executeUpdate();
+        }
+        String sql = "join".equals(kind)
+                ? "INSERT INTO memberships (conv_id, user_id, from_seq) VALUES (?, ?, ?)"
+                : "UPDATE memberships SET to_seq = ? WHERE conv_id = ? AND user_id = ? AND to_seq IS NULL";
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            if ("join".equals(kind)) {
+                ps.setString(1, conv);
+                ps.setString(2, user);
+                ps.setLong(3, seq);
+            } else {
+                ps.setLong(1, seq);
+                ps.setString(2, conv);
+                ps.setString(3, user);
+            }
+            ps.executeUpdate();
+        }
+        return seq;
+    }
+
+    private static void lockConversation(Connection c, String conv) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM conversations WHERE conv_id = ? FOR UPDATE")) {
+            ps.setString(1, conv);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no conversation " + conv);
+            }
+        }
+    }
+
+    private static Long currentFromSeq(Connection c, String conv, String user) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT from_seq FROM memberships WHERE conv_id = ? AND user_id = ? AND to_seq IS NULL")) {
+            ps.setString(1, conv);
+            ps.setString(2, user);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : null;
+            }
+        }
+    }
+
+    private static void requireUser(Connection c, String user) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM users WHERE user_id = ?")) {
+            ps.setString(1, user);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no user " + user);
+            }
+        }
+    }
+
+    private static void checkId(String field, String value) {
+        if (value == null || !ID.matcher(value).matches()) {
+            throw invalid(field + ": must match [A-Za-z0-9._:-]{1,64}");
+        }
+    }
+
+    private static DirectoryException invalid(String msg) {
+        return new DirectoryException(DirectoryException.Code.INVALID, msg);
+    }
+
+    private interface TxBody<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    private <T> T inTx(String what, TxBody<T> body) {
+        try (Connection c = db.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                T r = body.run(c);
+                c.commit();
+                return r;
+            } catch (SQLException | RuntimeException e) {
+                try {
+                    c.rollback();
+                } catch (SQLException re) {
+                    e.addSuppressed(re);
+                }
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw DatabaseUnavailableException.classify(what, e);
+        }
+    }
+}

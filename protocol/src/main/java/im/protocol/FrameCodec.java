@@ -1,0 +1,451 @@
+package im.protocol;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The one codec of the wire protocol: JSON text frames with a {@code "t"} type field.
+ * {@link #decodeClient} is strict (the server's input is hostile): it parses to a
+ * tree under tight {@link StreamReadConstraints}, then checks every field's presence,
+ * JSON type, range and pattern, rejects unknown fields and duplicate keys, and throws
+ * {@link ProtocolException} with the matching {@link ErrorCode} and, when readable,
+ * the request's rid. {@link #decodeServer} (for clients) checks types but ignores
+ * unknown fields, so old clients survive new server fields. Encoding is compact JSON
+ * with {@code t} first and nulls omitted. Immutable and thread-safe: share one instance.
+ */
+public final class FrameCodec {
+    private static final Set<String> AUTH_FIELDS = Set.of("t", "rid", "token");
+    private static final Set<String> SEND_FIELDS = Set.of("t", "rid", "conv", "cmid", "body");
+    private static final Set<String> ACK_FIELDS = Set.of("t", "rid", "conv", "seq");
+    private static final Set<String> SUB_FIELDS = Set.of("t", "rid");
+    private static final Set<String> SYNC_FIELDS = Set.of("t", "rid", "conv", "after", "limit");
+
+    /** Longer numbers cannot be a valid value anyway; 64 digits still lets "overflows long" be reported as BAD_FIELD. */
+    private static final int MAX_NUMBER_CHARS = 64;
+    /** Server frames are produced by our server; a generous depth leaves room for future fields. */
+    private static final int SERVER_MAX_JSON_DEPTH = 64;
+
+    private final ObjectMapper clientMapper;
+    private final ObjectMapper serverMapper;
+
+    public FrameCodec() {
+        this.clientMapper = mapper(StreamReadConstraints.builder()
+                .maxNestingDepth(Limits.MAX_JSON_DEPTH)
+                .maxStringLength(Limits.MAX_FRAME_BYTES)
+                .maxNameLength(Limits.MAX_FRAME_BYTES)
+                .maxNumberLength(MAX_NUMBER_CHARS)
+                .build());
+        // A synced page may hold SYNC_MAX_LIMIT bodies, so server frames keep Jackson's default string/document limits.
+        this.serverMapper = mapper(StreamReadConstraints.builder()
+                .maxNestingDepth(SERVER_MAX_JSON_DEPTH)
+                .maxNumberLength(MAX_NUMBER_CHARS)
+                .build());
+    }
+
+    private static ObjectMapper mapper(StreamReadConstraints constraints) {
+        JsonFactory factory = JsonFactory.builder()
+                .streamReadConstraints(constraints)
+                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                .build();
+        return JsonMapper.builder(factory)
+                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                .build();
+    }
+
+    // ------------------------------------------------------------------ client frames
+
+    /**
+     * Decodes a frame received from a device.
+     *
+     * @throws ProtocolException with the code for the first problem found
+     */
+    public ClientFrame decodeClient(String text) {
+        if (text == null) {
+            throw new ProtocolException(ErrorCode.BAD_JSON, null, "frame is empty");
+        }
+        // chars <= UTF-8 bytes, so the cheap length test can only reject frames that are too large.
+        if (text.length() > Limits.MAX_FRAME_BYTES || Limits.utf8Length(text) > Limits.MAX_FRAME_BYTES) {
+            throw new ProtocolException(ErrorCode.FRAME_TOO_LARGE, null,
+                    "frame: must be at most " + Limits.MAX_FRAME_BYTES + " UTF-8 bytes");
+        }
+        JsonNode root = parse(clientMapper, text);
+        String rid = readableRid(root);
+        Fields f = new Fields((ObjectNode) root, "", rid);
+        JsonNode t = root.get("t");
+        if (t == null || !t.isTextual()) {
+            throw new ProtocolException(ErrorCode.UNKNOWN_TYPE, rid, "t: required string naming the frame type");
+        }
+        ClientFrame frame;
+        Set<String> allowed;
+        switch (t.textValue()) {
+            case "auth":
+                frame = new Auth(f.id("rid"), f.token("token"));
+                allowed = AUTH_FIELDS;
+                break;
+            case "send":
+                frame = new Send(f.id("rid"), f.id("conv"), f.id("cmid"), f.body("body"));
+                allowed = SEND_FIELDS;
+                break;
+            case "ack":
+                frame = new Ack(f.id("rid"), f.id("conv"), f.seq("seq"));
+                allowed = ACK_FIELDS;
+                break;
+            case "sub":
+                frame = new Sub(f.id("rid"));
+                allowed = SUB_FIELDS;
+                break;
+            case "sync":
+                frame = new Sync(f.id("rid"), f.id("conv"), f.seq("after"),
+                        f.optionalInt("limit", 1, Limits.SYNC_MAX_LIMIT, Limits.SYNC_DEFAULT_LIMIT));
+                allowed = SYNC_FIELDS;
+                break;
+            default:
+                throw new ProtocolException(ErrorCode.UNKNOWN_TYPE, rid,
+                        "t: unknown frame type '" + printable(t.textValue()) + "'");
+        }
+        f.rejectUnknown(allowed);
+        return frame;
+    }
+
+    /** Encodes a client frame (used by the client SDK and tests). */
+    public String encode(ClientFrame frame) {
+        ObjectNode o;
+        if (frame instanceof Auth a) {
+            o = start("auth").put("rid", a.rid()).put("token", a.token());
+        } else if (frame instanceof Send s) {
+            o = start("send").put("rid", s.rid()).put("conv", s.conv()).put("cmid", s.cmid()).put("body", s.body());
+        } else if (frame instanceof Ack a) {
+            o = start("ack").put("rid", a.rid()).put("conv", a.conv()).put("seq", a.seq());
+        } else if (frame instanceof Sub s) {
+            o = start("sub").put("rid", s.rid());
+        } else if (frame instanceof Sync s) {
+            o = start("sync").put("rid", s.rid()).put("conv", s.conv()).put("after", s.after()).put("limit", s.limit());
+        } else {
+            throw new IllegalArgumentException("not a client frame: " + frame);
+        }
+        return write(o);
+    }
+
+    // ------------------------------------------------------------------ server frames
+
+    /**
+     * Decodes a frame received from the server. Unknown fields are ignored; a missing
+     * field, a wrong JSON type or an unknown {@code t} throws.
+     *
+     * @throws ProtocolException for malformed input (never a Jackson exception or NPE)
+     */
+    public ServerFrame decodeServer(String text) {
+        if (text == null) {
+            throw new ProtocolException(ErrorCode.BAD_JSON, null, "frame is empty");
+        }
+        JsonNode root = parse(serverMapper, text);
+        String rid = readableRid(root);
+        Fields f = new Fields((ObjectNode) root, "", rid);
+        JsonNode t = root.get("t");
+        if (t == null || !t.isTextual()) {
+            throw new ProtocolException(ErrorCode.UNKNOWN_TYPE, rid, "t: required string naming the frame type");
+        }
+        switch (t.textValue()) {
+            case "authed":
+                return new Authed(f.string("rid"), f.string("user"), f.string("device"), f.anyInt("epoch"));
+            case "sent":
+                return new Sent(f.string("rid"), f.string("conv"), f.anyLong("seq"), f.string("mid"),
+                        f.bool("dup"), f.anyInt("epoch"));
+            case "acked":
+                return new Acked(f.string("rid"), f.string("conv"), f.anyLong("delivered"));
+            case "subbed": {
+                String r = f.string("rid");
+                List<ConvState> convs = new ArrayList<>();
+                for (Fields c : f.objects("convs")) {
+                    convs.add(new ConvState(c.string("conv"), c.anyLong("head"), c.anyLong("delivered")));
+                }
+                return new Subbed(r, convs);
+            }
+            case "synced": {
+                String r = f.string("rid");
+                String conv = f.string("conv");
+                List<Event> events = new ArrayList<>();
+                for (Fields e : f.objects("events")) {
+                    events.add(event(e));
+                }
+                return new Synced(r, conv, events, f.bool("more"), f.anyLong("head"));
+            }
+            case "event":
+                return new EventPush(event(f.object("ev")));
+            case "hint":
+                return new Hint(f.string("conv"), f.anyLong("head"), f.string("why"));
+            case "error": {
+                String r = f.optionalString("rid");
+                String wire = f.string("code");
+                ErrorCode code = ErrorCode.fromWire(wire).orElseThrow(() -> new ProtocolException(
+                        ErrorCode.BAD_FIELD, rid, "code: unknown error code '" + printable(wire) + "'"));
+                String msg = f.optionalString("msg");
+                return new ErrorFrame(r, code, msg == null ? "" : msg);
+            }
+            default:
+                throw new ProtocolException(ErrorCode.UNKNOWN_TYPE, rid,
+                        "t: unknown frame type '" + printable(t.textValue()) + "'");
+        }
+    }
+
+    private static Event event(Fields e) {
+        return new Event(e.string("conv"), e.anyLong("seq"), e.string("kind"), e.string("mid"), e.string("sender"),
+                e.optionalString("cmid"), e.optionalString("body"), e.anyLong("at"));
+    }
+
+    /** Encodes a server frame. */
+    public String encode(ServerFrame frame) {
+        ObjectNode o;
+        if (frame instanceof Authed a) {
+            o = start("authed").put("rid", a.rid()).put("user", a.user()).put("device", a.device()).put("epoch", a.epoch());
+        } else if (frame instanceof Sent s) {
+            o = start("sent").put("rid", s.rid()).put("conv", s.conv()).put("seq", s.seq()).put("mid", s.mid())
+                    .put("dup", s.dup()).put("epoch", s.epoch());
+        } else if (frame instanceof Acked a) {
+            o = start("acked").put("rid", a.rid()).put("conv", a.conv()).put("delivered", a.delivered());
+        } else if (frame instanceof Subbed s) {
+            o = start("subbed").put("rid", s.rid());
+            ArrayNode convs = o.putArray("convs");
+            for (ConvState c : s.convs()) {
+                convs.addObject().put("conv", c.conv()).put("head", c.head()).put("delivered", c.delivered());
+            }
+        } else if (frame instanceof Synced s) {
+            o = start("synced").put("rid", s.rid()).put("conv", s.conv());
+            ArrayNode events = o.putArray("events");
+            for (Event e : s.events()) {
+                putEvent(events.addObject(), e);
+            }
+            o.put("more", s.more()).put("head", s.head());
+        } else if (frame instanceof EventPush p) {
+            o = start("event");
+            putEvent(o.putObject("ev"), p.ev());
+        } else if (frame instanceof Hint h) {
+            o = start("hint").put("conv", h.conv()).put("head", h.head()).put("why", h.why());
+        } else if (frame instanceof ErrorFrame e) {
+            o = start("error");
+            putIfNotNull(o, "rid", e.rid());
+            o.put("code", e.code().wire()).put("msg", e.msg());
+        } else {
+            throw new IllegalArgumentException("not a server frame: " + frame);
+        }
+        return write(o);
+    }
+
+    private static void putEvent(ObjectNode o, Event e) {
+        o.put("conv", e.conv()).put("seq", e.seq()).put("kind", e.kind()).put("mid", e.mid()).put("sender", e.sender());
+        putIfNotNull(o, "cmid", e.cmid());
+        putIfNotNull(o, "body", e.body());
+        o.put("at", e.at());
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private ObjectNode start(String type) {
+        return clientMapper.createObjectNode().put("t", type);
+    }
+
+    private static void putIfNotNull(ObjectNode o, String name, String value) {
+        if (value != null) {
+            o.put(name, value);
+        }
+    }
+
+    private String write(ObjectNode o) {
+        try {
+            return clientMapper.writeValueAsString(o);
+        } catch (JsonProcessingException e) {
+            // Writing a tree of strings and numbers to a String cannot fail.
+            throw new IllegalStateException("cannot encode frame", e);
+        }
+    }
+
+    private static JsonNode parse(ObjectMapper mapper, String text) {
+        JsonNode root;
+        try {
+            root = mapper.readTree(text);
+        } catch (JsonProcessingException e) {
+            throw new ProtocolException(ErrorCode.BAD_JSON, null, "not valid JSON: " + printable(e.getOriginalMessage()), e);
+        }
+        if (root == null || !root.isObject()) {
+            throw new ProtocolException(ErrorCode.BAD_JSON, null, "frame must be a JSON object");
+        }
+        return root;
+    }
+
+    private static String readableRid(JsonNode root) {
+        JsonNode rid = root.get("rid");
+        return rid != null && rid.isTextual() && Limits.isValidId(rid.textValue()) ? rid.textValue() : null;
+    }
+
+    /** Echoes client-controlled text in messages only as short printable ASCII. */
+    static String printable(String s) {
+        if (s == null) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder(Math.min(s.length(), 100));
+        for (int i = 0; i < s.length() && b.length() < 100; i++) {
+            char c = s.charAt(i);
+            b.append(c >= 0x20 && c < 0x7f ? c : '?');
+        }
+        return s.length() > 100 ? b.append("...").toString() : b.toString();
+    }
+
+    /** Reads and checks the fields of one JSON object; {@code path} prefixes field names in messages. */
+    private static final class Fields {
+        private final ObjectNode obj;
+        private final String path;
+        private final String rid;
+
+        Fields(ObjectNode obj, String path, String rid) {
+            this.obj = obj;
+            this.path = path;
+            this.rid = rid;
+        }
+
+        private ProtocolException error(ErrorCode code, String name, String problem) {
+            return new ProtocolException(code, rid, path + name + ": " + problem);
+        }
+
+        private JsonNode required(String name) {
+            JsonNode n = obj.get(name);
+            if (n == null || n.isNull()) {
+                throw error(ErrorCode.MISSING_FIELD, name, "required");
+            }
+            return n;
+        }
+
+        String string(String name) {
+            JsonNode n = required(name);
+            if (!n.isTextual()) {
+                throw error(ErrorCode.BAD_FIELD, name, "must be a string");
+            }
+            return n.textValue();
+        }
+
+        String optionalString(String name) {
+            JsonNode n = obj.get(name);
+            if (n == null || n.isNull()) {
+                return null;
+            }
+            if (!n.isTextual()) {
+                throw error(ErrorCode.BAD_FIELD, name, "must be a string");
+            }
+            return n.textValue();
+        }
+
+        String id(String name) {
+            JsonNode n = required(name);
+            if (!n.isTextual() || !Limits.isValidId(n.textValue())) {
+                throw error(ErrorCode.BAD_FIELD, name, "must be a string matching " + Limits.ID_PATTERN);
+            }
+            return n.textValue();
+        }
+
+        String token(String name) {
+            JsonNode n = required(name);
+            if (!n.isTextual() || !Limits.isValidToken(n.textValue())) {
+                throw error(ErrorCode.BAD_FIELD, name,
+                        "must be a string of 1 to " + Limits.MAX_TOKEN_CHARS + " printable ASCII characters");
+            }
+            return n.textValue();
+        }
+
+        String body(String name) {
+            JsonNode n = required(name);
+            if (!n.isTextual() || n.textValue().isEmpty()) {
+                throw error(ErrorCode.BAD_FIELD, name, "must be a non-empty string");
+            }
+            String s = n.textValue();
+            if (!Limits.isWellFormed(s)) {
+                throw error(ErrorCode.BAD_UTF8, name, "contains a lone surrogate (not valid UTF-8)");
+            }
+            if (Limits.utf8Length(s) > Limits.MAX_BODY_BYTES) {
+                throw error(ErrorCode.BODY_TOO_LARGE, name, "must be at most " + Limits.MAX_BODY_BYTES + " UTF-8 bytes");
+            }
+            return s;
+        }
+
+        long seq(String name) {
+            return integer(required(name), name, 0, Limits.MAX_SEQ);
+        }
+
+        int optionalInt(String name, int min, int max, int dflt) {
+            JsonNode n = obj.get(name);
+            return n == null ? dflt : (int) integer(n, name, min, max);
+        }
+
+        long anyLong(String name) {
+            return integer(required(name), name, Long.MIN_VALUE, Long.MAX_VALUE);
+        }
+
+        int anyInt(String name) {
+            return (int) integer(required(name), name, Integer.MIN_VALUE, Integer.MAX_VALUE);
+        }
+
+        private long integer(JsonNode n, String name, long min, long max) {
+            if (n.isIntegralNumber() && n.canConvertToLong()) {
+                long v = n.longValue();
+                if (v >= min && v <= max) {
+                    return v;
+                }
+            }
+            String range = min == Long.MIN_VALUE ? "must be a 64-bit integer"
+                    : min == Integer.MIN_VALUE ? "must be a 32-bit integer"
+                    : "must be an integer between " + min + " and " + max;
+            throw error(ErrorCode.BAD_FIELD, name, range);
+        }
+
+        boolean bool(String name) {
+            JsonNode n = required(name);
+            if (!n.isBoolean()) {
+                throw error(ErrorCode.BAD_FIELD, name, "must be a boolean");
+            }
+            return n.booleanValue();
+        }
+
+        Fields object(String name) {
+            JsonNode n = required(name);
+            if (!n.isObject()) {
+                throw error(ErrorCode.BAD_FIELD, name, "must be an object");
+            }
+            return new Fields((ObjectNode) n, path + name + ".", rid);
+        }
+
+        List<Fields> objects(String name) {
+            JsonNode n = required(name);
+            if (!n.isArray()) {
+                throw error(ErrorCode.BAD_FIELD, name, "must be an array");
+            }
+            List<Fields> out = new ArrayList<>(n.size());
+            for (int i = 0; i < n.size(); i++) {
+                JsonNode e = n.get(i);
+                if (!e.isObject()) {
+                    throw error(ErrorCode.BAD_FIELD, name + "[" + i + "]", "must be an object");
+                }
+                out.add(new Fields((ObjectNode) e, path + name + "[" + i + "].", rid));
+            }
+            return out;
+        }
+
+        void rejectUnknown(Set<String> allowed) {
+            for (Iterator<String> it = obj.fieldNames(); it.hasNext(); ) {
+                String name = it.next();
+                if (!allowed.contains(name)) {
+                    throw error(ErrorCode.BAD_FIELD, printable(name), "unknown field");
+                }
+            }
+        }
+    }
+}
