@@ -223,8 +223,7 @@ public final class Directory {
                 ps.setString(1, conv);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        long to = rs.getLong(3);
-                        ms.add(new Membership(rs.getString(1), rs.getLong(2), rs.wasNull() ? null : to));
+                        ms.add(new Membership(rs.getString(1), rs.getLong(2), rs.getObject(3, Long.class)));
                     }
                 }
             }

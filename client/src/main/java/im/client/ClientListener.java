@@ -1,0 +1,31 @@
+package im.client;
+
+import im.protocol.ServerFrame;
+
+/**
+ * Callbacks of an {@link ImClient}. All methods default to no-op. They are called on one
+ * dedicated client thread, in the order the client observed the events, so a callback may
+ * block or call {@link ImClient#request} without stalling the socket reader; a callback
+ * that throws is logged and does not affect the client.
+ */
+public interface ClientListener {
+    /** Every {@code sent} of a send attempt, including those of automatic resends and late replies. */
+    default void onSent(SentAck ack) {
+    }
+
+    /** Every frame without a pending request id: {@code event}, {@code hint}, and stray (late or unknown) replies. */
+    default void onPush(ServerFrame frame) {
+    }
+
+    /** A connection was established and authenticated (after {@link ImClient#connect()} or an automatic reconnect). */
+    default void onConnected() {
+    }
+
+    /**
+     * The authenticated connection ended. {@code cause} is null when {@link ImClient#disconnect()} or
+     * {@link ImClient#close()} ended it, an {@link ImErrorException} for a terminal server close
+     * (BAD_TOKEN / STALE_INSTALL), otherwise a {@link ConnectionLostException}.
+     */
+    default void onDisconnected(Throwable cause) {
+    }
+}

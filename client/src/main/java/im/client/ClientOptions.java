@@ -1,0 +1,85 @@
+package im.client;
+
+import im.protocol.Limits;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Settings of an {@link ImClient}, validated at construction (the message names the field).
+ *
+ * <ul>
+ *   <li>{@code uri}: the gateway WebSocket, e.g. {@code ws://localhost:8080/ws}</li>
+ *   <li>{@code token}: the device token sent in {@code auth}</li>
+ *   <li>{@code stateDir}: directory of the durable client state ({@code outbox.json}); created if missing</li>
+ *   <li>{@code requestTimeout}: default wait for a reply (send, auth, resend); default 5 s</li>
+ *   <li>{@code reconnectMin} / {@code reconnectMax}: bounds of the exponential reconnect backoff; default 100 ms / 5 s</li>
+ *   <li>{@code autoReconnect}: re-establish a lost connection and resend the outbox after every connect; default true</li>
+ * </ul>
+ */
+public record ClientOptions(URI uri, String token, Path stateDir, Duration requestTimeout,
+                            Duration reconnectMin, Duration reconnectMax, boolean autoReconnect) {
+    public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
+    public static final Duration DEFAULT_RECONNECT_MIN = Duration.ofMillis(100);
+    public static final Duration DEFAULT_RECONNECT_MAX = Duration.ofSeconds(5);
+
+    public ClientOptions {
+        Objects.requireNonNull(uri, "uri");
+        Objects.requireNonNull(token, "token");
+        Objects.requireNonNull(stateDir, "stateDir");
+        Objects.requireNonNull(requestTimeout, "requestTimeout");
+        Objects.requireNonNull(reconnectMin, "reconnectMin");
+        Objects.requireNonNull(reconnectMax, "reconnectMax");
+        String scheme = uri.getScheme();
+        if (!"ws".equalsIgnoreCase(scheme) && !"wss".equalsIgnoreCase(scheme)) {
+            throw new IllegalArgumentException("uri: scheme must be ws or wss, got " + uri);
+        }
+        if (!Limits.isValidToken(token)) {
+            throw new IllegalArgumentException("token: must be 1 to " + Limits.MAX_TOKEN_CHARS
+                    + " printable ASCII characters without spaces");
+        }
+        positive("requestTimeout", requestTimeout);
+        positive("reconnectMin", reconnectMin);
+        positive("reconnectMax", reconnectMax);
+        if (reconnectMin.compareTo(reconnectMax) > 0) {
+            throw new IllegalArgumentException("reconnectMin: must not exceed reconnectMax (" + reconnectMax + ")");
+        }
+    }
+
+    /** Options with the defaults: request timeout 5 s, reconnect backoff 100 ms .. 5 s, auto reconnect on. */
+    public static ClientOptions of(URI uri, String token, Path stateDir) {
+        return new ClientOptions(uri, token, stateDir, DEFAULT_REQUEST_TIMEOUT,
+                DEFAULT_RECONNECT_MIN, DEFAULT_RECONNECT_MAX, true);
+    }
+
+    public ClientOptions withAutoReconnect(boolean b) {
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, b);
+    }
+
+    public ClientOptions withRequestTimeout(Duration d) {
+        return new ClientOptions(uri, token, stateDir, d, reconnectMin, reconnectMax, autoReconnect);
+    }
+
+    public ClientOptions withUri(URI u) {
+        return new ClientOptions(u, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect);
+    }
+
+    public ClientOptions withReconnectBackoff(Duration min, Duration max) {
+        return new ClientOptions(uri, token, stateDir, requestTimeout, min, max, autoReconnect);
+    }
+
+    /** Never print the token. */
+    @Override
+    public String toString() {
+        return "ClientOptions[uri=" + uri + ", token=<redacted>, stateDir=" + stateDir + ", requestTimeout="
+                + requestTimeout + ", reconnectMin=" + reconnectMin + ", reconnectMax=" + reconnectMax
+                + ", autoReconnect=" + autoReconnect + "]";
+    }
+
+    private static void positive(String name, Duration d) {
+        if (d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(name + ": must be positive, got " + d);
+        }
+    }
+}

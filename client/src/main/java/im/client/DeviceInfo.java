@@ -1,0 +1,5 @@
+package im.client;
+
+/** Who the server says this connection is: the user, the device and its install epoch (from {@code authed}). */
+public record DeviceInfo(String user, String device, int epoch) {
+}

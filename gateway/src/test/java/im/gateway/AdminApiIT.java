@@ -1,0 +1,137 @@
+package im.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import im.infra.test.ImStackExtension;
+import im.infra.test.TestStack;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+@ExtendWith(ImStackExtension.class)
+class AdminApiIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final HttpClient http = HttpClient.newHttpClient();
+    private InProcessGateway gw;
+    private TestStack stack;
+
+    @BeforeEach
+    void setUp(TestStack stack) {
+        this.stack = stack;
+        gw = new InProcessGateway(stack);
+    }
+
+    @AfterEach
+    void tearDown() {
+        gw.close();
+    }
+
+    private record Reply(int status, JsonNode body) {}
+
+    private Reply call(String method, String path, String body, String token) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(gw.http(path))
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        if (token != null) b.header("Authorization", "Bearer " + token);
+        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return new Reply(r.statusCode(), JSON.readTree(r.body()));
+    }
+
+    private Reply admin(String method, String path, String body) throws Exception {
+        return call(method, path, body, Fixture.ADMIN_TOKEN);
+    }
+
+    @Test
+    void fullAdminFlowThenTheDeviceCanSend() throws Exception {
+        assertEquals(201, admin("POST", "/admin/users", "{\"user\":\"u-ana\",\"name\":\"Ana\"}").status());
+        assertEquals(201, admin("POST", "/admin/users", "{\"user\":\"u-bo\"}").status());
+        Reply dev = admin("POST", "/admin/devices", "{\"user\":\"u-ana\",\"device\":\"d-ana\"}");
+        assertEquals(201, dev.status());
+        assertEquals(1, dev.body().get("epoch").asInt());
+        String token = dev.body().get("token").asText();
+        Reply conv = admin("POST", "/admin/conversations", "{\"conv\":\"c-ab\",\"kind\":\"direct\",\"members\":[\"u-ana\",\"u-bo\"]}");
+        assertEquals(201, conv.status(), conv.body().toString());
+        assertEquals(2, conv.body().get("head").asLong());
+        assertEquals(2, conv.body().get("members").size());
+
+        try (RawSocket s = new RawSocket(gw.ws())) {
+            assertEquals("authed", s.auth(token).get("t").asText());
+            JsonNode sent = s.request("{\"t\":\"send\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"cmid\":\"m1\",\"body\":\"hi\"}");
+            assertEquals(3, sent.get("seq").asLong());
+        }
+
+        Reply reinstall = admin("POST", "/admin/devices/d-ana/reinstall", null);
+        assertEquals(200, reinstall.status());
+        assertEquals(2, reinstall.body().get("epoch").asInt());
+
+        assertEquals(201, admin("POST", "/admin/users", "{\"user\":\"u-cy\"}").status());
+        Reply add = admin("PUT", "/admin/conversations/c-ab/members/u-cy", null);
+        assertEquals(200, add.status());
+        assertEquals(4, add.body().get("seq").asLong());
+        assertEquals("join", add.body().get("event").asText());
+        Reply remove = admin("DELETE", "/admin/conversations/c-ab/members/u-bo", null);
+        assertEquals(5, remove.body().get("seq").asLong());
+        JsonNode info = admin("GET", "/admin/conversations/c-ab", null).body();
+        assertEquals(5, info.get("head").asLong());
+        assertEquals(4, info.get("members").get(1).get("to").asLong() - 1, "bo visible until the leave at seq 5");
+    }
+
+    @Test
+    void withoutTheAdminTokenEverythingIs401AndNothingIsWritten() throws Exception {
+        for (String token : new String[] {null, "wrong-token-wrong-token", Fixture.ADMIN_TOKEN + "x"}) {
+            Reply r = call("POST", "/admin/users", "{\"user\":\"u-mallory\"}", token);
+            assertEquals(401, r.status());
+            assertEquals("UNAUTHORIZED", r.body().get("error").asText());
+        }
+        assertEquals(0, new Fixture0(stack).users());
+    }
+
+    @Test
+    void badRequestsGetClearErrors() throws Exception {
+        assertEquals("BAD_JSON", admin("POST", "/admin/users", "{nope").body().get("error").asText());
+        assertEquals("BAD_JSON", admin("POST", "/admin/users", "[]").body().get("error").asText());
+        assertEquals("INVALID", admin("POST", "/admin/users", "{}").body().get("error").asText());
+        assertEquals("INVALID", admin("POST", "/admin/users", "{\"user\":42}").body().get("error").asText());
+        assertEquals("INVALID", admin("POST", "/admin/users", "{\"user\":\"has space\"}").body().get("error").asText());
+        assertEquals(413, admin("POST", "/admin/users", "{\"user\":\"" + "x".repeat(70_000) + "\"}").status());
+        assertEquals(201, admin("POST", "/admin/users", "{\"user\":\"u1\"}").status());
+        assertEquals(409, admin("POST", "/admin/users", "{\"user\":\"u1\"}").status());
+        assertEquals(404, admin("POST", "/admin/devices", "{\"user\":\"u-none\",\"device\":\"d1\"}").status());
+        assertEquals(404, admin("GET", "/admin/conversations/none", null).status());
+        assertEquals(404, admin("GET", "/admin/nothing-here", null).status());
+        assertEquals(405, admin("GET", "/admin/users", null).status());
+        assertEquals(400, admin("POST", "/admin/conversations", "{\"conv\":\"c\",\"members\":\"u1\"}").status());
+        assertEquals(404, admin("DELETE", "/admin/conversations/none/members/u1", null).status());
+    }
+
+    @Test
+    void healthAndReadiness() throws Exception {
+        assertEquals(200, call("GET", "/healthz", null, null).status());
+        Reply ready = call("GET", "/readyz", null, null);
+        assertEquals(200, ready.status());
+        assertTrue(ready.body().get("status").asText().contains("ready"));
+    }
+
+    /** Counts rows without the full fixture (which would create users). */
+    private static final class Fixture0 {
+        private final TestStack stack;
+
+        Fixture0(TestStack stack) {
+            this.stack = stack;
+        }
+
+        long users() throws Exception {
+            try (var c = stack.dataSource().getConnection(); var st = c.createStatement();
+                 var rs = st.executeQuery("SELECT count(*) FROM users")) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+}

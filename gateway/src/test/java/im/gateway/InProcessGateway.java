@@ -1,0 +1,44 @@
+package im.gateway;
+
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
+import im.infra.fault.Faults;
+import im.infra.test.TestStack;
+import java.net.URI;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.Map;
+
+/** A gateway in the test JVM on a free port, against the test's database. */
+final class InProcessGateway implements AutoCloseable {
+    final Gateway gateway;
+
+    InProcessGateway(TestStack stack, String faults, Map<String, String> extra) {
+        Map<String, String> m = new HashMap<>(extra);
+        m.put(ConfigKeys.GATEWAY_PORT.name(), "0");
+        m.put(ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN);
+        Settings s = stack.settings(m);
+        gateway = new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC()).start();
+    }
+
+    InProcessGateway(TestStack stack) {
+        this(stack, "", Map.of());
+    }
+
+    URI ws() {
+        return URI.create("ws://127.0.0.1:" + gateway.port() + "/ws");
+    }
+
+    URI http(String path) {
+        return URI.create("http://127.0.0.1:" + gateway.port() + path);
+    }
+
+    int port() {
+        return gateway.port();
+    }
+
+    @Override
+    public void close() {
+        gateway.close();
+    }
+}

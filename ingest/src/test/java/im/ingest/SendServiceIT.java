@@ -1,0 +1,208 @@
+package im.ingest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import im.infra.fault.Faults;
+import im.infra.identity.DevicePrincipal;
+import im.infra.test.ImStackExtension;
+import im.infra.test.TestStack;
+import im.ingest.directory.DeviceRegistration;
+import im.ingest.directory.Directory;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+@ExtendWith(ImStackExtension.class)
+class SendServiceIT {
+    private DataSource db;
+    private Directory dir;
+    private SendService sends;
+    private DevicePrincipal ana;
+    private DevicePrincipal bo;
+    private DevicePrincipal cy;
+
+    @BeforeEach
+    void setUp(TestStack stack) {
+        db = stack.dataSource();
+        dir = new Directory(db, Clock.systemUTC());
+        sends = new SendService(db, Faults.none(), Clock.systemUTC());
+        ana = register("u-ana", "d-ana");
+        bo = register("u-bo", "d-bo");
+        cy = register("u-cy", "d-cy");
+        dir.createConversation("c-ab", "direct", List.of("u-ana", "u-bo"));   // join events: seq 1, 2
+    }
+
+    private DevicePrincipal register(String user, String device) {
+        dir.createUser(user, user);
+        DeviceRegistration r = dir.registerDevice(user, device);
+        return dir.authenticate(r.token());
+    }
+
+    private long count(String sql, Object... args) throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) ps.setObject(i + 1, args[i]);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    private long messages() throws SQLException {
+        return count("SELECT count(*) FROM events WHERE kind = 'msg'");
+    }
+
+    @Test
+    void sendCommitsBeforeReturningAndResendIsADup() throws Exception {
+        SendResult first = sends.send(ana, "c-ab", "cm-1", "hello");
+        assertEquals(3, first.seq());
+        assertFalse(first.dup());
+        assertEquals(1, first.epoch());
+        // Committed: visible from another connection the moment send returned (D1).
+        assertEquals(1, count("SELECT count(*) FROM events WHERE conv_id = 'c-ab' AND seq = 3 AND cmid = 'cm-1'"));
+        SendResult again = sends.send(ana, "c-ab", "cm-1", "hello");
+        assertTrue(again.dup());
+        assertEquals(first.seq(), again.seq());
+        assertEquals(first.mid(), again.mid());
+        assertEquals(1, messages(), "exactly one row (D2)");
+        assertEquals(3, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"), "a dup allocates no seq");
+    }
+
+    @Test
+    void sameCmidWithOtherBodyOrConversationIsAConflictAndWritesNothing() throws Exception {
+        dir.createConversation("c-ac", "direct", List.of("u-ana", "u-cy"));
+        sends.send(ana, "c-ab", "cm-1", "hello");
+        SendRejectedException body = assertThrows(SendRejectedException.class, () -> sends.send(ana, "c-ab", "cm-1", "other"));
+        assertEquals(SendRejectedException.Reason.CMID_CONFLICT, body.reason());
+        SendRejectedException conv = assertThrows(SendRejectedException.class, () -> sends.send(ana, "c-ac", "cm-1", "hello"));
+        assertEquals(SendRejectedException.Reason.CMID_CONFLICT, conv.reason());
+        assertEquals(1, messages());
+    }
+
+    @Test
+    void cmidsAreScopedPerSender() throws Exception {
+        SendResult a = sends.send(ana, "c-ab", "same", "from ana");
+        SendResult b = sends.send(bo, "c-ab", "same", "from bo");
+        assertFalse(b.dup());
+        assertEquals(a.seq() + 1, b.seq());
+    }
+
+    @Test
+    void nonMemberAndUnknownConversationWriteNothing() throws Exception {
+        SendRejectedException nm = assertThrows(SendRejectedException.class, () -> sends.send(cy, "c-ab", "cm-x", "hi"));
+        assertEquals(SendRejectedException.Reason.NOT_MEMBER, nm.reason());
+        SendRejectedException uc = assertThrows(SendRejectedException.class, () -> sends.send(ana, "c-none", "cm-y", "hi"));
+        assertEquals(SendRejectedException.Reason.UNKNOWN_CONV, uc.reason());
+        assertEquals(0, messages());
+        assertEquals(2, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"));
+    }
+
+    @Test
+    void memberWhoLeftCannotSendButEarlierSendStillDedups() throws Exception {
+        SendResult before = sends.send(bo, "c-ab", "cm-b", "before leaving");
+        dir.removeMember("c-ab", "u-bo");
+        SendRejectedException e = assertThrows(SendRejectedException.class, () -> sends.send(bo, "c-ab", "cm-c", "after"));
+        assertEquals(SendRejectedException.Reason.NOT_MEMBER, e.reason());
+        SendResult resend = sends.send(bo, "c-ab", "cm-b", "before leaving");
+        assertTrue(resend.dup(), "a committed send stays committed after the sender left");
+        assertEquals(before.seq(), resend.seq());
+    }
+
+    @Test
+    void reinstalledDeviceOldInstallCannotSend() throws Exception {
+        dir.reinstallDevice("d-ana");
+        SendRejectedException e = assertThrows(SendRejectedException.class, () -> sends.send(ana, "c-ab", "cm-1", "hi"));
+        assertEquals(SendRejectedException.Reason.STALE_INSTALL, e.reason());
+        assertEquals(0, messages());
+    }
+
+    @Test
+    void rolledBackAllocationConsumesNoSeq() throws Exception {
+        try (Connection c = db.getConnection()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement ps = c.prepareStatement(SendSql.NEXT_SEQ)) {
+                ps.setString(1, "c-ab");
+                ps.executeQuery().close();
+            }
+            c.rollback();
+        }
+        assertEquals(3, sends.send(ana, "c-ab", "cm-1", "after a rollback").seq());
+    }
+
+    @Test
+    void concurrentSendersGetGapFreeUniqueSeqs() throws Exception {
+        int threads = 8;
+        int perThread = 40;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<List<Long>>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            DevicePrincipal who = t % 2 == 0 ? ana : bo;
+            int id = t;
+            futures.add(pool.submit(() -> {
+                go.await();
+                List<Long> seqs = new ArrayList<>();
+                for (int i = 0; i < perThread; i++) seqs.add(sends.send(who, "c-ab", "t" + id + "-" + i, "m" + i).seq());
+                return seqs;
+            }));
+        }
+        go.countDown();
+        Set<Long> all = new TreeSet<>();
+        int n = 0;
+        for (Future<List<Long>> f : futures) {
+            for (long s : f.get()) {
+                all.add(s);
+                n++;
+            }
+        }
+        pool.shutdown();
+        assertEquals(threads * perThread, n);
+        assertEquals(threads * perThread, all.size(), "no seq handed out twice");
+        assertEquals(3L, ((TreeSet<Long>) all).first());
+        assertEquals(2L + threads * perThread, ((TreeSet<Long>) all).last(), "no gap");
+        assertEquals(threads * perThread, count("SELECT count(DISTINCT seq) FROM events WHERE kind = 'msg'"));
+    }
+
+    @Test
+    void concurrentResendsOfOneCmidEndWithOneRow() throws Exception {
+        int threads = 12;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<SendResult>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            futures.add(pool.submit(() -> {
+                go.await();
+                return sends.send(ana, "c-ab", "cm-race", "racing");
+            }));
+        }
+        go.countDown();
+        int fresh = 0;
+        Set<Long> seqs = new TreeSet<>();
+        for (Future<SendResult> f : futures) {
+            SendResult r = f.get();
+            if (!r.dup()) fresh++;
+            seqs.add(r.seq());
+        }
+        pool.shutdown();
+        assertEquals(1, fresh, "exactly one attempt wrote the row");
+        assertEquals(Set.of(3L), seqs);
+        assertEquals(1, messages());
+    }
+}
