@@ -35,6 +35,8 @@ public final class ConfigKeys {
             "Kafka bootstrap servers. Empty: start the embedded single-node KRaft broker.");
     public static final ConfigKey KAFKA_DATA_DIR = key("IM_KAFKA_DATA_DIR", "var/kafka",
             "Embedded Kafka only: log directory (kept across restarts).");
+    public static final ConfigKey KAFKA_PORT = key("IM_KAFKA_PORT", "19092",
+            "Embedded Kafka only: client port on 127.0.0.1 (the controller uses the next port; 0 = any free ports).");
     public static final ConfigKey PARTITIONS = key("IM_PARTITIONS", "8",
             "Partitions of every conversation-keyed topic (events, cursors, interest); one count for all so they are co-partitioned.");
     public static final ConfigKey TOPIC_PREFIX = key("IM_TOPIC_PREFIX", "im.",
@@ -65,13 +67,9 @@ public final class ConfigKeys {
             "Fault injection for tests, off when empty. Comma-separated rules: <point>:halt (Runtime.halt(137)) "
                     + "or <point>:drop[:skip[:count]]. Points: " + String.join(", ", im.infra.fault.FaultPoint.names()) + ".");
 
-    // --- Sweeper
-    public static final ConfigKey SWEEP_MS = key("IM_SWEEP_MS", "1000",
-            "Sweeper: how often lagging devices are looked for, and how long a cursor may lag before a hint.");
-
     // --- Tests
     public static final ConfigKey STACK = key("IM_STACK", "embedded",
-            "Tests only: 'embedded' (default) or 'containers' (Testcontainers; needs Docker).");
+            "Tests only: 'embedded' (default) or 'containers' (PostgreSQL and Kafka in Testcontainers; needs Docker).");
 
     private ConfigKeys() {}
 

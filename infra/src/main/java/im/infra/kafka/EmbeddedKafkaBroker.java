@@ -46,10 +46,19 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
      * @param keepData keep {@code dataDir} on close (e.g. to inspect segments after a test)
      */
     public static EmbeddedKafkaBroker start(Path dataDir, boolean keepData) {
+        return start(dataDir, 0, keepData);
+    }
+
+    /**
+     * As {@link #start(Path, boolean)}, on a fixed client port (its controller listens on
+     * {@code port + 1}); port 0 picks free ports. A kept data directory must be restarted on the
+     * same ports.
+     */
+    public static EmbeddedKafkaBroker start(Path dataDir, int fixedPort, boolean keepData) {
         Objects.requireNonNull(dataDir, "dataDir");
         Path logDir = dataDir.resolve(BrokerSettings.LOG_DIR_NAME);
-        int port = BrokerSettings.freePort();
-        int controllerPort = BrokerSettings.freePort();
+        int port = fixedPort > 0 ? fixedPort : BrokerSettings.freePort();
+        int controllerPort = fixedPort > 0 ? fixedPort + 1 : BrokerSettings.freePort();
         Properties props = BrokerSettings.serverProperties(logDir, port, controllerPort);
         BrokerSettings.formatIfNeeded(logDir);
         String bootstrap = BrokerSettings.HOST + ":" + port;

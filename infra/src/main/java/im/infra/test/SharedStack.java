@@ -1,6 +1,8 @@
 package im.infra.test;
 
+import im.infra.config.ConfigException;
 import im.infra.config.ConfigKeys;
+import im.infra.containers.ContainerStack;
 import im.infra.config.Settings;
 import im.infra.db.EmbeddedPg;
 import im.infra.kafka.EmbeddedKafkaBroker;
@@ -28,6 +30,7 @@ final class SharedStack {
     private final String externalKafka;
     private final Path workDir;
     private EmbeddedKafkaBroker kafka;
+    private ContainerStack containers;
 
     private SharedStack(Settings s) {
         try {
@@ -35,16 +38,28 @@ final class SharedStack {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        externalPgUrl = s.optional(ConfigKeys.PG_URL).orElse(null);
-        externalKafka = s.optional(ConfigKeys.KAFKA_BOOTSTRAP).orElse(null);
+        String kind = s.string(ConfigKeys.STACK);
+        if (kind.equals("containers")) {
+            if (!ContainerStack.dockerAvailable()) {
+                throw new ConfigException(ConfigKeys.STACK.name(), "'containers' needs a Docker engine, and none answers here");
+            }
+            containers = ContainerStack.start();
+            externalPgUrl = containers.jdbcUrl();
+            externalKafka = containers.kafkaBootstrap();
+        } else if (kind.equals("embedded")) {
+            externalPgUrl = s.optional(ConfigKeys.PG_URL).orElse(null);
+            externalKafka = s.optional(ConfigKeys.KAFKA_BOOTSTRAP).orElse(null);
+        } else {
+            throw new ConfigException(ConfigKeys.STACK.name(), "must be 'embedded' or 'containers', got '" + kind + "'");
+        }
         if (externalPgUrl == null) {
             pg = EmbeddedPg.start(workDir.resolve("pg"), 0, false);
             pgUser = EmbeddedPg.USER;
             pgPassword = EmbeddedPg.PASSWORD;
         } else {
             pg = null;
-            pgUser = s.string(ConfigKeys.PG_USER);
-            pgPassword = s.string(ConfigKeys.PG_PASSWORD);
+            pgUser = containers != null ? containers.pgUser() : s.string(ConfigKeys.PG_USER);
+            pgPassword = containers != null ? containers.pgPassword() : s.string(ConfigKeys.PG_PASSWORD);
         }
         Runtime.getRuntime().addShutdownHook(new Thread(this::shutdown, "im-test-stack-shutdown"));
     }
@@ -105,6 +120,7 @@ final class SharedStack {
                 System.err.println("test Kafka broker did not stop cleanly: " + e);
             }
         }
+        if (containers != null) containers.close();
         if (pg != null) {
             try {
                 pg.close();

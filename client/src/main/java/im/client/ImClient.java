@@ -1,0 +1,828 @@
+package im.client;
+
+import im.protocol.Acked;
+import im.protocol.Auth;
+import im.protocol.Authed;
+import im.protocol.ClientFrame;
+import im.protocol.ErrorCode;
+import im.protocol.ErrorFrame;
+import im.protocol.FrameCodec;
+import im.protocol.Limits;
+import im.protocol.ProtocolException;
+import im.protocol.Send;
+import im.protocol.Sent;
+import im.protocol.ServerFrame;
+import im.protocol.Subbed;
+import im.protocol.Synced;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Java SDK of the messaging platform: one device's connection to a gateway.
+ *
+ * <p>Sending is at-least-once with an idempotency key: {@link #send} writes the message to a
+ * durable outbox ({@code <stateDir>/outbox.json}) <em>before</em> the first attempt and removes it
+ * only when the server answered {@code sent} (committed) or rejected it terminally. Everything
+ * else (timeouts, lost connections, retriable errors, a crashed process) keeps the entry, and
+ * {@link #resendPending()} (automatic after every (re)connect when {@code autoReconnect} is on)
+ * resends it with the same {@code cmid}, which the server deduplicates ({@code dup:true}).
+ *
+ * <p>Threads: the JDK WebSocket reads on a client-owned pool; listener callbacks run in order on
+ * one client thread; reconnects and automatic resends run on one scheduler thread. All threads
+ * are daemons and are stopped by {@link #close()}. All public methods are thread-safe.
+ */
+public final class ImClient implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ImClient.class);
+    private static final FrameCodec CODEC = new FrameCodec();
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    /** A server message assembled from WebSocket parts may not exceed this (a full synced page is ~8 MB). */
+    private static final int MAX_INBOUND_CHARS = 64 * 1024 * 1024;
+    /** How long disconnect waits for the close handshake before aborting the socket. */
+    private static final long CLOSE_GRACE_MILLIS = 1000;
+
+    private final ClientOptions options;
+    private final Clock clock;
+    private final DurableOutbox outbox;
+    private final ExecutorService httpExecutor;
+    private final HttpClient http;
+    /** Reconnects and automatic resends (one thread, so they never overlap). */
+    private final ScheduledExecutorService scheduler;
+    /** Listener callbacks, in order, off the socket reader. */
+    private final ExecutorService callbacks;
+    private final List<ClientListener> listeners = new CopyOnWriteArrayList<>();
+    private final AtomicLong ridCounter = new AtomicLong();
+    /** The one outstanding attempt per cmid, so concurrent resends of an entry share it. */
+    private final ConcurrentHashMap<String, CompletableFuture<ServerFrame>> inflight = new ConcurrentHashMap<>();
+    /** Serializes connection establishment (user connect and automatic reconnect). */
+    private final ReentrantLock connectLock = new ReentrantLock();
+
+    private final Object stateLock = new Object();
+    /** The authenticated connection, null when not connected. Guarded by stateLock. */
+    private Connection current;
+    /** Bumped by disconnect/close: a connect or reconnect that started in an older session gives up. Guarded by stateLock. */
+    private long session;
+    /** True after a successful connect with autoReconnect, until disconnect or a terminal close. Guarded by stateLock. */
+    private boolean reconnectActive;
+    /** Consecutive failed reconnects, for the backoff. Guarded by stateLock. */
+    private int backoffAttempt;
+    private ScheduledFuture<?> reconnectTask;
+    private boolean closed;
+
+    private volatile DeviceInfo device;
+
+    private ImClient(ClientOptions options, Clock clock, DurableOutbox outbox) {
+        this.options = options;
+        this.clock = clock;
+        this.outbox = outbox;
+        String name = "im-client-" + INSTANCES.incrementAndGet();
+        this.httpExecutor = Executors.newCachedThreadPool(daemonThreads(name + "-io"));
+        this.http = HttpClient.newBuilder()
+                .executor(httpExecutor)
+                .connectTimeout(options.requestTimeout())
+                .build();
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads(name + "-scheduler"));
+        this.callbacks = Executors.newSingleThreadExecutor(daemonThreads(name + "-callbacks"));
+    }
+
+    /**
+     * Loads the durable state in {@code stateDir} (creating the directory if missing). Does not connect.
+     *
+     * @throws IOException naming the file if the state file is corrupt or truncated
+     */
+    public static ImClient open(ClientOptions options) throws IOException {
+        return open(options, Clock.systemUTC());
+    }
+
+    /** As {@link #open(ClientOptions)}, with the clock that stamps {@link PendingSend#createdAtMillis()}. */
+    public static ImClient open(ClientOptions options, Clock clock) throws IOException {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(clock, "clock");
+        return new ImClient(options, clock, DurableOutbox.open(options.stateDir()));
+    }
+
+    public ClientOptions options() {
+        return options;
+    }
+
+    // ------------------------------------------------------------------ connection
+
+    /**
+     * Connects and authenticates; returns when the server answered {@code authed}. Returns at once
+     * if already connected. With {@code autoReconnect}, a connection lost afterwards is re-established
+     * with exponential backoff, and the outbox is resent after every successful (re)connect.
+     *
+     * @throws ImErrorException if the server rejected the token (BAD_TOKEN, STALE_INSTALL: do not retry)
+     * @throws SendTimeoutException if no {@code authed} arrived within the request timeout
+     * @throws IOException if the WebSocket could not be opened or was lost during the handshake
+     */
+    public void connect() throws IOException {
+        long gen;
+        synchronized (stateLock) {
+            if (closed) {
+                throw new IllegalStateException("client is closed");
+            }
+            if (current != null) {
+                return;
+            }
+            gen = session;
+        }
+        connectLock.lock();
+        try {
+            synchronized (stateLock) {
+                if (current != null) {
+                    return; // an automatic reconnect got there first
+                }
+            }
+            Connection conn = handshake();
+            if (!install(conn, gen)) {
+                conn.abort();
+                throw new ConnectionLostException("connection ended (or disconnect was called) during connect");
+            }
+        } finally {
+            connectLock.unlock();
+        }
+    }
+
+    public boolean isConnected() {
+        synchronized (stateLock) {
+            return current != null;
+        }
+    }
+
+    /** User, device and install epoch from the last {@code authed}; null before the first successful connect. */
+    public DeviceInfo device() {
+        return device;
+    }
+
+    /** Closes the socket; no automatic reconnect until {@link #connect()} is called again. The durable state stays. */
+    public void disconnect() {
+        Connection old;
+        synchronized (stateLock) {
+            session++;
+            reconnectActive = false;
+            if (reconnectTask != null) {
+                reconnectTask.cancel(false);
+                reconnectTask = null;
+            }
+            old = current;
+            current = null;
+        }
+        if (old != null) {
+            old.shutdown(new ConnectionLostException("disconnected by the client"));
+            old.closeGracefully();
+            log.info("disconnected from {}", options.uri());
+            fire("onDisconnected", l -> l.onDisconnected(null));
+        }
+    }
+
+    /** Disconnects and stops the client's threads. Idempotent. */
+    @Override
+    public void close() {
+        synchronized (stateLock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        disconnect();
+        scheduler.shutdownNow();
+        callbacks.shutdown(); // queued callbacks (e.g. the final onDisconnected) still run on the daemon thread
+        httpExecutor.shutdownNow();
+    }
+
+    private Connection handshake() throws IOException {
+        Duration timeout = options.requestTimeout();
+        Connection conn = new Connection();
+        CompletableFuture<WebSocket> opening = http.newWebSocketBuilder()
+                .connectTimeout(timeout)
+                .buildAsync(options.uri(), conn);
+        try {
+            conn.ws = opening.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            opening.thenAccept(WebSocket::abort); // if it opens after all, nobody will use it
+            throw new ConnectionLostException("cannot connect to " + options.uri() + ": no handshake within " + timeout);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            throw new ConnectionLostException("cannot connect to " + options.uri() + ": " + c, c);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            opening.thenAccept(WebSocket::abort);
+            throw new InterruptedIOException("interrupted while connecting to " + options.uri());
+        }
+        Auth auth = new Auth(nextRid(), options.token());
+        ServerFrame reply;
+        try {
+            reply = await(submit(conn, auth, false), timeout, "auth");
+        } catch (IOException e) {
+            conn.pending.remove(auth.rid());
+            conn.abort();
+            throw e;
+        }
+        if (reply instanceof Authed a) {
+            conn.device = new DeviceInfo(a.user(), a.device(), a.epoch());
+            return conn;
+        }
+        conn.abort();
+        if (reply instanceof ErrorFrame err) {
+            throw new ImErrorException(err);
+        }
+        throw new IOException("unexpected reply to auth: " + reply);
+    }
+
+    /** Makes {@code conn} the current connection unless the session changed or it already died. */
+    private boolean install(Connection conn, long gen) {
+        synchronized (stateLock) {
+            if (closed || gen != session || !conn.isOpen()) {
+                return false;
+            }
+            current = conn;
+            reconnectActive = options.autoReconnect();
+            backoffAttempt = 0;
+            device = conn.device;
+        }
+        log.info("connected to {} as {}", options.uri(), conn.device);
+        fire("onConnected", ClientListener::onConnected);
+        if (options.autoReconnect()) {
+            try {
+                scheduler.execute(this::autoResend);
+            } catch (RejectedExecutionException e) {
+                log.debug("client closed; no automatic resend");
+            }
+        }
+        return true;
+    }
+
+    private void onConnectionLost(Connection conn, IOException cause) {
+        if (!conn.shutdown(cause)) {
+            return; // already handled
+        }
+        boolean reconnect;
+        long gen;
+        synchronized (stateLock) {
+            if (current != conn) {
+                return; // a handshake that failed, or a connection the client already dropped
+            }
+            current = null;
+            if (isTerminal(cause)) {
+                reconnectActive = false;
+            }
+            reconnect = reconnectActive && !closed;
+            gen = session;
+        }
+        if (isTerminal(cause)) {
+            log.error("server ended the session terminally ({}); not reconnecting", cause.getMessage());
+        } else {
+            log.info("connection to {} lost: {}{}", options.uri(), cause.getMessage(), reconnect ? "; reconnecting" : "");
+        }
+        fire("onDisconnected", l -> l.onDisconnected(cause));
+        if (reconnect) {
+            scheduleReconnect(gen);
+        }
+    }
+
+    private static boolean isTerminal(Throwable cause) {
+        return cause instanceof ImErrorException e && e.code().closesConnection();
+    }
+
+    private void scheduleReconnect(long gen) {
+        synchronized (stateLock) {
+            if (closed || gen != session || !reconnectActive || current != null) {
+                return;
+            }
+            long delay = backoffMillis(backoffAttempt++);
+            log.debug("reconnecting to {} in {} ms", options.uri(), delay);
+            reconnectTask = scheduler.schedule(() -> reconnect(gen), delay, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Exponential backoff from reconnectMin, capped at reconnectMax, with "equal jitter" (half fixed, half random). */
+    private long backoffMillis(int attempt) {
+        long min = options.reconnectMin().toMillis();
+        long max = options.reconnectMax().toMillis();
+        long base = (long) Math.min(max, min * Math.pow(2, Math.min(attempt, 40)));
+        long jittered = base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1);
+        return Math.max(min, jittered);
+    }
+
+    private void reconnect(long gen) {
+        connectLock.lock();
+        try {
+            synchronized (stateLock) {
+                if (closed || gen != session || !reconnectActive || current != null) {
+                    return;
+                }
+            }
+            Connection conn;
+            try {
+                conn = handshake();
+            } catch (ImErrorException e) {
+                if (e.code().closesConnection()) {
+                    synchronized (stateLock) {
+                        reconnectActive = false;
+                    }
+                    log.error("reconnect rejected by the server ({}); not reconnecting", e.getMessage());
+                    fire("onDisconnected", l -> l.onDisconnected(e));
+                    return;
+                }
+                log.info("reconnect to {} failed: {}", options.uri(), e.getMessage());
+                scheduleReconnect(gen);
+                return;
+            } catch (InterruptedIOException e) {
+                return; // the client is closing
+            } catch (IOException e) {
+                log.info("reconnect to {} failed: {}", options.uri(), e.getMessage());
+                scheduleReconnect(gen);
+                return;
+            }
+            if (!install(conn, gen)) {
+                conn.abort();
+                scheduleReconnect(gen);
+            }
+        } finally {
+            connectLock.unlock();
+        }
+    }
+
+    private void autoResend() {
+        try {
+            List<SentAck> acks = resendPending();
+            if (!acks.isEmpty()) {
+                log.info("resent {} pending message(s) after connect", acks.size());
+            }
+        } catch (IOException e) {
+            // Entries stay in the outbox; the next connect or an explicit resendPending() retries them.
+            log.info("automatic resend stopped: {}", e.getMessage());
+        }
+    }
+
+    // ------------------------------------------------------------------ sending
+
+    /** {@link #send(String, String, Duration)} with the request timeout. */
+    public SentAck send(String conv, String body) throws IOException {
+        return send(conv, body, options.requestTimeout());
+    }
+
+    /**
+     * Sends a message at least once. The outbox entry (new cmid) is durable before the first attempt.
+     *
+     * @return the server's confirmation: the message is committed
+     * @throws ImErrorException the server (or local validation, before anything is written) rejected it;
+     *         the entry is dropped when the code is terminal for the message, kept when retriable
+     * @throws SendTimeoutException no reply in time; the entry is kept
+     * @throws ConnectionLostException not connected, or the connection ended; the entry is kept
+     */
+    public SentAck send(String conv, String body, Duration timeout) throws IOException {
+        Objects.requireNonNull(timeout, "timeout");
+        PendingSend entry = newEntry(conv, body);
+        outbox.add(entry);
+        return deliver(entry, timeout);
+    }
+
+    /** Only writes a durable outbox entry (no send); returns its cmid. For tests and crash simulation. */
+    public String enqueue(String conv, String body) throws IOException {
+        PendingSend entry = newEntry(conv, body);
+        outbox.add(entry);
+        return entry.cmid();
+    }
+
+    /**
+     * Resends every pending entry in insertion order with its own cmid, one at a time, each waiting
+     * up to the request timeout; the same keep/remove rules as {@link #send} apply. An entry already
+     * being sent (e.g. by the automatic resend) is not sent twice: this call waits for that attempt.
+     * Stops early if the connection is lost.
+     *
+     * @return the acks of the entries confirmed by this call ({@link SentAck#dup()} tells resends of committed messages)
+     * @throws ConnectionLostException if not connected when called
+     */
+    public List<SentAck> resendPending() throws IOException {
+        if (!isConnected()) {
+            throw new ConnectionLostException("not connected");
+        }
+        List<PendingSend> entries = outbox.snapshot();
+        List<SentAck> acks = new ArrayList<>();
+        for (PendingSend e : entries) {
+            if (!outbox.contains(e.cmid())) {
+                continue; // confirmed meanwhile by another thread
+            }
+            try {
+                acks.add(deliver(e, options.requestTimeout()));
+            } catch (ConnectionLostException ex) {
+                log.info("resend stopped after {} of {} entries: {}", acks.size(), entries.size(), ex.getMessage());
+                break;
+            } catch (ImErrorException ex) {
+                if (ex.code().closesConnection()) {
+                    break;
+                }
+                log.info("resend of cmid {} failed: {}", e.cmid(), ex.getMessage());
+            } catch (SendTimeoutException ex) {
+                log.info("resend of cmid {} failed: {}", e.cmid(), ex.getMessage());
+            }
+        }
+        return acks;
+    }
+
+    /** A snapshot of the outbox in insertion order. */
+    public List<PendingSend> pending() {
+        return outbox.snapshot();
+    }
+
+    private PendingSend newEntry(String conv, String body) throws ImErrorException {
+        Objects.requireNonNull(conv, "conv");
+        Objects.requireNonNull(body, "body");
+        // Reject locally what the server would reject terminally, before anything is written.
+        if (!Limits.isValidId(conv)) {
+            throw new ImErrorException(ErrorCode.BAD_FIELD, null, "conv: must be a string matching " + Limits.ID_PATTERN);
+        }
+        if (body.isEmpty()) {
+            throw new ImErrorException(ErrorCode.BAD_FIELD, null, "body: must be a non-empty string");
+        }
+        if (!Limits.isWellFormed(body)) {
+            throw new ImErrorException(ErrorCode.BAD_UTF8, null, "body: contains a lone surrogate (not valid UTF-8)");
+        }
+        if (Limits.utf8Length(body) > Limits.MAX_BODY_BYTES) {
+            throw new ImErrorException(ErrorCode.BODY_TOO_LARGE, null,
+                    "body: must be at most " + Limits.MAX_BODY_BYTES + " UTF-8 bytes");
+        }
+        return new PendingSend(UUID.randomUUID().toString(), conv, body, clock.millis());
+    }
+
+    /** One attempt for an outbox entry, then the keep/remove decision. */
+    private SentAck deliver(PendingSend entry, Duration timeout) throws IOException {
+        ServerFrame reply = attempt(entry, timeout);
+        if (reply instanceof Sent s) {
+            outbox.remove(entry.cmid());
+            return new SentAck(s.conv(), entry.cmid(), s.seq(), s.mid(), s.dup(), s.epoch());
+        }
+        if (reply instanceof ErrorFrame err) {
+            if (dropsEntry(err.code())) {
+                outbox.remove(entry.cmid());
+                log.warn("dropped outbox entry {}: rejected by the server ({})", entry.cmid(), err.code());
+            }
+            throw new ImErrorException(err);
+        }
+        throw new IOException("unexpected reply to send of cmid " + entry.cmid() + ": " + reply);
+    }
+
+    /**
+     * True when the error is about the message itself, so resending it unchanged fails again. Codes
+     * about the connection (BAD_TOKEN, STALE_INSTALL, NOT_AUTHENTICATED) keep the entry: the message
+     * was never judged.
+     */
+    private static boolean dropsEntry(ErrorCode code) {
+        return !code.retriable() && !code.closesConnection() && code != ErrorCode.NOT_AUTHENTICATED;
+    }
+
+    private ServerFrame attempt(PendingSend entry, Duration timeout) throws IOException {
+        Connection conn = currentConnection();
+        String cmid = entry.cmid();
+        CompletableFuture<ServerFrame> fut = inflight.compute(cmid, (k, old) -> old != null && !old.isDone()
+                ? old
+                : submit(conn, new Send(nextRid(), entry.conv(), cmid, entry.body()), true));
+        fut.whenComplete((r, e) -> inflight.remove(cmid, fut));
+        try {
+            return await(fut, timeout, "send of cmid " + cmid);
+        } catch (SendTimeoutException e) {
+            // The next attempt sends afresh; a late reply to this one still confirms the entry.
+            inflight.remove(cmid, fut);
+            throw e;
+        }
+    }
+
+    // ------------------------------------------------------------------ generic requests
+
+    /**
+     * Sends {@code frame} and returns the reply with the same rid, including an {@link ErrorFrame}
+     * (returned, not thrown). Used for {@code ack}, {@code sub} and {@code sync}. The caller assigns
+     * the rid ({@link #nextRid()}).
+     *
+     * @throws SendTimeoutException no reply within {@code timeout} (a late reply goes to {@link ClientListener#onPush})
+     * @throws ConnectionLostException not connected, or the connection ended before the reply
+     * @throws IllegalArgumentException if a request with the same rid is still pending
+     */
+    public ServerFrame request(ClientFrame frame, Duration timeout) throws IOException {
+        Objects.requireNonNull(frame, "frame");
+        Objects.requireNonNull(timeout, "timeout");
+        Connection conn = currentConnection();
+        CompletableFuture<ServerFrame> fut = submit(conn, frame, false);
+        try {
+            return await(fut, timeout, "request " + frame.rid());
+        } catch (SendTimeoutException e) {
+            conn.pending.remove(frame.rid());
+            throw e;
+        }
+    }
+
+    /** A request id unique within this client instance. */
+    public String nextRid() {
+        return "r" + ridCounter.incrementAndGet();
+    }
+
+    public void addListener(ClientListener l) {
+        listeners.add(Objects.requireNonNull(l, "listener"));
+    }
+
+    private Connection currentConnection() throws ConnectionLostException {
+        synchronized (stateLock) {
+            if (current == null) {
+                throw new ConnectionLostException(closed ? "client is closed" : "not connected");
+            }
+            return current;
+        }
+    }
+
+    /** Registers the reply slot for {@code frame}'s rid, then writes the frame. Never throws: failures complete the future. */
+    private CompletableFuture<ServerFrame> submit(Connection conn, ClientFrame frame, boolean outboxEntry) {
+        CompletableFuture<ServerFrame> fut = new CompletableFuture<>();
+        String rid = frame.rid();
+        Send send = frame instanceof Send s ? s : null;
+        if (conn.pending.putIfAbsent(rid, new PendingRequest(fut, send, outboxEntry)) != null) {
+            fut.completeExceptionally(new IllegalArgumentException("a request with rid " + rid + " is already pending"));
+            return fut;
+        }
+        // Checked after registering: either shutdown() sees the slot or this sees the closed flag.
+        if (!conn.isOpen()) {
+            conn.pending.remove(rid);
+            fut.completeExceptionally(new ConnectionLostException("not connected"));
+            return fut;
+        }
+        conn.sendText(CODEC.encode(frame)).whenComplete((v, e) -> {
+            if (e != null) {
+                conn.pending.remove(rid);
+                fut.completeExceptionally(new ConnectionLostException("cannot write frame: " + e, e));
+                onConnectionLost(conn, new ConnectionLostException("write failed: " + e, e));
+                conn.abortSocket();
+            }
+        });
+        return fut;
+    }
+
+    private static ServerFrame await(CompletableFuture<ServerFrame> fut, Duration timeout, String what) throws IOException {
+        try {
+            return fut.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new SendTimeoutException("no reply to " + what + " within " + timeout.toMillis() + " ms");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting for the reply to " + what);
+        } catch (ExecutionException e) {
+            // Rethrow as a new exception of the same type so the stack trace shows the caller.
+            Throwable c = e.getCause();
+            if (c instanceof ImErrorException ie) {
+                throw new ImErrorException(ie.frame());
+            }
+            if (c instanceof ConnectionLostException cl) {
+                throw new ConnectionLostException(cl.getMessage() + " (waiting for the reply to " + what + ")", cl);
+            }
+            if (c instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new IOException("request failed: " + what, c);
+        }
+    }
+
+    // ------------------------------------------------------------------ receiving
+
+    private void dispatch(Connection conn, String text) {
+        ServerFrame frame;
+        try {
+            frame = CODEC.decodeServer(text);
+        } catch (ProtocolException e) {
+            log.warn("ignoring a server frame that does not parse ({}): {}", e.code(), e.getMessage());
+            return;
+        }
+        String rid = replyRid(frame);
+        PendingRequest p = rid == null ? null : conn.pending.remove(rid);
+        if (p == null) {
+            fire("onPush", l -> l.onPush(frame));
+            return;
+        }
+        if (frame instanceof Sent s && p.send() != null) {
+            SentAck ack = new SentAck(s.conv(), p.send().cmid(), s.seq(), s.mid(), s.dup(), s.epoch());
+            fire("onSent", l -> l.onSent(ack), p.outboxEntry() ? () -> removeConfirmed(ack.cmid()) : null);
+        }
+        p.future().complete(frame);
+    }
+
+    /** A {@code sent} whose waiter may have given up: the message is committed, so the entry goes. */
+    private void removeConfirmed(String cmid) {
+        try {
+            outbox.remove(cmid);
+        } catch (IOException e) {
+            // The entry stays pending; its next resend gets dup=true and removes it then.
+            log.warn("cannot remove confirmed cmid {} from {}: {}", cmid, outbox.file(), e.toString());
+        }
+    }
+
+    private static String replyRid(ServerFrame f) {
+        if (f instanceof Authed a) {
+            return a.rid();
+        } else if (f instanceof Sent s) {
+            return s.rid();
+        } else if (f instanceof Acked a) {
+            return a.rid();
+        } else if (f instanceof Subbed s) {
+            return s.rid();
+        } else if (f instanceof Synced s) {
+            return s.rid();
+        } else if (f instanceof ErrorFrame e) {
+            return e.rid();
+        }
+        return null; // event, hint
+    }
+
+    private static IOException causeForClose(int status, String reason) {
+        for (ErrorCode code : ErrorCode.values()) {
+            if (code.closesConnection() && code.closeStatus() == status) {
+                return new ImErrorException(code, null, "server closed the connection with status " + status);
+            }
+        }
+        return new ConnectionLostException("server closed the connection: " + status
+                + (reason == null || reason.isEmpty() ? "" : " " + reason));
+    }
+
+    private void fire(String what, Consumer<ClientListener> call) {
+        fire(what, call, null);
+    }
+
+    private void fire(String what, Consumer<ClientListener> call, Runnable before) {
+        try {
+            callbacks.execute(() -> {
+                if (before != null) {
+                    before.run();
+                }
+                for (ClientListener l : listeners) {
+                    try {
+                        call.accept(l);
+                    } catch (RuntimeException e) {
+                        // A faulty listener must not stop the callbacks of the others or of later events.
+                        log.warn("listener {} threw in {}", l, what, e);
+                    }
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            log.debug("client closed; {} not delivered", what);
+        }
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    private record PendingRequest(CompletableFuture<ServerFrame> future, Send send, boolean outboxEntry) {
+    }
+
+    /** One WebSocket: its reader (the JDK calls these methods one at a time), its writer chain and its pending requests. */
+    private final class Connection implements WebSocket.Listener {
+        volatile WebSocket ws;
+        volatile DeviceInfo device;
+        /** Replies awaited on this socket, by rid (a reply never arrives on another socket). */
+        final ConcurrentHashMap<String, PendingRequest> pending = new ConcurrentHashMap<>();
+        private final AtomicBoolean open = new AtomicBoolean(true);
+        private final CompletableFuture<Void> inputClosed = new CompletableFuture<>();
+        private final StringBuilder inbound = new StringBuilder();
+        private final Object sendLock = new Object();
+        /** The JDK WebSocket allows one outstanding sendText; frames are chained. Guarded by sendLock. */
+        private CompletableFuture<Void> sendChain = CompletableFuture.completedFuture(null);
+
+        boolean isOpen() {
+            return open.get();
+        }
+
+        CompletableFuture<Void> sendText(String text) {
+            synchronized (sendLock) {
+                WebSocket w = ws;
+                CompletableFuture<Void> next = sendChain
+                        .handle((v, e) -> (Void) null)
+                        .thenCompose(v -> w.sendText(text, true))
+                        .thenApply(x -> (Void) null);
+                sendChain = next;
+                return next;
+            }
+        }
+
+        /** Marks the connection closed and fails every pending request; true only for the first call. */
+        boolean shutdown(IOException cause) {
+            if (!open.compareAndSet(true, false)) {
+                return false;
+            }
+            for (String rid : pending.keySet()) {
+                PendingRequest p = pending.remove(rid);
+                if (p != null) {
+                    p.future().completeExceptionally(cause);
+                }
+            }
+            return true;
+        }
+
+        void abortSocket() {
+            WebSocket w = ws;
+            if (w != null) {
+                w.abort();
+            }
+            inputClosed.complete(null);
+        }
+
+        void abort() {
+            onConnectionLost(this, new ConnectionLostException("connection aborted by the client"));
+            abortSocket();
+        }
+
+        /** Close handshake with a short grace period, then abort. */
+        void closeGracefully() {
+            WebSocket w = ws;
+            if (w == null) {
+                return;
+            }
+            try {
+                w.sendClose(WebSocket.NORMAL_CLOSURE, "").get(CLOSE_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+                inputClosed.get(CLOSE_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                log.debug("close handshake incomplete: {}", e.toString());
+            } finally {
+                w.abort();
+            }
+        }
+
+        @Override
+        public void onOpen(WebSocket webSocket) {
+            ws = webSocket;
+            webSocket.request(1);
+        }
+
+        @Override
+        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+            if (inbound.length() + data.length() > MAX_INBOUND_CHARS) {
+                inbound.setLength(0);
+                onConnectionLost(this, new ConnectionLostException("server message exceeds " + MAX_INBOUND_CHARS + " chars"));
+                abortSocket();
+                return null;
+            }
+            inbound.append(data);
+            if (last) {
+                String text = inbound.toString();
+                inbound.setLength(0);
+                dispatch(this, text);
+            }
+            webSocket.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
+            log.warn("ignoring a binary WebSocket frame from the server");
+            webSocket.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+            inputClosed.complete(null);
+            onConnectionLost(this, causeForClose(statusCode, reason));
+            return null;
+        }
+
+        @Override
+        public void onError(WebSocket webSocket, Throwable error) {
+            inputClosed.complete(null);
+            onConnectionLost(this, new ConnectionLostException("connection failed: " + error, error));
+        }
+    }
+}

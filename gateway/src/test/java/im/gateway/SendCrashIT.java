@@ -1,0 +1,88 @@
+package im.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import im.client.ClientOptions;
+import im.client.ConnectionLostException;
+import im.client.ImClient;
+import im.client.SentAck;
+import im.infra.test.ImStackExtension;
+import im.infra.test.TestStack;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The seed's three crash points (brief §6): a gateway in its own JVM halts with exit code 137 at
+ * the named point; a new client instance, loaded from the first one's state directory like a
+ * restarted process, resends its outbox to a healthy gateway.
+ */
+@ExtendWith(ImStackExtension.class)
+class SendCrashIT {
+    @ParameterizedTest(name = "{0}: rows {1} -> 1, dup={2}")
+    @CsvSource({
+            "send.before_insert,    0, false",
+            "send.before_commit,    0, false",
+            "api.after_send_commit, 1, true"})
+    void crashThenResendFromTheDurableOutbox(String point, long rowsAfterCrash, boolean dupOnResend,
+                                             TestStack stack, @TempDir Path state) throws Exception {
+        Fixture fx = new Fixture(stack);
+        long headBefore = fx.head("c-ab");
+        String cmid;
+        try (GatewayProcess faulty = GatewayProcess.start(stack, point + ":halt")) {
+            ImClient first = ImClient.open(ClientOptions.of(faulty.ws(), fx.anaToken, state).withAutoReconnect(false));
+            first.connect();
+            IOException e = assertThrows(IOException.class, () -> first.send("c-ab", "survives a crash", Duration.ofSeconds(10)));
+            assertTrue(e instanceof ConnectionLostException, "no reply, the connection dropped: " + e);
+            assertEquals(137, faulty.awaitExit(Duration.ofSeconds(30)), "halted at " + point);
+            assertEquals(1, first.pending().size(), "the outbox entry was written before the first attempt");
+            cmid = first.pending().get(0).cmid();
+            first.close();
+        }
+        assertEquals(rowsAfterCrash, fx.messages(), "rows right after the crash");
+
+        try (InProcessGateway healthy = new InProcessGateway(stack);
+             ImClient restarted = ImClient.open(ClientOptions.of(healthy.ws(), fx.anaToken, state).withAutoReconnect(false))) {
+            assertEquals(cmid, restarted.pending().get(0).cmid(), "the restarted client loaded the same entry");
+            restarted.connect();
+            List<SentAck> acks = restarted.resendPending();
+            assertEquals(1, acks.size());
+            SentAck ack = acks.get(0);
+            assertEquals(cmid, ack.cmid());
+            assertEquals(dupOnResend, ack.dup());
+            assertEquals(headBefore + 1, ack.seq(), "no seq was consumed by the crashed attempt, none skipped");
+            assertTrue(restarted.pending().isEmpty(), "outbox empty after the resend");
+        }
+        assertEquals(1, fx.messages(), "exactly one row in the end (D2)");
+        assertEquals(1, fx.count("SELECT count(*) FROM events WHERE cmid = ?", cmid));
+        assertEquals(headBefore + 1, fx.head("c-ab"));
+    }
+
+    @ParameterizedTest(name = "outbox survives a client restart before any attempt ({0})")
+    @CsvSource({"enqueue"})
+    void outboxWrittenBeforeFirstAttemptSurvivesClientRestart(String how, TestStack stack, @TempDir Path state) throws Exception {
+        Fixture fx = new Fixture(stack);
+        try (InProcessGateway gw = new InProcessGateway(stack)) {
+            String cmid;
+            try (ImClient c = ImClient.open(ClientOptions.of(gw.ws(), fx.anaToken, state))) {
+                cmid = c.enqueue("c-ab", "written, never sent");
+            }
+            try (ImClient c = ImClient.open(ClientOptions.of(gw.ws(), fx.anaToken, state).withAutoReconnect(false))) {
+                c.connect();
+                SentAck ack = c.resendPending().get(0);
+                assertEquals(cmid, ack.cmid());
+                assertFalse(ack.dup());
+                assertTrue(c.pending().isEmpty());
+            }
+        }
+        assertEquals(1, fx.messages());
+    }
+}

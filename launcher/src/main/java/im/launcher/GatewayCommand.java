@@ -1,0 +1,16 @@
+package im.launcher;
+
+import im.gateway.GatewayMain;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+
+/** {@code im gateway}: one gateway against the PostgreSQL of IM_PG_URL. */
+@Command(name = "gateway", mixinStandardHelpOptions = true,
+        description = "Run one gateway (WebSocket + admin API) against IM_PG_URL. Configuration by IM_* variables.")
+final class GatewayCommand implements Callable<Integer> {
+    @Override
+    public Integer call() {
+        GatewayMain.main(new String[0]);
+        return 0;
+    }
+}

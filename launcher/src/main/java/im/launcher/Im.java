@@ -1,0 +1,35 @@
+package im.launcher;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code im} command: one jar, every role. {@code im platform} runs everything on one machine
+ * (embedded PostgreSQL and Kafka unless IM_PG_URL / IM_KAFKA_BOOTSTRAP name external ones);
+ * {@code im gateway} runs one role against shared services.
+ */
+@Command(name = "im", mixinStandardHelpOptions = true, version = "im 0.1.0",
+        description = "Kafka-backed event-log messaging platform.",
+        subcommands = {PlatformCommand.class, GatewayCommand.class, CommandLine.HelpCommand.class})
+public final class Im implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.out);
+    }
+
+    public static void main(String[] args) {
+        int code = new CommandLine(new Im())
+                .setExecutionExceptionHandler((ex, cmd, parsed) -> {
+                    if (ex instanceof im.infra.config.ConfigException) {
+                        cmd.getErr().println("configuration error: " + ex.getMessage());
+                        return 2;
+                    }
+                    throw ex;
+                })
+                .execute(args);
+        if (code != 0) System.exit(code);
+    }
+}

@@ -1,0 +1,149 @@
+package im.launcher;
+
+import im.gateway.Gateway;
+import im.gateway.GatewayConfig;
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
+import im.infra.db.Database;
+import im.infra.db.DbConfig;
+import im.infra.db.EmbeddedPg;
+import im.infra.fault.Faults;
+import im.infra.kafka.EmbeddedKafkaBroker;
+import im.infra.kafka.TopicNames;
+import im.infra.kafka.Topics;
+import im.ingest.directory.DeviceRegistration;
+import im.ingest.directory.Directory;
+import im.ingest.directory.DirectoryException;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.util.ArrayDeque;
+import java.util.Base64;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code im platform}: the whole platform in one JVM on one machine. Starts the embedded
+ * PostgreSQL and Kafka broker (unless external ones are configured), applies migrations, creates
+ * the topics, starts every role, and optionally a demo pair of users in one conversation.
+ */
+@Command(name = "platform", mixinStandardHelpOptions = true,
+        description = "Run every role in one process with embedded PostgreSQL and Kafka (data under var/).")
+final class PlatformCommand implements Callable<Integer> {
+    @Option(names = "--demo", description = "Create users u-ana and u-bo, one device each, and conversation c-ab; print their tokens.")
+    boolean demo;
+
+    @Option(names = "--exit-after-start", hidden = true, description = "Stop right after start (smoke tests).")
+    boolean exitAfterStart;
+
+    private final Deque<AutoCloseable> started = new ArrayDeque<>();
+
+    @Override
+    public Integer call() throws Exception {
+        Settings s = Settings.fromEnvironment();
+        if (s.optional(ConfigKeys.ADMIN_TOKEN).isEmpty()) {
+            byte[] b = new byte[24];
+            new SecureRandom().nextBytes(b);
+            s = s.with(ConfigKeys.ADMIN_TOKEN, Base64.getUrlEncoder().withoutPadding().encodeToString(b));
+        }
+        GatewayConfig gwCfg = GatewayConfig.from(s);
+        Faults faults = Faults.parse(s.string(ConfigKeys.FAULT));
+        Runtime.getRuntime().addShutdownHook(new Thread(this::stopAll, "platform-shutdown"));
+        try {
+            DbConfig dbCfg;
+            if (s.optional(ConfigKeys.PG_URL).isEmpty()) {
+                EmbeddedPg pg = EmbeddedPg.start(Path.of(s.string(ConfigKeys.PG_DATA_DIR)),
+                        s.intValue(ConfigKeys.PG_PORT, 0, 65535), true);
+                started.push(pg);
+                pg.createDatabase("im");
+                dbCfg = pg.dbConfig("im", s.intValue(ConfigKeys.PG_POOL_SIZE, 1, 200));
+            } else {
+                dbCfg = DbConfig.from(s);
+            }
+            Database db = Database.open(dbCfg, "platform");
+            started.push(db);
+            Database.migrate(db.dataSource());
+
+            String bootstrap = s.optional(ConfigKeys.KAFKA_BOOTSTRAP).orElse(null);
+            if (bootstrap == null) {
+                EmbeddedKafkaBroker kafka = EmbeddedKafkaBroker.start(Path.of(s.string(ConfigKeys.KAFKA_DATA_DIR)),
+                        s.intValue(ConfigKeys.KAFKA_PORT, 0, 65534), true);
+                started.push(kafka);
+                bootstrap = kafka.bootstrapServers();
+            }
+            TopicNames topics = TopicNames.from(s);
+            Topics.create(bootstrap, topics.conversationKeyed(), s.intValue(ConfigKeys.PARTITIONS, 1, 10_000));
+
+            Gateway gw = new Gateway(gwCfg, db.dataSource(), faults, Clock.systemUTC()).start();
+            started.push(gw);
+
+            String ws = "ws://" + gwCfg.host() + ":" + gw.port() + "/ws";
+            String http = "http://" + gwCfg.host() + ":" + gw.port();
+            System.out.println();
+            System.out.println("IM platform is running.");
+            System.out.println("  WebSocket:   " + ws);
+            System.out.println("  Admin API:   " + http + "/admin   (Authorization: Bearer " + gwCfg.adminToken() + ")");
+            System.out.println("  Health:      " + http + "/healthz   " + http + "/readyz");
+            System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
+            System.out.println("  Kafka:       " + bootstrap + "  topics " + topics.conversationKeyed());
+            if (demo) printDemo(new Directory(db.dataSource(), Clock.systemUTC()), ws);
+            System.out.println("Ctrl-C stops everything.");
+            System.out.println("IM_READY platform port=" + gw.port());
+            System.out.flush();
+        } catch (RuntimeException e) {
+            stopAll();
+            throw e;
+        }
+        if (!exitAfterStart) new CountDownLatch(1).await();
+        return 0;
+    }
+
+    private static void printDemo(Directory dir, String ws) {
+        for (String u : List.of("u-ana", "u-bo")) {
+            try {
+                dir.createUser(u, u.substring(2));
+            } catch (DirectoryException e) {
+                if (e.code() != DirectoryException.Code.ALREADY_EXISTS) throw e;
+            }
+        }
+        DeviceRegistration ana = registerOrReinstall(dir, "u-ana", "d-ana");
+        DeviceRegistration bo = registerOrReinstall(dir, "u-bo", "d-bo");
+        try {
+            dir.createConversation("c-ab", "direct", List.of("u-ana", "u-bo"));
+        } catch (DirectoryException e) {
+            if (e.code() != DirectoryException.Code.ALREADY_EXISTS) throw e;
+        }
+        System.out.println();
+        System.out.println("Demo: conversation c-ab between u-ana and u-bo (fresh device tokens on every start).");
+        System.out.println("  u-ana / d-ana token: " + ana.token());
+        System.out.println("  u-bo  / d-bo  token: " + bo.token());
+        System.out.println("  Try it:  connect to " + ws + " and send");
+        System.out.println("    {\"t\":\"auth\",\"rid\":\"a1\",\"token\":\"" + ana.token() + "\"}");
+        System.out.println("    {\"t\":\"send\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"cmid\":\"hello-1\",\"body\":\"hello\"}");
+    }
+
+    /** Demo devices get a fresh token each start (tokens are stored only hashed). */
+    private static DeviceRegistration registerOrReinstall(Directory dir, String user, String device) {
+        try {
+            return dir.registerDevice(user, device);
+        } catch (DirectoryException e) {
+            if (e.code() != DirectoryException.Code.ALREADY_EXISTS) throw e;
+            return dir.reinstallDevice(device);
+        }
+    }
+
+    private synchronized void stopAll() {
+        while (!started.isEmpty()) {
+            AutoCloseable c = started.pop();
+            try {
+                c.close();
+            } catch (Exception e) {
+                System.err.println("stopping " + c.getClass().getSimpleName() + ": " + e);
+            }
+        }
+    }
+}
