@@ -9,8 +9,9 @@ import picocli.CommandLine.Command;
         description = "Run one gateway (WebSocket + admin API) against IM_PG_URL. Configuration by IM_* variables.")
 final class GatewayCommand implements Callable<Integer> {
     @Override
-    public Integer call() {
+    public Integer call() throws InterruptedException {
         GatewayMain.main(new String[0]);
+        new java.util.concurrent.CountDownLatch(1).await();   // runs until the shutdown hook stops it
         return 0;
     }
 }

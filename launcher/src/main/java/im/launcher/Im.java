@@ -30,6 +30,8 @@ public final class Im implements Runnable {
                     throw ex;
                 })
                 .execute(args);
-        if (code != 0) System.exit(code);
+        // Roles keep non-daemon threads (broker, Undertow, pools): exit explicitly once the command
+        // returned; the shutdown hooks close what it started.
+        System.exit(code);
     }
 }
