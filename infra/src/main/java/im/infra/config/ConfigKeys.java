@@ -42,6 +42,14 @@ public final class ConfigKeys {
     public static final ConfigKey TOPIC_PREFIX = key("IM_TOPIC_PREFIX", "im.",
             "Prefix of every topic name, e.g. im.events.");
 
+    // --- CDC relay
+    public static final ConfigKey RELAY_SLOT = key("IM_RELAY_SLOT", "im_relay",
+            "CDC relay: replication slot and publication name (created if missing, never dropped). One active relay per slot.");
+    public static final ConfigKey RELAY_POLL_MS = key("IM_RELAY_POLL_MS", "10",
+            "CDC relay: Debezium poll.interval.ms. Lower = less commit-to-Kafka lag, more idle CPU (10 ms: ~12 ms p50 lag, ~14% of a core idle).");
+    public static final ConfigKey RELAY_OFFSET_FLUSH_MS = key("IM_RELAY_OFFSET_FLUSH_MS", "1000",
+            "CDC relay: how often published positions are committed (and the slot advanced). Lower = fewer duplicates replayed after a crash.");
+
     // --- Gateway
     public static final ConfigKey GATEWAY_HOST = key("IM_GATEWAY_HOST", "127.0.0.1",
             "Address the gateway's HTTP/WebSocket listener binds to.");

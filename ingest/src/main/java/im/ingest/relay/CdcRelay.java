@@ -1,0 +1,299 @@
+package im.ingest.relay;
+
+import io.debezium.embedded.Connect;
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.RecordChangeEvent;
+import io.debezium.engine.format.ChangeEventFormat;
+import im.infra.kafka.TopicNames;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.data.Struct;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The CDC relay: Debezium Embedded (pgoutput) streams committed inserts of {@code events} and
+ * changes of {@code device_cursors} to Kafka, keyed by conversation, as clean JSON
+ * ({@link ChangeMapper}). Only committed rows are ever published, in commit order.
+ *
+ * <p>At-least-once: a batch is marked processed only after Kafka acknowledged every record of
+ * it ({@code acks=all}, idempotent producer); if publishing fails it is retried with back-off,
+ * blocking the engine, never skipped. Positions are stored in Kafka and the slot advances only
+ * when they are flushed, so a crash replays from the last flush: consumers dedup by (conv, seq).
+ *
+ * <p>One active relay per slot: an instance first takes a PostgreSQL advisory lock named after
+ * the slot on a connection of its own; a second instance waits on it and takes over when the
+ * first dies (its session, and with it the lock, ends). Slot and publication are created if
+ * missing and never dropped.
+ */
+public final class CdcRelay implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
+    private static final Duration STANDBY_POLL = Duration.ofSeconds(1);
+    private static final Duration RESTART_BACKOFF = Duration.ofSeconds(1);
+
+    private final RelayConfig cfg;
+    private final TopicNames topics;
+    private final ChangeMapper mapper;
+    private final CountDownLatch stop = new CountDownLatch(1);
+    private final AtomicLong published = new AtomicLong();
+    private final AtomicLong restarts = new AtomicLong();
+    private volatile LongConsumer lagObserver = lag -> { };
+    private volatile boolean active;
+    private volatile DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
+    private volatile KafkaProducer<String, String> producer;
+    private Thread supervisor;
+
+    public CdcRelay(RelayConfig cfg, TopicNames topics) {
+        this.cfg = cfg;
+        this.topics = topics;
+        this.mapper = new ChangeMapper(topics);
+    }
+
+    /** Receives, per published change, the milliseconds from its commit in PostgreSQL to Kafka's ack. */
+    public CdcRelay observeLag(LongConsumer observer) {
+        this.lagObserver = observer;
+        return this;
+    }
+
+    public CdcRelay start() {
+        supervisor = new Thread(this::supervise, "relay-supervisor-" + cfg.slot());
+        supervisor.setDaemon(true);
+        supervisor.start();
+        return this;
+    }
+
+    /** True while this instance holds the slot's lock and runs the engine. */
+    public boolean isActive() {
+        return active;
+    }
+
+    public long published() {
+        return published.get();
+    }
+
+    public long restarts() {
+        return restarts.get();
+    }
+
+    private boolean stopping() {
+        return stop.getCount() == 0;
+    }
+
+    private void supervise() {
+        while (!stopping()) {
+            try (Connection lock = DriverManager.getConnection(cfg.jdbcUrl(), cfg.user(), cfg.password())) {
+                if (!tryLock(lock)) {
+                    pause(STANDBY_POLL);
+                    continue;
+                }
+                log.info("relay active for slot {} (this instance holds the lock)", cfg.slot());
+                active = true;
+                try {
+                    runWhileHoldingLock(lock);
+                } finally {
+                    active = false;
+                }
+            } catch (SQLException e) {
+                log.warn("relay cannot reach PostgreSQL ({}); retrying", e.getMessage());
+                pause(RESTART_BACKOFF);
+            }
+        }
+    }
+
+    private boolean tryLock(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_try_advisory_lock(hashtext(?))")) {
+            ps.setString(1, "im-relay:" + cfg.slot());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    private void runWhileHoldingLock(Connection lock) throws SQLException {
+        while (!stopping()) {
+            producer = newProducer();
+            CompletableFuture<Throwable> done = new CompletableFuture<>();
+            engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
+                    .using(engineProperties())
+                    .using((success, message, error) ->
+                            done.complete(success ? null : error != null ? error : new IllegalStateException(message)))
+                    .notifying(this::handleBatch)
+                    .build();
+            Thread t = new Thread(engine, "relay-engine-" + cfg.slot());
+            t.setDaemon(true);
+            t.start();
+            boolean lockLost = false;
+            while (!stopping() && !done.isDone()) {
+                if (!lock.isValid(2)) {
+                    log.error("relay lost its lock connection; stopping the engine so another instance can take over");
+                    lockLost = true;
+                    break;
+                }
+                try {
+                    done.get(1, TimeUnit.SECONDS);
+                } catch (TimeoutException e) {
+                    // still running
+                } catch (Exception e) {
+                    break;
+                }
+            }
+            closeEngine();
+            producer.close(Duration.ofSeconds(5));
+            if (stopping()) return;
+            if (lockLost) throw new SQLException("advisory lock connection lost");
+            Throwable err = done.getNow(null);
+            restarts.incrementAndGet();
+            log.warn("relay engine stopped ({}); restarting", err == null ? "no error" : err.toString());
+            pause(RESTART_BACKOFF);
+        }
+    }
+
+    private void handleBatch(List<RecordChangeEvent<SourceRecord>> batch,
+                             DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+            throws InterruptedException {
+        List<ProducerRecord<String, String>> out = new ArrayList<>(batch.size());
+        List<Long> commitTimes = new ArrayList<>(batch.size());
+        for (RecordChangeEvent<SourceRecord> change : batch) {
+            SourceRecord r = change.record();
+            try {
+                Optional<ProducerRecord<String, String>> mapped = mapper.map(r);
+                if (mapped.isPresent()) {
+                    out.add(mapped.get());
+                    commitTimes.add(commitMillis(r));
+                }
+            } catch (RuntimeException e) {
+                // Not an event we can publish (e.g. a manual UPDATE of the append-only events table).
+                log.error("relay cannot map change at {}: {}", r.sourceOffset(), e.toString());
+            }
+        }
+        publishUntilAcknowledged(out);
+        long now = System.currentTimeMillis();
+        for (long t : commitTimes) if (t > 0) lagObserver.accept(now - t);
+        published.addAndGet(out.size());
+        for (RecordChangeEvent<SourceRecord> change : batch) committer.markProcessed(change);
+        committer.markBatchFinished();
+    }
+
+    /** Blocks until Kafka acknowledged every record; retries (re-sending all) until then or stop. */
+    private void publishUntilAcknowledged(List<ProducerRecord<String, String>> records) throws InterruptedException {
+        while (true) {
+            if (stopping()) throw new InterruptedException("relay stopping; batch not marked processed");
+            try {
+                List<Future<?>> acks = new ArrayList<>(records.size());
+                for (ProducerRecord<String, String> r : records) acks.add(producer.send(r));
+                producer.flush();
+                for (Future<?> f : acks) f.get();
+                return;
+            } catch (java.util.concurrent.ExecutionException | org.apache.kafka.common.KafkaException e) {
+                log.warn("relay could not publish a batch of {} ({}); retrying, nothing is marked processed",
+                        records.size(), e.getMessage());
+                producer.close(Duration.ofSeconds(1));
+                pause(RESTART_BACKOFF);
+                producer = newProducer();
+            }
+        }
+    }
+
+    private static long commitMillis(SourceRecord r) {
+        if (!(r.value() instanceof Struct)) return 0;
+        Struct v = (Struct) r.value();
+        Struct source = v.getStruct("source");
+        Object ts = source == null ? null : source.get("ts_ms");
+        return ts instanceof Long ? (Long) ts : 0;
+    }
+
+    private KafkaProducer<String, String> newProducer() {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.kafkaBootstrap());
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "1");
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "im-relay-" + cfg.slot());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        return new KafkaProducer<>(p);
+    }
+
+    private Properties engineProperties() {
+        Properties p = new Properties();
+        p.put("name", "im-relay-" + cfg.slot());
+        p.put("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
+        p.put("database.hostname", cfg.pgHost());
+        p.put("database.port", String.valueOf(cfg.pgPort()));
+        p.put("database.user", cfg.user());
+        p.put("database.password", cfg.password());
+        p.put("database.dbname", cfg.database());
+        p.put("topic.prefix", "im-relay-" + cfg.slot());
+        p.put("plugin.name", "pgoutput");
+        p.put("slot.name", cfg.slot());
+        p.put("slot.drop.on.stop", "false");
+        p.put("publication.name", cfg.publication());
+        p.put("publication.autocreate.mode", "filtered");
+        p.put("table.include.list", "public.events,public.device_cursors");
+        // First start: publish the rows that already exist, so the topic holds the whole history.
+        p.put("snapshot.mode", "initial");
+        p.put("tombstones.on.delete", "false");
+        p.put("poll.interval.ms", String.valueOf(cfg.pollInterval().toMillis()));
+        p.put("offset.storage", "org.apache.kafka.connect.storage.KafkaOffsetBackingStore");
+        p.put("offset.storage.topic", topics.prefix() + "relay-offsets");
+        p.put("offset.storage.partitions", "1");
+        p.put("offset.storage.replication.factor", "1");
+        p.put("offset.flush.interval.ms", String.valueOf(cfg.offsetFlush().toMillis()));
+        p.put("bootstrap.servers", cfg.kafkaBootstrap());
+        p.put("errors.max.retries", "-1");
+        return p;
+    }
+
+    private void closeEngine() {
+        DebeziumEngine<?> e = engine;
+        if (e == null) return;
+        try {
+            e.close();
+        } catch (IOException ex) {
+            log.warn("closing the Debezium engine: {}", ex.toString());
+        }
+    }
+
+    private void pause(Duration d) {
+        try {
+            stop.await(d.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        stop.countDown();
+        closeEngine();
+        if (supervisor != null) {
+            try {
+                supervisor.join(15_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

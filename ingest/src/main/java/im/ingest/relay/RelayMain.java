@@ -1,0 +1,26 @@
+package im.ingest.relay;
+
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
+import im.infra.kafka.TopicNames;
+import im.infra.kafka.Topics;
+
+/**
+ * Runs one CDC relay (active, or standby until the active one dies). Prints
+ * {@code IM_READY relay} on stdout once started.
+ */
+public final class RelayMain {
+    private RelayMain() {}
+
+    public static void main(String[] args) throws InterruptedException {
+        Settings s = Settings.fromEnvironment();
+        RelayConfig cfg = RelayConfig.from(s);
+        TopicNames topics = TopicNames.from(s);
+        Topics.create(cfg.kafkaBootstrap(), topics.conversationKeyed(), s.intValue(ConfigKeys.PARTITIONS, 1, 10_000));
+        CdcRelay relay = new CdcRelay(cfg, topics).start();
+        Runtime.getRuntime().addShutdownHook(new Thread(relay::close, "relay-shutdown"));
+        System.out.println("IM_READY relay slot=" + cfg.slot());
+        System.out.flush();
+        new java.util.concurrent.CountDownLatch(1).await();   // the relay's threads are daemons: keep the JVM
+    }
+}
