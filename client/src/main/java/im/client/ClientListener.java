@@ -17,6 +17,18 @@ public interface ClientListener {
     default void onPush(ServerFrame frame) {
     }
 
+    /**
+     * An event was stored durably for the first time (never for a duplicate). Called after the store
+     * committed, in store order (per conversation in seq order within one batch; out-of-order pushes
+     * are reported in arrival order).
+     */
+    default void onEvent(ReceivedEvent event) {
+    }
+
+    /** The durable contiguous cursor of {@code conv} advanced to {@code cursor} (before the ack covering it is sent). */
+    default void onCursor(String conv, long cursor) {
+    }
+
     /** A connection was established and authenticated (after {@link ImClient#connect()} or an automatic reconnect). */
     default void onConnected() {
     }

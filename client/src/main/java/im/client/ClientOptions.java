@@ -16,10 +16,20 @@ import java.util.Objects;
  *   <li>{@code requestTimeout}: default wait for a reply (send, auth, resend); default 5 s</li>
  *   <li>{@code reconnectMin} / {@code reconnectMax}: bounds of the exponential reconnect backoff; default 100 ms / 5 s</li>
  *   <li>{@code autoReconnect}: re-establish a lost connection and resend the outbox after every connect; default true</li>
+ *   <li>{@code autoReceive}: after every connect send {@code sub}, store pushed events, sync gaps / hints /
+ *       conversations behind their head, and ack the contiguous cursor; default true. Off, the client
+ *       stores nothing and sends no sub/sync/ack by itself ({@link ImClient#request} still works).</li>
+ *   <li>{@code ackDelay}: the ack coalescing window: acks wait this long after the first stored batch, so
+ *       one cumulative ack covers every batch stored meanwhile; 0 = only "one ack in flight per
+ *       conversation" coalescing; default 10 ms</li>
+ *   <li>{@code syncLimit}: page size of automatic syncs, 1 .. {@link Limits#SYNC_MAX_LIMIT}; default 100</li>
+ *   <li>{@code faults}: test-only crash points of the receive path ({@link ClientFaults}); default none</li>
  * </ul>
  */
 public record ClientOptions(URI uri, String token, Path stateDir, Duration requestTimeout,
-                            Duration reconnectMin, Duration reconnectMax, boolean autoReconnect) {
+                            Duration reconnectMin, Duration reconnectMax, boolean autoReconnect,
+                            boolean autoReceive, Duration ackDelay, int syncLimit, ClientFaults faults) {
+    public static final Duration DEFAULT_ACK_DELAY = Duration.ofMillis(10);
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
     public static final Duration DEFAULT_RECONNECT_MIN = Duration.ofMillis(100);
     public static final Duration DEFAULT_RECONNECT_MAX = Duration.ofSeconds(5);
@@ -31,6 +41,14 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
         Objects.requireNonNull(requestTimeout, "requestTimeout");
         Objects.requireNonNull(reconnectMin, "reconnectMin");
         Objects.requireNonNull(reconnectMax, "reconnectMax");
+        Objects.requireNonNull(ackDelay, "ackDelay");
+        Objects.requireNonNull(faults, "faults");
+        if (ackDelay.isNegative()) {
+            throw new IllegalArgumentException("ackDelay: must not be negative, got " + ackDelay);
+        }
+        if (syncLimit < 1 || syncLimit > Limits.SYNC_MAX_LIMIT) {
+            throw new IllegalArgumentException("syncLimit: must be between 1 and " + Limits.SYNC_MAX_LIMIT + ", got " + syncLimit);
+        }
         String scheme = uri.getScheme();
         if (!"ws".equalsIgnoreCase(scheme) && !"wss".equalsIgnoreCase(scheme)) {
             throw new IllegalArgumentException("uri: scheme must be ws or wss, got " + uri);
@@ -47,6 +65,13 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
         }
     }
 
+    /** The settings of the first version (receive settings at their defaults). */
+    public ClientOptions(URI uri, String token, Path stateDir, Duration requestTimeout,
+                         Duration reconnectMin, Duration reconnectMax, boolean autoReconnect) {
+        this(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect,
+                true, DEFAULT_ACK_DELAY, Limits.SYNC_DEFAULT_LIMIT, ClientFaults.NONE);
+    }
+
     /** Options with the defaults: request timeout 5 s, reconnect backoff 100 ms .. 5 s, auto reconnect on. */
     public static ClientOptions of(URI uri, String token, Path stateDir) {
         return new ClientOptions(uri, token, stateDir, DEFAULT_REQUEST_TIMEOUT,
@@ -54,19 +79,35 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
     }
 
     public ClientOptions withAutoReconnect(boolean b) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, b);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, b, autoReceive, ackDelay, syncLimit, faults);
     }
 
     public ClientOptions withRequestTimeout(Duration d) {
-        return new ClientOptions(uri, token, stateDir, d, reconnectMin, reconnectMax, autoReconnect);
+        return new ClientOptions(uri, token, stateDir, d, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, faults);
     }
 
     public ClientOptions withUri(URI u) {
-        return new ClientOptions(u, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect);
+        return new ClientOptions(u, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, faults);
     }
 
     public ClientOptions withReconnectBackoff(Duration min, Duration max) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, min, max, autoReconnect);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, min, max, autoReconnect, autoReceive, ackDelay, syncLimit, faults);
+    }
+
+    public ClientOptions withAutoReceive(boolean b) {
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, b, ackDelay, syncLimit, faults);
+    }
+
+    public ClientOptions withAckDelay(Duration d) {
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, d, syncLimit, faults);
+    }
+
+    public ClientOptions withSyncLimit(int n) {
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, n, faults);
+    }
+
+    public ClientOptions withFaults(ClientFaults f) {
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, f);
     }
 
     /** Never print the token. */
@@ -74,7 +115,8 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
     public String toString() {
         return "ClientOptions[uri=" + uri + ", token=<redacted>, stateDir=" + stateDir + ", requestTimeout="
                 + requestTimeout + ", reconnectMin=" + reconnectMin + ", reconnectMax=" + reconnectMax
-                + ", autoReconnect=" + autoReconnect + "]";
+                + ", autoReconnect=" + autoReconnect + ", autoReceive=" + autoReceive + ", ackDelay=" + ackDelay
+                + ", syncLimit=" + syncLimit + ", faults=" + (faults == ClientFaults.NONE ? "none" : faults) + "]";
     }
 
     private static void positive(String name, Duration d) {

@@ -1,18 +1,24 @@
 package im.client;
 
+import im.protocol.Ack;
 import im.protocol.Acked;
 import im.protocol.Auth;
 import im.protocol.Authed;
 import im.protocol.ClientFrame;
 import im.protocol.ErrorCode;
 import im.protocol.ErrorFrame;
+import im.protocol.Event;
+import im.protocol.EventPush;
 import im.protocol.FrameCodec;
 import im.protocol.Limits;
 import im.protocol.ProtocolException;
 import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.ServerFrame;
+import im.protocol.Hint;
+import im.protocol.Sub;
 import im.protocol.Subbed;
+import im.protocol.Sync;
 import im.protocol.Synced;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -22,12 +28,15 @@ import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -57,9 +66,21 @@ import org.slf4j.LoggerFactory;
  * {@link #resendPending()} (automatic after every (re)connect when {@code autoReconnect} is on)
  * resends it with the same {@code cmid}, which the server deduplicates ({@code dup:true}).
  *
+ * <p>Receiving (with {@code autoReceive}, the default): after every (re)connect the client sends
+ * {@code sub}; pushed events are stored in a durable local store ({@code <stateDir>/events.log} +
+ * {@code events.state}, see {@link DurableEventStore}) keyed by (conv, seq), so duplicates are
+ * no-ops; per conversation the store keeps a contiguous cursor (every visible event &le; cursor is
+ * stored). Only after a batch is durable is the cursor acked, cumulatively and coalesced (one ack
+ * in flight per conversation, {@code ackDelay} window). A push above cursor+1 (a gap), a
+ * {@code hint}, a conversation whose head is above the cursor in {@code subbed}, or an
+ * {@code acked.delivered} above the cursor starts a sync loop from the cursor (one per conversation,
+ * paging while {@code more}). The decisions are in {@link ReceiveLogic}.
+ *
  * <p>Threads: the JDK WebSocket reads on a client-owned pool; listener callbacks run in order on
- * one client thread; reconnects and automatic resends run on one scheduler thread. All threads
- * are daemons and are stopped by {@link #close()}. All public methods are thread-safe.
+ * one client thread; reconnects and automatic resends run on one scheduler thread; the receive
+ * path (store writes with fsync, sync/ack decisions) runs on one receive thread, never on the
+ * socket reader. All threads are daemons and are stopped by {@link #close()}. All public methods
+ * are thread-safe.
  */
 public final class ImClient implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ImClient.class);
@@ -101,10 +122,24 @@ public final class ImClient implements AutoCloseable {
 
     private volatile DeviceInfo device;
 
-    private ImClient(ClientOptions options, Clock clock, DurableOutbox outbox) {
+    private final DurableEventStore store;
+    /** The receive path: store writes, sync/ack decisions, in order. */
+    private final ScheduledExecutorService receiver;
+    /** Receive thread only. */
+    private final ReceiveLogic logic = new ReceiveLogic();
+    /** Receive thread only: the connection the receive state belongs to; replies of older ones are ignored. */
+    private Connection recvConn;
+    /** Pushed events not yet stored; drained in batches by the receive thread (one fsync per batch). */
+    private final ConcurrentLinkedQueue<Event> pushQueue = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    /** Set when a {@link ClientFaults} hook simulated a crash: the receive path does nothing more. */
+    private volatile boolean crashed;
+
+    private ImClient(ClientOptions options, Clock clock, DurableOutbox outbox, DurableEventStore store) {
         this.options = options;
         this.clock = clock;
         this.outbox = outbox;
+        this.store = store;
         String name = "im-client-" + INSTANCES.incrementAndGet();
         this.httpExecutor = Executors.newCachedThreadPool(daemonThreads(name + "-io"));
         this.http = HttpClient.newBuilder()
@@ -113,6 +148,8 @@ public final class ImClient implements AutoCloseable {
                 .build();
         this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads(name + "-scheduler"));
         this.callbacks = Executors.newSingleThreadExecutor(daemonThreads(name + "-callbacks"));
+        this.receiver = Executors.newSingleThreadScheduledExecutor(daemonThreads(name + "-receive"));
+        store.cursors().forEach(logic::cursor);
     }
 
     /**
@@ -128,7 +165,9 @@ public final class ImClient implements AutoCloseable {
     public static ImClient open(ClientOptions options, Clock clock) throws IOException {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(clock, "clock");
-        return new ImClient(options, clock, DurableOutbox.open(options.stateDir()));
+        DurableOutbox outbox = DurableOutbox.open(options.stateDir());
+        DurableEventStore store = DurableEventStore.open(options.stateDir());
+        return new ImClient(options, clock, outbox, store);
     }
 
     public ClientOptions options() {
@@ -217,6 +256,7 @@ public final class ImClient implements AutoCloseable {
         }
         disconnect();
         scheduler.shutdownNow();
+        receiver.shutdownNow();
         callbacks.shutdown(); // queued callbacks (e.g. the final onDisconnected) still run on the daemon thread
         httpExecutor.shutdownNow();
     }
@@ -273,6 +313,9 @@ public final class ImClient implements AutoCloseable {
         }
         log.info("connected to {} as {}", options.uri(), conn.device);
         fire("onConnected", ClientListener::onConnected);
+        if (options.autoReceive()) {
+            onReceiver(() -> startReceive(conn));
+        }
         if (options.autoReconnect()) {
             try {
                 scheduler.execute(this::autoResend);
@@ -611,6 +654,265 @@ public final class ImClient implements AutoCloseable {
         }
     }
 
+    // ------------------------------------------------------------------ receive side (public)
+
+    /** The durable contiguous cursor of {@code conv}: every visible event with seq &le; it is stored locally (0 if unknown). */
+    public long cursor(String conv) {
+        return store.cursor(Objects.requireNonNull(conv, "conv"));
+    }
+
+    /** The durable cursors of every conversation this device has stored anything for, by conversation id. */
+    public Map<String, Long> cursors() {
+        return store.cursors();
+    }
+
+    /** The stored events of {@code conv} in seq order (including any held above the cursor, waiting for a gap to close). */
+    public List<ReceivedEvent> events(String conv) {
+        return store.events(Objects.requireNonNull(conv, "conv"));
+    }
+
+    /**
+     * Starts a sync loop of {@code conv} from the local cursor (or reruns it once when one is running),
+     * then acks. Asynchronous: watch {@link #cursor}, {@link ClientListener#onCursor}. For tests and repair.
+     *
+     * @throws ConnectionLostException if not connected
+     * @throws IllegalStateException if {@code autoReceive} is off
+     */
+    public void syncNow(String conv) throws ConnectionLostException {
+        Objects.requireNonNull(conv, "conv");
+        if (!options.autoReceive()) {
+            throw new IllegalStateException("syncNow needs autoReceive");
+        }
+        Connection conn = currentConnection();
+        onReceiver(() -> {
+            if (conn == recvConn) {
+                perform(conn, logic.syncNow(conv));
+            }
+        });
+    }
+
+    // ------------------------------------------------------------------ receive side (receive thread)
+
+    private void onReceiver(Runnable task) {
+        try {
+            receiver.execute(() -> {
+                if (crashed) {
+                    return;
+                }
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    log.error("receive task failed", e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            log.debug("client closed; receive task dropped");
+        }
+    }
+
+    /** After auth: reset the per-connection receive state and subscribe. */
+    private void startReceive(Connection conn) {
+        recvConn = conn;
+        logic.connected();
+        store.cursors().forEach(logic::cursor);
+        Sub sub = new Sub(nextRid());
+        reply(conn, sub, (r, err) -> onSubReply(conn, r, err));
+    }
+
+    private void onSubReply(Connection conn, ServerFrame r, Throwable err) {
+        if (conn != recvConn) {
+            return;
+        }
+        if (r instanceof Subbed s) {
+            log.debug("subscribed: {} conversation(s)", s.convs().size());
+            perform(conn, logic.onSubbed(s.convs()));
+            return;
+        }
+        log.warn("sub failed ({}); retrying in {}", err != null ? err.toString() : r, options.reconnectMax());
+        if (conn.isOpen() && !(r instanceof ErrorFrame e && !e.code().retriable())) {
+            try {
+                receiver.schedule(() -> onReceiver(() -> {
+                    if (conn == recvConn && conn.isOpen()) {
+                        reply(conn, new Sub(nextRid()), (r2, err2) -> onSubReply(conn, r2, err2));
+                    }
+                }), options.reconnectMax().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+                log.debug("client closed; no sub retry");
+            }
+        }
+    }
+
+    /** Sends a request whose reply (or failure, timeout) is handled on the receive thread. */
+    private void reply(Connection conn, ClientFrame frame, java.util.function.BiConsumer<ServerFrame, Throwable> then) {
+        submit(conn, frame, false)
+                .orTimeout(options.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((r, err) -> {
+                    if (err != null) {
+                        conn.pending.remove(frame.rid());
+                    }
+                    onReceiver(() -> then.accept(r, err));
+                });
+    }
+
+    private void drainPushes(Connection conn) {
+        drainScheduled.set(false);
+        List<Event> batch = new ArrayList<>();
+        for (Event e = pushQueue.poll(); e != null; e = pushQueue.poll()) {
+            batch.add(e);
+        }
+        if (batch.isEmpty()) {
+            return;
+        }
+        Map<String, Long> maxSeq = new LinkedHashMap<>();
+        for (Event e : batch) {
+            maxSeq.merge(e.conv(), e.seq(), Math::max);
+        }
+        for (Map.Entry<String, List<ReceivedEvent>> f : store.newEvents(batch).entrySet()) {
+            List<Long> seqs = f.getValue().stream().map(ReceivedEvent::seq).toList();
+            if (!fault("beforeStore", () -> options.faults().beforeStore(f.getKey(), seqs))) {
+                return;
+            }
+        }
+        DurableEventStore.Result r;
+        try {
+            r = store.applyPushes(batch);
+        } catch (IOException e) {
+            // Nothing acked for these; the cursor stays, and a hint / gap / reconnect syncs them again.
+            log.error("cannot store {} pushed event(s) in {}: {}", batch.size(), store.logFile(), e.toString());
+            return;
+        }
+        if (!reportStored(r)) {
+            return;
+        }
+        Connection c = recvConn;
+        if (c == null) {
+            return;
+        }
+        maxSeq.forEach((conv, max) -> perform(c, logic.onStored(conv, store.cursor(conv), max)));
+    }
+
+    private void onSyncReply(Connection conn, String conv, long after, ServerFrame reply, Throwable err) {
+        if (conn != recvConn) {
+            return; // the logic was reset by a newer connection
+        }
+        if (!(reply instanceof Synced s)) {
+            log.info("sync of {} after {} failed: {}", conv, after, err != null ? err.toString() : reply);
+            perform(conn, logic.onSyncFailed(conv));
+            return;
+        }
+        List<Long> seqs = s.events().stream().filter(e -> !store.contains(conv, e.seq()) && e.seq() > store.cursor(conv))
+                .map(Event::seq).toList();
+        if (!fault("beforeStore", () -> options.faults().beforeStore(conv, seqs))) {
+            return;
+        }
+        DurableEventStore.Result r;
+        try {
+            r = store.applyPage(conv, after, s.events(), s.more(), s.head());
+        } catch (IOException | IllegalArgumentException e) {
+            log.error("cannot store a sync page of {} in {}: {}", conv, store.logFile(), e.toString());
+            perform(conn, logic.onSyncFailed(conv));
+            return;
+        }
+        if (!reportStored(r)) {
+            return;
+        }
+        long before = r.cursorsBefore().getOrDefault(conv, 0L);
+        perform(conn, logic.onSynced(conv, before, store.cursor(conv), s.more()));
+    }
+
+    /** The fault point after the commit, then the listeners. False if a fault hook simulated a crash. */
+    private boolean reportStored(DurableEventStore.Result r) {
+        Map<String, Long> advanced = r.advanced();
+        java.util.Set<String> convs = new java.util.LinkedHashSet<>();
+        r.added().forEach(e -> convs.add(e.conv()));
+        convs.addAll(advanced.keySet());
+        for (String conv : convs) {
+            long cur = store.cursor(conv);
+            if (!fault("afterStoreBeforeAck", () -> options.faults().afterStoreBeforeAck(conv, cur))) {
+                return false;
+            }
+        }
+        for (ReceivedEvent e : r.added()) {
+            fire("onEvent", l -> l.onEvent(e));
+        }
+        advanced.forEach((conv, cur) -> fire("onCursor", l -> l.onCursor(conv, cur)));
+        return true;
+    }
+
+    private void perform(Connection conn, List<ReceiveLogic.Action> actions) {
+        for (ReceiveLogic.Action a : actions) {
+            if (conn == null || conn != recvConn || !conn.isOpen()) {
+                return; // the next connection resets the logic and resubscribes
+            }
+            if (a instanceof ReceiveLogic.SendSync s) {
+                Sync f = new Sync(nextRid(), s.conv(), s.after(), options.syncLimit());
+                reply(conn, f, (r, err) -> onSyncReply(conn, s.conv(), s.after(), r, err));
+            } else if (a instanceof ReceiveLogic.SendAck k) {
+                // By construction k.seq() is a durable cursor; checked anyway: never ack what is not stored.
+                if (k.seq() > store.cursor(k.conv())) {
+                    throw new IllegalStateException("refusing to ack " + k + " above the durable cursor " + store.cursor(k.conv()));
+                }
+                reply(conn, new Ack(nextRid(), k.conv(), k.seq()), (r, err) -> onAckReply(conn, k, r, err));
+            } else if (a instanceof ReceiveLogic.ScheduleAckFlush f) {
+                long delay = f.retry() ? Math.max(options.ackDelay().toMillis(), options.reconnectMin().toMillis())
+                        : options.ackDelay().toMillis();
+                try {
+                    receiver.schedule(() -> onReceiver(() -> {
+                        if (conn == recvConn && conn.isOpen()) {
+                            perform(conn, logic.flushAcks());
+                        }
+                    }), delay, TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException e) {
+                    log.debug("client closed; no ack flush");
+                }
+            }
+        }
+    }
+
+    private void onAckReply(Connection conn, ReceiveLogic.SendAck k, ServerFrame r, Throwable err) {
+        if (conn != recvConn) {
+            return;
+        }
+        if (r instanceof Acked a) {
+            perform(conn, logic.onAcked(k.conv(), a.delivered()));
+        } else if (r instanceof ErrorFrame e) {
+            log.warn("ack {} rejected: {} {}", k, e.code(), e.msg());
+            perform(conn, logic.onAckFailed(k.conv(), e.code()));
+        } else {
+            log.info("ack {} failed: {}", k, err != null ? err.toString() : r);
+            perform(conn, logic.onAckFailed(k.conv(), null));
+        }
+    }
+
+    /** Runs a fault hook; if it throws, simulates a process death here and returns false. */
+    private boolean fault(String point, Runnable hook) {
+        try {
+            hook.run();
+            return true;
+        } catch (RuntimeException e) {
+            log.warn("fault point {}: simulating a client crash ({})", point, e.toString());
+            crashed = true;
+            pushQueue.clear();
+            Connection old;
+            synchronized (stateLock) {
+                session++;
+                reconnectActive = false;
+                if (reconnectTask != null) {
+                    reconnectTask.cancel(false);
+                    reconnectTask = null;
+                }
+                old = current;
+                current = null;
+            }
+            if (old != null) {
+                old.shutdown(new ConnectionLostException("simulated client crash at " + point));
+                old.abortSocket();
+            }
+            close();
+            return false;
+        }
+    }
+
     // ------------------------------------------------------------------ receiving
 
     private void dispatch(Connection conn, String text) {
@@ -624,6 +926,20 @@ public final class ImClient implements AutoCloseable {
         String rid = replyRid(frame);
         PendingRequest p = rid == null ? null : conn.pending.remove(rid);
         if (p == null) {
+            if (options.autoReceive()) {
+                if (frame instanceof EventPush ep) {
+                    pushQueue.add(ep.ev());
+                    if (drainScheduled.compareAndSet(false, true)) {
+                        onReceiver(() -> drainPushes(conn));
+                    }
+                } else if (frame instanceof Hint h) {
+                    onReceiver(() -> {
+                        if (conn == recvConn) {
+                            perform(conn, logic.onHint(h.conv(), h.head()));
+                        }
+                    });
+                }
+            }
             fire("onPush", l -> l.onPush(frame));
             return;
         }

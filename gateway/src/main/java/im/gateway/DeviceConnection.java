@@ -24,6 +24,8 @@ final class DeviceConnection {
     private final AtomicInteger queued = new AtomicInteger();
     private final AtomicInteger inflight = new AtomicInteger();
     private final AtomicLong droppedPushes;
+    /** Conversations this connection receives pushes for, with the seq its visibility starts at. */
+    final java.util.Map<String, Long> subscribed = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile DevicePrincipal principal;
     private volatile boolean authenticating;
 

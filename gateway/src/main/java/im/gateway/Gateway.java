@@ -38,6 +38,7 @@ public final class Gateway implements AutoCloseable {
     private ThreadPoolExecutor workers;
     private ScheduledExecutorService timers;
     private WebSocketEndpoint endpoint;
+    private PushHub push;
 
     public Gateway(GatewayConfig cfg, DataSource db, Faults faults, Clock clock) {
         this.cfg = cfg;
@@ -59,10 +60,14 @@ public final class Gateway implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        if (cfg.kafkaBootstrap().isPresent()) {
+            push = new PushHub(cfg.kafkaBootstrap().get(), cfg.topics(), cfg.gatewayId(), clock.millis(),
+                    cfg.heartbeat(), faults).start();
+        }
         Directory directory = new Directory(db, clock);
         FrameDispatcher dispatcher = new FrameDispatcher(directory, new SendService(db, faults, clock),
-                new CursorService(db), new ReadPath(new ConversationReader(db)), workers, faults, cfg);
-        endpoint = new WebSocketEndpoint(dispatcher, cfg, timers);
+                new CursorService(db), new ReadPath(new ConversationReader(db), push), workers, faults, cfg);
+        endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push);
         PathHandler routes = Handlers.path()
                 .addExactPath("/ws", Handlers.websocket(endpoint))
                 .addPrefixPath("/admin", new AdminApi(directory, cfg.adminToken()))
@@ -109,14 +114,21 @@ public final class Gateway implements AutoCloseable {
         return endpoint.openConnections();
     }
 
+    /** Pushes dropped because a connection's outbound queue was full. */
     public long droppedPushes() {
         return endpoint.droppedPushes.get();
+    }
+
+    /** Event frames written to sockets. */
+    public long pushed() {
+        return push == null ? 0 : push.pushed.get();
     }
 
     @Override
     public void close() {
         if (endpoint != null) endpoint.closeAll();
         if (server != null) server.stop();
+        if (push != null) push.close();
         if (workers != null) {
             workers.shutdown();
             try {

@@ -3,7 +3,9 @@ package im.gateway;
 import im.infra.config.ConfigException;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
+import im.infra.kafka.TopicNames;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.UUID;
 
 /** The gateway's settings, validated at start (see the README's settings table). */
@@ -16,7 +18,10 @@ public record GatewayConfig(
         int maxInflight,
         int rateLimitPerSecond,
         Duration authTimeout,
-        int outboundQueue) {
+        int outboundQueue,
+        Optional<String> kafkaBootstrap,
+        TopicNames topics,
+        Duration heartbeat) {
 
     public static GatewayConfig from(Settings s) {
         String admin = s.required(ConfigKeys.ADMIN_TOKEN);
@@ -34,6 +39,9 @@ public record GatewayConfig(
                 s.intValue(ConfigKeys.MAX_INFLIGHT, 1, 10_000),
                 s.intValue(ConfigKeys.RATE_LIMIT, 1, 1_000_000),
                 s.millis(ConfigKeys.AUTH_TIMEOUT_MS, 100, 600_000),
-                s.intValue(ConfigKeys.OUTBOUND_QUEUE, 1, 1_000_000));
+                s.intValue(ConfigKeys.OUTBOUND_QUEUE, 1, 1_000_000),
+                s.optional(ConfigKeys.KAFKA_BOOTSTRAP),
+                TopicNames.from(s),
+                s.millis(ConfigKeys.GATEWAY_HEARTBEAT_MS, 100, 60_000));
     }
 }

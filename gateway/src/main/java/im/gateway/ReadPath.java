@@ -17,16 +17,21 @@ import java.util.List;
 /** {@code sub} and {@code sync}: the read side of the gateway, translated to wire frames. */
 final class ReadPath {
     private final ConversationReader reader;
+    private final PushHub push;   // null without Kafka: sub then only reports heads and cursors
 
-    ReadPath(ConversationReader reader) {
+    ReadPath(ConversationReader reader, PushHub push) {
         this.reader = reader;
+        this.push = push;
     }
 
     Subbed subscribe(DeviceConnection conn, Sub sub) {
         List<ConvState> convs = new ArrayList<>();
+        java.util.Map<String, Long> from = new java.util.HashMap<>();
         for (ConvCursor c : reader.conversations(conn.principal())) {
             convs.add(new ConvState(c.conv(), c.head(), c.delivered()));
+            from.put(c.conv(), c.fromSeq());
         }
+        if (push != null) push.subscribe(conn, from);
         return new Subbed(sub.rid(), convs);
     }
 

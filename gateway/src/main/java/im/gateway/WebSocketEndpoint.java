@@ -35,10 +35,13 @@ final class WebSocketEndpoint implements WebSocketConnectionCallback {
     private final Set<DeviceConnection> open = ConcurrentHashMap.newKeySet();
     final AtomicLong droppedPushes = new AtomicLong();
 
-    WebSocketEndpoint(FrameDispatcher dispatcher, GatewayConfig cfg, ScheduledExecutorService timers) {
+    private final PushHub push;
+
+    WebSocketEndpoint(FrameDispatcher dispatcher, GatewayConfig cfg, ScheduledExecutorService timers, PushHub push) {
         this.dispatcher = dispatcher;
         this.cfg = cfg;
         this.timers = timers;
+        this.push = push;
     }
 
     int openConnections() {
@@ -49,7 +52,10 @@ final class WebSocketEndpoint implements WebSocketConnectionCallback {
     public void onConnect(WebSocketHttpExchange exchange, WebSocketChannel channel) {
         DeviceConnection conn = new DeviceConnection(channel, cfg.outboundQueue(), cfg.rateLimitPerSecond(), droppedPushes);
         open.add(conn);
-        channel.addCloseTask(ch -> open.remove(conn));
+        channel.addCloseTask(ch -> {
+            open.remove(conn);
+            if (push != null) push.unsubscribe(conn);
+        });
         timers.schedule(() -> {
             if (conn.principal() == null && conn.isOpen()) conn.close(4002, "auth timeout");
         }, cfg.authTimeout().toMillis(), TimeUnit.MILLISECONDS);

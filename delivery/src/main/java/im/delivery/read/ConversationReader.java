@@ -17,7 +17,7 @@ import javax.sql.DataSource;
  */
 public final class ConversationReader {
     private static final String CONVERSATIONS =
-            "SELECT c.conv_id, c.head_seq, COALESCE(dc.delivered_seq, 0)"
+            "SELECT c.conv_id, c.head_seq, COALESCE(dc.delivered_seq, 0), m.from_seq"
             + " FROM memberships m JOIN conversations c ON c.conv_id = m.conv_id"
             + " LEFT JOIN device_cursors dc ON dc.device_id = ? AND dc.conv_id = m.conv_id"
             + " WHERE m.user_id = ? AND m.to_seq IS NULL ORDER BY c.conv_id";
@@ -46,7 +46,7 @@ public final class ConversationReader {
             ps.setString(2, who.userId());
             List<ConvCursor> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) out.add(new ConvCursor(rs.getString(1), rs.getLong(2), rs.getLong(3)));
+                while (rs.next()) out.add(new ConvCursor(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)));
             }
             return out;
         } catch (SQLException e) {

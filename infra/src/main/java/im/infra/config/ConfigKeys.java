@@ -70,6 +70,14 @@ public final class ConfigKeys {
     public static final ConfigKey OUTBOUND_QUEUE = key("IM_OUTBOUND_QUEUE", "1024",
             "Frames queued per connection for writing; pushes beyond it are dropped (counted) and repaired by sync/hints.");
 
+    // --- Delivery
+    public static final ConfigKey GATEWAY_HEARTBEAT_MS = key("IM_GATEWAY_HEARTBEAT_MS", "2000",
+            "How often a gateway announces it is alive on the gateways topic.");
+    public static final ConfigKey GATEWAY_LEASE_MS = key("IM_GATEWAY_LEASE_MS", "10000",
+            "Delivery nodes drop the interest of a gateway not heard from for this long (a crashed gateway leaves no permanent routes).");
+    public static final ConfigKey STATE_DIR = key("IM_STATE_DIR", "",
+            "Kafka Streams state directory of a delivery node or sweeper. Empty: a fresh temporary directory per start.");
+
     // --- Fault injection (tests only)
     public static final ConfigKey FAULT = key("IM_FAULT", "",
             "Fault injection for tests, off when empty. Comma-separated rules: <point>:halt (Runtime.halt(137)) "

@@ -35,6 +35,26 @@ public record TopicNames(String prefix) {
         return prefix + "interest";
     }
 
+    /** Gateway heartbeats (key: gateway id); delivery nodes expire the interest of a silent gateway. */
+    public String gateways() {
+        return prefix + "gateways";
+    }
+
+    /** Low-volume notices every gateway reads, e.g. "user U joined conversation C" (one partition). */
+    public String notices() {
+        return prefix + "notices";
+    }
+
+    /** A gateway's own channel: events and hints for the devices it holds (one partition). */
+    public String channel(String gatewayId) {
+        return prefix + "gw." + gatewayId;
+    }
+
+    /** The single-partition topics every role needs. */
+    public List<String> singlePartition() {
+        return List.of(gateways(), notices());
+    }
+
     /** The conversation-keyed topics, created with IM_PARTITIONS partitions. */
     public List<String> conversationKeyed() {
         return List.of(events(), cursors(), interest());

@@ -1,0 +1,432 @@
+package im.client;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import im.protocol.Event;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The device's durable event store, beside the outbox in {@code stateDir}:
+ *
+ * <ul>
+ *   <li>{@code events.log}: append-only, one JSON event per line, each event once per (conv, seq).</li>
+ *   <li>{@code events.state}: replaced atomically ({@link AtomicFile}) after every batch: the format
+ *       version, the committed length of the log ({@code logBytes}) and the contiguous cursor of
+ *       every conversation.</li>
+ * </ul>
+ *
+ * <p>A batch (one push batch or one sync page) commits in two steps: append its new events to the
+ * log at {@code logBytes} and fsync, then atomically replace the state with the new length and
+ * cursors. It is committed when the state is replaced; only then does a method return, so a caller
+ * that acks afterwards never acks anything a restarted process would not see. Log bytes past
+ * {@code logBytes} belong to a batch whose commit never returned (nothing was acked or reported for
+ * it) and are cut off at open. A log <em>shorter</em> than {@code logBytes}, or a damaged record or
+ * state file, fails {@link #open} with a message naming the file: committed state is never dropped
+ * silently.
+ *
+ * <p>The cursor of a conversation is contiguous: every visible event with seq &le; cursor is stored.
+ * It advances over stored seqs cursor+1, cursor+2, ... and, for a sync page whose {@code after} is
+ * &le; the cursor, to the end of the range the page covers ({@code head} when {@code more} is false,
+ * else the last event's seq), which may include seqs this device cannot see.
+ *
+ * <p>Thread-safe (every method is synchronized; commits are serialized). All events are also held
+ * in memory. One stateDir belongs to one open client at a time.
+ */
+final class DurableEventStore {
+    private static final Logger log = LoggerFactory.getLogger(DurableEventStore.class);
+    static final String LOG_FILE = "events.log";
+    static final String STATE_FILE = "events.state";
+    private static final int FORMAT_VERSION = 1;
+
+    private static final ObjectMapper MAPPER = JsonMapper.builder(
+                    JsonFactory.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build())
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .build();
+
+    /** What one commit changed. */
+    record Result(List<ReceivedEvent> added, Map<String, Long> cursorsBefore, Map<String, Long> cursorsAfter) {
+        /** Conversations whose cursor moved, with the new cursor. */
+        Map<String, Long> advanced() {
+            Map<String, Long> out = new LinkedHashMap<>();
+            cursorsAfter.forEach((c, v) -> {
+                if (v > cursorsBefore.getOrDefault(c, 0L)) {
+                    out.put(c, v);
+                }
+            });
+            return out;
+        }
+
+        static Result empty() {
+            return new Result(List.of(), Map.of(), Map.of());
+        }
+    }
+
+    private static final class Conv {
+        long cursor;
+        final TreeMap<Long, ReceivedEvent> events = new TreeMap<>();
+    }
+
+    private final Path logFile;
+    private final Path stateFile;
+    private final Map<String, Conv> convs;
+    private long logBytes;
+
+    private DurableEventStore(Path logFile, Path stateFile, Map<String, Conv> convs, long logBytes) {
+        this.logFile = logFile;
+        this.stateFile = stateFile;
+        this.convs = convs;
+        this.logBytes = logBytes;
+    }
+
+    /**
+     * Loads the store of {@code stateDir} (creating the directory if missing).
+     *
+     * @throws IOException naming the file if the state or the committed part of the log is damaged or truncated
+     */
+    static DurableEventStore open(Path stateDir) throws IOException {
+        Files.createDirectories(stateDir);
+        Path logFile = stateDir.resolve(LOG_FILE);
+        Path stateFile = stateDir.resolve(STATE_FILE);
+        AtomicFile.deleteStaleTemps(stateFile);
+        Map<String, Conv> convs = new HashMap<>();
+        long committed = 0;
+        if (Files.exists(stateFile)) {
+            committed = readState(stateFile, convs);
+        }
+        long size = Files.exists(logFile) ? Files.size(logFile) : 0;
+        if (size < committed) {
+            throw corrupt(logFile, "truncated: " + size + " bytes, but " + stateFile.getFileName()
+                    + " says " + committed + " bytes are committed", null);
+        }
+        if (committed > 0) {
+            readLog(logFile, committed, convs);
+        }
+        if (size > committed) {
+            log.info("cutting {} uncommitted bytes off {} (a batch whose commit did not finish; never acked)",
+                    size - committed, logFile);
+            try (FileChannel ch = FileChannel.open(logFile, StandardOpenOption.WRITE)) {
+                ch.truncate(committed);
+                ch.force(true);
+            }
+        }
+        return new DurableEventStore(logFile, stateFile, convs, committed);
+    }
+
+    Path logFile() {
+        return logFile;
+    }
+
+    Path stateFile() {
+        return stateFile;
+    }
+
+    synchronized long cursor(String conv) {
+        Conv c = convs.get(conv);
+        return c == null ? 0 : c.cursor;
+    }
+
+    synchronized Map<String, Long> cursors() {
+        TreeMap<String, Long> out = new TreeMap<>();
+        convs.forEach((k, v) -> out.put(k, v.cursor));
+        return out;
+    }
+
+    synchronized List<ReceivedEvent> events(String conv) {
+        Conv c = convs.get(conv);
+        return c == null ? List.of() : List.copyOf(c.events.values());
+    }
+
+    synchronized boolean contains(String conv, long seq) {
+        Conv c = convs.get(conv);
+        return c != null && c.events.containsKey(seq);
+    }
+
+    /** New events of {@code pushes} (not stored yet and above the cursor) per conversation, in seq order. */
+    synchronized Map<String, List<ReceivedEvent>> newEvents(List<Event> pushes) {
+        Map<String, TreeMap<Long, ReceivedEvent>> fresh = new LinkedHashMap<>();
+        for (Event e : pushes) {
+            if (isNew(e)) {
+                fresh.computeIfAbsent(e.conv(), k -> new TreeMap<>()).putIfAbsent(e.seq(), ReceivedEvent.of(e));
+            }
+        }
+        Map<String, List<ReceivedEvent>> out = new LinkedHashMap<>();
+        fresh.forEach((k, v) -> out.put(k, List.copyOf(v.values())));
+        return out;
+    }
+
+    /** Durably stores the pushed events (duplicates are no-ops) and advances cursors over contiguous seqs. */
+    synchronized Result applyPushes(List<Event> pushes) throws IOException {
+        return commit(newEvents(pushes), Map.of());
+    }
+
+    /**
+     * Durably stores one sync page of {@code conv} (the reply to {@code sync{after}}) and, if
+     * {@code after} is &le; the cursor, advances the cursor to the end of the range the page covers:
+     * {@code head} when {@code more} is false, else the seq of the page's last event.
+     */
+    synchronized Result applyPage(String conv, long after, List<Event> events, boolean more, long head) throws IOException {
+        Objects.requireNonNull(conv, "conv");
+        TreeMap<Long, ReceivedEvent> fresh = new TreeMap<>();
+        long last = after;
+        for (Event e : events) {
+            if (!conv.equals(e.conv())) {
+                throw new IllegalArgumentException("sync page of " + conv + " holds an event of " + e.conv());
+            }
+            last = Math.max(last, e.seq());
+            if (isNew(e)) {
+                fresh.putIfAbsent(e.seq(), ReceivedEvent.of(e));
+            }
+        }
+        long upTo = more ? last : Math.max(head, last);
+        Map<String, List<ReceivedEvent>> added = fresh.isEmpty() ? Map.of() : Map.of(conv, List.copyOf(fresh.values()));
+        return commit(added, Map.of(conv, new long[] {after, upTo}));
+    }
+
+    private boolean isNew(Event e) {
+        Conv c = convs.get(e.conv());
+        return c == null || (e.seq() > c.cursor && !c.events.containsKey(e.seq()));
+    }
+
+    /** {@code ranges}: conv → {after, upTo} of a sync page. */
+    private Result commit(Map<String, List<ReceivedEvent>> added, Map<String, long[]> ranges) throws IOException {
+        // 1. The new cursors, computed without touching memory (which changes only after the commit).
+        Map<String, Long> before = new LinkedHashMap<>();
+        Map<String, Long> after = new LinkedHashMap<>();
+        List<String> touched = new ArrayList<>(added.keySet());
+        for (String c : ranges.keySet()) {
+            if (!touched.contains(c)) {
+                touched.add(c);
+            }
+        }
+        for (String conv : touched) {
+            Conv c = convs.get(conv);
+            long cur = c == null ? 0 : c.cursor;
+            before.put(conv, cur);
+            java.util.Set<Long> fresh = new java.util.HashSet<>();
+            for (ReceivedEvent e : added.getOrDefault(conv, List.of())) {
+                fresh.add(e.seq());
+            }
+            cur = advance(c, fresh, cur);
+            long[] r = ranges.get(conv);
+            if (r != null && r[0] <= cur && r[1] > cur) {
+                cur = advance(c, fresh, r[1]);
+            }
+            after.put(conv, cur);
+        }
+        boolean cursorsChanged = false;
+        for (String conv : touched) {
+            if (!after.get(conv).equals(before.get(conv)) || !convs.containsKey(conv)) {
+                cursorsChanged = true;
+            }
+        }
+        if (added.isEmpty() && !cursorsChanged) {
+            return new Result(List.of(), before, after);
+        }
+        // 2. Append the events and fsync, 3. replace the state: the commit point.
+        long newLogBytes = logBytes;
+        if (!added.isEmpty()) {
+            ByteArrayOutputStream buf = new ByteArrayOutputStream();
+            for (List<ReceivedEvent> list : added.values()) {
+                for (ReceivedEvent e : list) {
+                    buf.write(MAPPER.writeValueAsBytes(encode(e)));
+                    buf.write('\n');
+                }
+            }
+            byte[] bytes = buf.toByteArray();
+            try (FileChannel ch = FileChannel.open(logFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+                ch.truncate(logBytes); // drop the tail of an earlier failed commit
+                ByteBuffer bb = ByteBuffer.wrap(bytes);
+                long pos = logBytes;
+                while (bb.hasRemaining()) {
+                    pos += ch.write(bb, pos);
+                }
+                ch.force(true);
+            }
+            if (logBytes == 0) {
+                AtomicFile.fsyncDirectory(logFile.toAbsolutePath().getParent()); // the log file's creation
+            }
+            newLogBytes = logBytes + bytes.length;
+        }
+        Map<String, Long> allCursors = new TreeMap<>();
+        convs.forEach((k, v) -> allCursors.put(k, v.cursor));
+        allCursors.putAll(after);
+        AtomicFile.write(stateFile, encodeState(newLogBytes, allCursors));
+        // 4. Committed: now memory.
+        logBytes = newLogBytes;
+        List<ReceivedEvent> addedFlat = new ArrayList<>();
+        for (String conv : touched) {
+            Conv c = convs.computeIfAbsent(conv, k -> new Conv());
+            for (ReceivedEvent e : added.getOrDefault(conv, List.of())) {
+                c.events.put(e.seq(), e);
+                addedFlat.add(e);
+            }
+            c.cursor = after.get(conv);
+        }
+        return new Result(List.copyOf(addedFlat), before, after);
+    }
+
+    /** From {@code from}, moves over seqs stored (or about to be) one by one. */
+    private static long advance(Conv c, java.util.Set<Long> fresh, long from) {
+        long cur = from;
+        while (fresh.contains(cur + 1) || (c != null && c.events.containsKey(cur + 1))) {
+            cur++;
+        }
+        return cur;
+    }
+
+    // ------------------------------------------------------------------ encoding
+
+    private static ObjectNode encode(ReceivedEvent e) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("conv", e.conv()).put("seq", e.seq()).put("kind", e.kind()).put("mid", e.mid()).put("sender", e.sender());
+        if (e.cmid() != null) {
+            n.put("cmid", e.cmid());
+        }
+        if (e.body() != null) {
+            n.put("body", e.body());
+        }
+        n.put("at", e.at());
+        return n;
+    }
+
+    private static byte[] encodeState(long logBytes, Map<String, Long> cursors) throws JsonProcessingException {
+        ObjectNode root = MAPPER.createObjectNode().put("version", FORMAT_VERSION).put("logBytes", logBytes);
+        ObjectNode cs = root.putObject("cursors");
+        cursors.forEach(cs::put);
+        return MAPPER.writeValueAsBytes(root);
+    }
+
+    private static long readState(Path file, Map<String, Conv> convs) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        JsonNode root;
+        try {
+            root = MAPPER.readTree(bytes);
+        } catch (JsonProcessingException e) {
+            throw corrupt(file, "not valid JSON (truncated or damaged): " + e.getOriginalMessage(), e);
+        }
+        if (root == null || !root.isObject()) {
+            throw corrupt(file, "expected a JSON object", null);
+        }
+        JsonNode version = root.get("version");
+        if (version == null || !version.isInt() || version.intValue() != FORMAT_VERSION) {
+            throw corrupt(file, "unsupported or missing version (expected " + FORMAT_VERSION + ")", null);
+        }
+        JsonNode lb = root.get("logBytes");
+        if (lb == null || !lb.isIntegralNumber() || !lb.canConvertToLong() || lb.longValue() < 0) {
+            throw corrupt(file, "logBytes: expected a non-negative integer", null);
+        }
+        JsonNode cs = root.get("cursors");
+        if (cs == null || !cs.isObject()) {
+            throw corrupt(file, "cursors: expected an object", null);
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = cs.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> f = it.next();
+            JsonNode v = f.getValue();
+            if (!v.isIntegralNumber() || !v.canConvertToLong() || v.longValue() < 0) {
+                throw corrupt(file, "cursors." + f.getKey() + ": expected a non-negative integer", null);
+            }
+            convs.computeIfAbsent(f.getKey(), k -> new Conv()).cursor = v.longValue();
+        }
+        return lb.longValue();
+    }
+
+    private static void readLog(Path file, long committed, Map<String, Conv> convs) throws IOException {
+        byte[] bytes;
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            if (committed > Integer.MAX_VALUE - 8) {
+                throw corrupt(file, "committed part of " + committed + " bytes is too large to load", null);
+            }
+            ByteBuffer bb = ByteBuffer.allocate((int) committed);
+            while (bb.hasRemaining()) {
+                if (ch.read(bb) < 0) {
+                    throw corrupt(file, "truncated while reading", null);
+                }
+            }
+            bytes = bb.array();
+        }
+        if (bytes.length > 0 && bytes[bytes.length - 1] != '\n') {
+            throw corrupt(file, "the committed part does not end with a complete record", null);
+        }
+        int start = 0;
+        int line = 0;
+        for (int i = 0; i < bytes.length; i++) {
+            if (bytes[i] != '\n') {
+                continue;
+            }
+            line++;
+            String where = "line " + line;
+            String text = new String(bytes, start, i - start, StandardCharsets.UTF_8);
+            start = i + 1;
+            JsonNode n;
+            try {
+                n = MAPPER.readTree(text);
+            } catch (JsonProcessingException e) {
+                throw corrupt(file, where + ": not valid JSON: " + e.getOriginalMessage(), e);
+            }
+            if (n == null || !n.isObject()) {
+                throw corrupt(file, where + ": expected a JSON object", null);
+            }
+            ReceivedEvent e;
+            try {
+                e = new ReceivedEvent(text(file, n, where, "conv", true), number(file, n, where, "seq"),
+                        text(file, n, where, "kind", true), text(file, n, where, "mid", true),
+                        text(file, n, where, "sender", true), text(file, n, where, "cmid", false),
+                        text(file, n, where, "body", false), number(file, n, where, "at"));
+            } catch (IllegalArgumentException ex) {
+                throw corrupt(file, where + ": " + ex.getMessage(), ex);
+            }
+            ReceivedEvent old = convs.computeIfAbsent(e.conv(), k -> new Conv()).events.putIfAbsent(e.seq(), e);
+            if (old != null && !old.equals(e)) {
+                throw corrupt(file, where + ": two different events for " + e.conv() + " seq " + e.seq(), null);
+            }
+        }
+    }
+
+    private static String text(Path file, JsonNode n, String where, String field, boolean required) throws IOException {
+        JsonNode v = n.get(field);
+        if (v == null && !required) {
+            return null;
+        }
+        if (v == null || !v.isTextual()) {
+            throw corrupt(file, where + "." + field + ": expected a string", null);
+        }
+        return v.textValue();
+    }
+
+    private static long number(Path file, JsonNode n, String where, String field) throws IOException {
+        JsonNode v = n.get(field);
+        if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw corrupt(file, where + "." + field + ": expected an integer", null);
+        }
+        return v.longValue();
+    }
+
+    private static IOException corrupt(Path file, String detail, Throwable cause) {
+        return new IOException("corrupt client event store " + file.toAbsolutePath() + ": " + detail
+                + " (events are not dropped silently; repair or move the files "
+                + LOG_FILE + " and " + STATE_FILE + " away)", cause);
+    }
+}

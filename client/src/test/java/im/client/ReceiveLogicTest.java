@@ -1,0 +1,126 @@
+package im.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import im.client.ReceiveLogic.Action;
+import im.client.ReceiveLogic.ScheduleAckFlush;
+import im.client.ReceiveLogic.SendAck;
+import im.client.ReceiveLogic.SendSync;
+import im.protocol.ConvState;
+import im.protocol.ErrorCode;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ReceiveLogicTest {
+    private final ReceiveLogic logic = new ReceiveLogic();
+
+    @Test
+    void storedPushSchedulesOneCoalescedAckWithTheCursorAtFlushTime() {
+        logic.connected();
+        assertEquals(List.of(new ScheduleAckFlush(false)), logic.onStored("c", 1, 1));
+        assertEquals(List.of(), logic.onStored("c", 2, 2), "already scheduled");
+        assertEquals(List.of(), logic.onStored("c", 3, 3));
+        assertEquals(List.of(new SendAck("c", 3)), logic.flushAcks());
+    }
+
+    @Test
+    void atMostOneAckInFlightPerConversationAndTheNextCarriesTheLatestCursor() {
+        logic.connected();
+        logic.onStored("c", 1, 1);
+        assertEquals(List.of(new SendAck("c", 1)), logic.flushAcks());
+        assertEquals(List.of(), logic.onStored("c", 2, 2), "one in flight: its reply schedules the next");
+        assertEquals(List.of(), logic.onStored("c", 4, 4));
+        assertEquals(List.of(new ScheduleAckFlush(false)), logic.onAcked("c", 1));
+        assertEquals(List.of(new SendAck("c", 4)), logic.flushAcks());
+        assertEquals(List.of(), logic.onAcked("c", 4));
+        assertEquals(List.of(), logic.flushAcks(), "nothing new");
+    }
+
+    @Test
+    void gapStartsOneSyncFromTheCursorAndFurtherGapsRerunItOnce() {
+        logic.connected();
+        logic.onStored("c", 5, 5);
+        List<Action> a = logic.onStored("c", 5, 7); // 7 pushed, 6 missing
+        assertEquals(new SendSync("c", 5), a.get(0));
+        assertTrue(logic.syncing("c"));
+        assertFalse(logic.onStored("c", 5, 9).stream().anyMatch(x -> x instanceof SendSync), "one loop at a time");
+        assertEquals(List.of(new SendSync("c", 9)), logic.onSynced("c", 5, 9, false).stream()
+                .filter(x -> x instanceof SendSync).toList(), "rerun once from the new cursor");
+        assertFalse(logic.onSynced("c", 9, 9, false).stream().anyMatch(x -> x instanceof SendSync));
+        assertFalse(logic.syncing("c"));
+    }
+
+    @Test
+    void syncPagesWhileMoreThenStops() {
+        logic.connected();
+        assertEquals(List.of(new SendSync("c", 0)), logic.onHint("c", 300));
+        assertEquals(new SendSync("c", 100), logic.onSynced("c", 0, 100, true).get(0));
+        assertEquals(new SendSync("c", 200), logic.onSynced("c", 100, 200, true).get(0));
+        List<Action> last = logic.onSynced("c", 200, 300, false);
+        assertFalse(last.stream().anyMatch(x -> x instanceof SendSync));
+        assertFalse(logic.syncing("c"));
+        assertEquals(List.of(new SendAck("c", 300)), logic.flushAcks(), "then ack");
+    }
+
+    @Test
+    void pageWithMoreThatDoesNotAdvanceEndsTheLoopInsteadOfSpinning() {
+        logic.connected();
+        logic.onHint("c", 3);
+        assertFalse(logic.onSynced("c", 0, 0, true).stream().anyMatch(x -> x instanceof SendSync));
+        assertFalse(logic.syncing("c"));
+    }
+
+    @Test
+    void ackedAboveTheLocalCursorSyncsAndNeverRaisesTheCursor() {
+        logic.connected();
+        logic.onStored("c", 3, 3);
+        logic.flushAcks();
+        List<Action> a = logic.onAcked("c", 8); // restored old local state: server holds 8
+        assertEquals(List.of(new SendSync("c", 3)), a);
+        assertEquals(3, logic.cursorOf("c"));
+        logic.onSynced("c", 3, 8, false);
+        assertEquals(List.of(), logic.flushAcks(), "server already has 8");
+    }
+
+    @Test
+    void subbedSyncsConversationsBehindHeadAndAcksWhatTheServerDoesNotKnow() {
+        logic.cursor("a", 5); // stored before a crash, ack never sent
+        logic.cursor("b", 2);
+        logic.connected();
+        List<Action> a = logic.onSubbed(List.of(new ConvState("a", 5, 3), new ConvState("b", 9, 2),
+                new ConvState("n", 4, 0)));
+        assertTrue(a.contains(new SendSync("b", 2)));
+        assertTrue(a.contains(new SendSync("n", 0)), "unknown conversation starts at 0");
+        assertFalse(a.contains(new SendSync("a", 5)));
+        assertTrue(a.contains(new ScheduleAckFlush(false)));
+        assertEquals(List.of(new SendAck("a", 5)), logic.flushAcks());
+    }
+
+    @Test
+    void reconnectResetsInFlightState() {
+        logic.connected();
+        logic.onStored("c", 2, 2);
+        logic.flushAcks();
+        logic.onHint("c", 4);
+        logic.connected();
+        assertFalse(logic.ackInFlight("c"));
+        assertFalse(logic.syncing("c"));
+        assertEquals(List.of(new SendSync("c", 2)), logic.onSubbed(List.of(new ConvState("c", 4, 0))).stream()
+                .filter(x -> x instanceof SendSync).toList());
+    }
+
+    @Test
+    void ackFailures() {
+        logic.connected();
+        logic.onStored("c", 7, 7);
+        logic.flushAcks();
+        assertEquals(List.of(new ScheduleAckFlush(true)), logic.onAckFailed("c", ErrorCode.UNAVAILABLE));
+        assertEquals(List.of(new SendAck("c", 7)), logic.flushAcks(), "retriable: retried");
+        assertEquals(List.of(new SendSync("c", 7)), logic.onAckFailed("c", ErrorCode.CURSOR_AHEAD));
+        assertEquals(List.of(), logic.flushAcks(), "the same value is not repeated after CURSOR_AHEAD");
+        logic.onSynced("c", 7, 7, false);
+        assertEquals(List.of(), logic.flushAcks());
+    }
+}

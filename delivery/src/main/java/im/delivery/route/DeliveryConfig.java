@@ -1,0 +1,14 @@
+package im.delivery.route;
+
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
+import im.infra.kafka.TopicNames;
+import java.time.Duration;
+
+/** A delivery node's settings. */
+public record DeliveryConfig(String bootstrap, TopicNames topics, Duration lease, String stateDir) {
+    public static DeliveryConfig from(Settings s) {
+        return new DeliveryConfig(s.required(ConfigKeys.KAFKA_BOOTSTRAP), TopicNames.from(s),
+                s.millis(ConfigKeys.GATEWAY_LEASE_MS, 1_000, 600_000), s.string(ConfigKeys.STATE_DIR));
+    }
+}

@@ -1,0 +1,62 @@
+package im.delivery.route;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Collection;
+
+/**
+ * The JSON of the routing topics, written and read in one place. Values (docs/topics.md):
+ * <ul>
+ *   <li>interest (key conv): {@code {"v":1,"conv","device","user","gateway","gen","online"}}</li>
+ *   <li>gateway channel: {@code {"v":1,"devices":[...],"ev":{event}}} or {@code {"v":1,"devices":[...],"hint":{conv,head,why}}}</li>
+ *   <li>notices: {@code {"v":1,"kind":"join","user","ev":{event}}}</li>
+ *   <li>gateways (key gateway): {@code {"v":1,"gateway","gen","at"}}</li>
+ * </ul>
+ */
+public final class RouteJson {
+    public static final ObjectMapper JSON = new ObjectMapper();
+
+    private RouteJson() {}
+
+    public static JsonNode parse(String s) {
+        try {
+            return JSON.readTree(s);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    public static String interest(String conv, String device, String user, String gateway, long gen, boolean online) {
+        return JSON.createObjectNode().put("v", 1).put("conv", conv).put("device", device).put("user", user)
+                .put("gateway", gateway).put("gen", gen).put("online", online).toString();
+    }
+
+    public static String heartbeat(String gateway, long gen, long at) {
+        return JSON.createObjectNode().put("v", 1).put("gateway", gateway).put("gen", gen).put("at", at).toString();
+    }
+
+    public static String channelEvent(Collection<String> devices, JsonNode event) {
+        ObjectNode o = JSON.createObjectNode().put("v", 1);
+        ArrayNode d = o.putArray("devices");
+        devices.forEach(d::add);
+        o.set("ev", event);
+        return o.toString();
+    }
+
+    public static String channelHint(Collection<String> devices, String conv, long head, String why) {
+        ObjectNode o = JSON.createObjectNode().put("v", 1);
+        ArrayNode d = o.putArray("devices");
+        devices.forEach(d::add);
+        o.putObject("hint").put("conv", conv).put("head", head).put("why", why);
+        return o.toString();
+    }
+
+    public static String joinNotice(String user, JsonNode event) {
+        ObjectNode o = JSON.createObjectNode().put("v", 1).put("kind", "join").put("user", user);
+        o.set("ev", event);
+        return o.toString();
+    }
+}

@@ -1,0 +1,175 @@
+package im.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import im.client.ClientListener;
+import im.client.ClientOptions;
+import im.client.ImClient;
+import im.client.ReceivedEvent;
+import im.infra.test.ImStackExtension;
+import im.infra.test.TestStack;
+import im.protocol.EventPush;
+import im.protocol.ServerFrame;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The delivery path end to end: PostgreSQL → Debezium → Kafka → delivery node → gateway → device. */
+@ExtendWith(ImStackExtension.class)
+class DeliveryIT {
+    private static final Duration CONVERGE = Duration.ofSeconds(60);
+
+    private static ImClient client(Gateway g, String token, Path dir) throws Exception {
+        ImClient c = ImClient.open(ClientOptions.of(Pipeline.ws(g), token, dir));
+        c.connect();
+        return c;
+    }
+
+    private static long cursorRow(Fixture fx, String device, String conv) {
+        return fx.count("SELECT COALESCE((SELECT delivered_seq FROM device_cursors WHERE device_id = ? AND conv_id = ?), -1)", device, conv);
+    }
+
+    private static List<Long> seqs(ImClient c, String conv) {
+        List<Long> s = new ArrayList<>();
+        for (ReceivedEvent e : c.events(conv)) s.add(e.seq());
+        return s;
+    }
+
+    private static List<Long> range(long from, long to) {
+        List<Long> r = new ArrayList<>();
+        for (long i = from; i <= to; i++) r.add(i);
+        return r;
+    }
+
+    @Test
+    void pushThenAckAdvancesTheCursor(TestStack stack, @TempDir Path dir) throws Exception {
+        Fixture fx = new Fixture(stack);
+        try (Pipeline p = new Pipeline(stack, Map.of())) {
+            Gateway gw = p.addGateway("gw-a", "");
+            p.awaitRunning();
+            List<ServerFrame> pushes = new CopyOnWriteArrayList<>();
+            try (ImClient ana = client(gw, fx.anaToken, dir.resolve("ana"));
+                 ImClient bo = client(gw, fx.boToken, dir.resolve("bo"))) {
+                bo.addListener(new ClientListener() {
+                    @Override
+                    public void onPush(ServerFrame f) {
+                        pushes.add(f);
+                    }
+                });
+                Await.until(CONVERGE, () -> bo.cursor("c-ab") == 2, "bo caught up with the join events");
+                long seq = ana.send("c-ab", "hello bo").seq();
+                Await.until(CONVERGE, () -> cursorRow(fx, "d-bo", "c-ab") == seq, "bo's cursor row reached " + seq);
+                assertTrue(pushes.stream().anyMatch(f -> f instanceof EventPush && ((EventPush) f).ev().seq() == seq),
+                        "the message arrived as a push, not only through sync");
+                assertEquals(seq, bo.cursor("c-ab"));
+                assertEquals("hello bo", bo.events("c-ab").get(bo.events("c-ab").size() - 1).body());
+            }
+        }
+    }
+
+    @Test
+    void devicesConvergeAndAnOfflineDeviceCatchesUp(TestStack stack, @TempDir Path dir) throws Exception {
+        Fixture fx = new Fixture(stack);
+        String boTablet = fx.dir.registerDevice("u-bo", "d-bo-tablet").token();
+        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo", "u-cy"));   // joins 1..3
+        try (Pipeline p = new Pipeline(stack, Map.of())) {
+            Gateway gw1 = p.addGateway("gw-1", "");
+            Gateway gw2 = p.addGateway("gw-2", "");
+            p.awaitRunning();
+            try (ImClient ana = client(gw1, fx.anaToken, dir.resolve("ana"));
+                 ImClient bo = client(gw1, fx.boToken, dir.resolve("bo"));
+                 ImClient tablet = client(gw2, boTablet, dir.resolve("tablet"))) {
+                for (int i = 0; i < 40; i++) ana.send("g1", "message " + i);
+                long head = fx.head("g1");
+                Map<ImClient, Long> joinedAt = Map.of(ana, 1L, bo, 2L, tablet, 2L);
+                for (Map.Entry<ImClient, Long> e : joinedAt.entrySet()) {
+                    ImClient c = e.getKey();
+                    Await.until(CONVERGE, () -> c.cursor("g1") == head, "a device converged to " + head);
+                    assertEquals(range(e.getValue(), head), seqs(c, "g1"),
+                            "contiguous local store from the user's join, each event once");
+                }
+                // cy was offline the whole time: sub + sync on connect brings it to the head.
+                try (ImClient cy = client(gw2, fx.cyToken, dir.resolve("cy"))) {
+                    Await.until(CONVERGE, () -> cy.cursor("g1") == head, "offline device caught up");
+                    assertEquals(range(3, head), seqs(cy, "g1"), "cy sees from its join (seq 3) on");
+                    Await.until(CONVERGE, () -> cursorRow(fx, "d-cy", "g1") == head, "cy acked the head");
+                }
+                for (String d : List.of("d-bo", "d-bo-tablet", "d-ana")) {
+                    String dev = d;
+                    Await.until(CONVERGE, () -> cursorRow(fx, dev, "g1") == head, dev + " cursor row at head");
+                }
+            }
+        }
+    }
+
+    @Test
+    void visibilityLeaveStopsPushesJoinStartsThem(TestStack stack, @TempDir Path dir) throws Exception {
+        Fixture fx = new Fixture(stack);
+        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo"));
+        try (Pipeline p = new Pipeline(stack, Map.of())) {
+            Gateway gw = p.addGateway("gw-a", "");
+            p.awaitRunning();
+            List<Long> cyPushed = new CopyOnWriteArrayList<>();
+            List<Long> boPushed = new CopyOnWriteArrayList<>();
+            try (ImClient ana = client(gw, fx.anaToken, dir.resolve("ana"));
+                 ImClient bo = client(gw, fx.boToken, dir.resolve("bo"));
+                 ImClient cy = client(gw, fx.cyToken, dir.resolve("cy"))) {
+                bo.addListener(pushRecorder("g1", boPushed));
+                cy.addListener(pushRecorder("g1", cyPushed));
+                long before = ana.send("g1", "before cy joins").seq();                 // 3
+                Await.until(CONVERGE, () -> bo.cursor("g1") == before, "bo has 3");
+                long join = fx.dir.addMember("g1", "u-cy").seq();                      // 4
+                Await.until(CONVERGE, () -> cy.cursor("g1") == join, "cy got its join");
+                long during = ana.send("g1", "cy is in").seq();                        // 5
+                Await.until(CONVERGE, () -> cy.cursor("g1") == during, "cy got the message after its join");
+                long leave = fx.dir.removeMember("g1", "u-bo").seq();                  // 6
+                Await.until(CONVERGE, () -> bo.cursor("g1") == leave, "bo got its own leave");
+                long after = ana.send("g1", "bo is gone").seq();                       // 7
+                Await.until(CONVERGE, () -> cy.cursor("g1") == after, "cy got 7");
+                assertTrue(cyPushed.contains(during), "pushed to the new member: " + cyPushed);
+                assertTrue(cyPushed.stream().allMatch(s -> s >= join), "nothing before the join was pushed to cy: " + cyPushed);
+                assertTrue(boPushed.stream().noneMatch(s -> s > leave), "nothing after the leave was pushed to bo: " + boPushed);
+                assertEquals(range(join, after), seqs(cy, "g1"), "cy's store: from its join on");
+                assertTrue(seqs(bo, "g1").stream().noneMatch(s -> s > leave), "bo's store ends at its leave");
+                assertTrue(seqs(bo, "g1").contains(before));
+            }
+        }
+    }
+
+    @Test
+    void whenADeliveryNodeDiesAnotherTakesOverAndPushesResume(TestStack stack, @TempDir Path dir) throws Exception {
+        Fixture fx = new Fixture(stack);
+        try (Pipeline p = new Pipeline(stack, Map.of())) {
+            p.addNode();
+            Gateway gw = p.addGateway("gw-a", "");
+            p.awaitRunning();
+            List<Long> pushed = new CopyOnWriteArrayList<>();
+            try (ImClient ana = client(gw, fx.anaToken, dir.resolve("ana"));
+                 ImClient bo = client(gw, fx.boToken, dir.resolve("bo"))) {
+                bo.addListener(pushRecorder("c-ab", pushed));
+                long first = ana.send("c-ab", "both nodes up").seq();
+                Await.until(CONVERGE, () -> pushed.contains(first), "pushed while both nodes run");
+                p.nodes.get(0).close();                      // one node dies; its partitions move
+                long second = ana.send("c-ab", "one node left").seq();
+                Await.until(CONVERGE, () -> pushed.contains(second), "pushes resume through the surviving node");
+                assertEquals(second, bo.cursor("c-ab"));
+            }
+        }
+    }
+
+    static ClientListener pushRecorder(String conv, List<Long> into) {
+        return new ClientListener() {
+            @Override
+            public void onPush(ServerFrame f) {
+                if (f instanceof EventPush && ((EventPush) f).ev().conv().equals(conv)) into.add(((EventPush) f).ev().seq());
+            }
+        };
+    }
+}

@@ -1,0 +1,79 @@
+package im.gateway;
+
+import im.delivery.route.DeliveryConfig;
+import im.delivery.route.DeliveryNode;
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
+import im.infra.fault.Faults;
+import im.infra.kafka.TopicNames;
+import im.infra.kafka.Topics;
+import im.infra.test.TestStack;
+import im.ingest.relay.CdcRelay;
+import im.ingest.relay.RelayConfig;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The whole delivery path in the test JVM against real PostgreSQL and Kafka: the CDC relay, one
+ * or more delivery nodes and gateways, on the test's own database, slot and topic prefix.
+ */
+final class Pipeline implements AutoCloseable {
+    final TestStack stack;
+    final Settings settings;
+    final TopicNames topics;
+    final CdcRelay relay;
+    final List<DeliveryNode> nodes = new ArrayList<>();
+    final List<Gateway> gateways = new ArrayList<>();
+
+    Pipeline(TestStack stack, Map<String, String> extra) {
+        this.stack = stack;
+        stack.kafkaBootstrap();
+        Map<String, String> m = new HashMap<>(Map.of(
+                ConfigKeys.RELAY_SLOT.name(), "s_" + stack.database(),
+                ConfigKeys.GATEWAY_PORT.name(), "0",
+                ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN,
+                ConfigKeys.GATEWAY_HEARTBEAT_MS.name(), "500",
+                ConfigKeys.GATEWAY_LEASE_MS.name(), "3000"));
+        m.putAll(extra);
+        settings = stack.settings(m);
+        topics = TopicNames.from(settings);
+        Topics.create(stack.kafkaBootstrap(), topics.conversationKeyed(), 3);
+        Topics.create(stack.kafkaBootstrap(), topics.singlePartition(), 1);
+        relay = new CdcRelay(RelayConfig.from(settings), topics).start();
+        addNode();
+    }
+
+    DeliveryNode addNode() {
+        DeliveryNode n = new DeliveryNode(DeliveryConfig.from(settings)).start();
+        nodes.add(n);
+        return n;
+    }
+
+    Gateway addGateway(String id, String faults) {
+        Settings s = settings.with(ConfigKeys.GATEWAY_ID, id);
+        Gateway g = new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC()).start();
+        gateways.add(g);
+        return g;
+    }
+
+    static URI ws(Gateway g) {
+        return URI.create("ws://127.0.0.1:" + g.port() + "/ws");
+    }
+
+    void awaitRunning() {
+        Await.until(Duration.ofSeconds(60), () -> relay.isActive() && nodes.stream().allMatch(DeliveryNode::isRunning),
+                "relay active and delivery nodes running");
+    }
+
+    @Override
+    public void close() {
+        gateways.forEach(Gateway::close);
+        nodes.forEach(DeliveryNode::close);
+        relay.close();
+    }
+}
