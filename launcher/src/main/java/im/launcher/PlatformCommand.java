@@ -11,6 +11,10 @@ import im.infra.fault.Faults;
 import im.infra.kafka.EmbeddedKafkaBroker;
 import im.infra.kafka.TopicNames;
 import im.infra.kafka.Topics;
+import im.delivery.route.DeliveryConfig;
+import im.delivery.route.DeliveryNode;
+import im.ingest.relay.CdcRelay;
+import im.ingest.relay.RelayConfig;
 import im.ingest.directory.DeviceRegistration;
 import im.ingest.directory.Directory;
 import im.ingest.directory.DirectoryException;
@@ -37,7 +41,7 @@ final class PlatformCommand implements Callable<Integer> {
     @Option(names = "--demo", description = "Create users u-ana and u-bo, one device each, and conversation c-ab; print their tokens.")
     boolean demo;
 
-    @Option(names = "--exit-after-start", hidden = true, description = "Stop right after start (smoke tests).")
+    @Option(names = "--exit-after-start", description = "Start everything, print where to connect, stop again (a smoke test).")
     boolean exitAfterStart;
 
     private final Deque<AutoCloseable> started = new ArrayDeque<>();
@@ -50,7 +54,7 @@ final class PlatformCommand implements Callable<Integer> {
             new SecureRandom().nextBytes(b);
             s = s.with(ConfigKeys.ADMIN_TOKEN, Base64.getUrlEncoder().withoutPadding().encodeToString(b));
         }
-        GatewayConfig gwCfg = GatewayConfig.from(s);
+        GatewayConfig gwCfg = GatewayConfig.from(s);   // validated early; rebuilt below with Kafka
         Faults faults = Faults.parse(s.string(ConfigKeys.FAULT));
         Runtime.getRuntime().addShutdownHook(new Thread(this::stopAll, "platform-shutdown"));
         try {
@@ -77,7 +81,15 @@ final class PlatformCommand implements Callable<Integer> {
             }
             TopicNames topics = TopicNames.from(s);
             Topics.create(bootstrap, topics.conversationKeyed(), s.intValue(ConfigKeys.PARTITIONS, 1, 10_000));
+            Topics.create(bootstrap, topics.singlePartition(), 1);
+            Settings roles = s.with(ConfigKeys.KAFKA_BOOTSTRAP, bootstrap)
+                    .with(ConfigKeys.PG_URL, dbCfg.jdbcUrl())
+                    .with(ConfigKeys.PG_USER, dbCfg.user())
+                    .with(ConfigKeys.PG_PASSWORD, dbCfg.password());
 
+            started.push(new CdcRelay(RelayConfig.from(roles), topics).start());
+            started.push(new DeliveryNode(DeliveryConfig.from(roles)).start());
+            gwCfg = GatewayConfig.from(roles);
             Gateway gw = new Gateway(gwCfg, db.dataSource(), faults, Clock.systemUTC()).start();
             started.push(gw);
 
@@ -90,6 +102,7 @@ final class PlatformCommand implements Callable<Integer> {
             System.out.println("  Health:      " + http + "/healthz   " + http + "/readyz");
             System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
             System.out.println("  Kafka:       " + bootstrap + "  topics " + topics.conversationKeyed());
+            System.out.println("  Roles:       gateway " + gw.id() + ", CDC relay (slot " + s.string(ConfigKeys.RELAY_SLOT) + "), delivery node");
             if (demo) printDemo(new Directory(db.dataSource(), Clock.systemUTC()), ws);
             System.out.println("Ctrl-C stops everything.");
             System.out.println("IM_READY platform port=" + gw.port());
@@ -98,7 +111,11 @@ final class PlatformCommand implements Callable<Integer> {
             stopAll();
             throw e;
         }
-        if (!exitAfterStart) new CountDownLatch(1).await();
+        if (exitAfterStart) {
+            stopAll();
+            return 0;
+        }
+        new CountDownLatch(1).await();
         return 0;
     }
 

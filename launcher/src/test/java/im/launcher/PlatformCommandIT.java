@@ -1,0 +1,43 @@
+package im.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** The README's run command, end to end: every role starts on embedded services and stops cleanly. */
+class PlatformCommandIT {
+    @Test
+    void platformStartsEveryRoleWithTheDemoAndStops(@TempDir Path dir) {
+        System.setProperty("IM_PG_DATA_DIR", dir.resolve("pg").toString());
+        System.setProperty("IM_KAFKA_DATA_DIR", dir.resolve("kafka").toString());
+        System.setProperty("IM_PG_PORT", "0");
+        System.setProperty("IM_KAFKA_PORT", "0");
+        System.setProperty("IM_GATEWAY_PORT", "0");
+        PrintStream original = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int rc;
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            rc = new CommandLine(new PlatformCommand()).execute("--demo", "--exit-after-start");
+        } finally {
+            System.setOut(original);
+            for (String k : new String[] {"IM_PG_DATA_DIR", "IM_KAFKA_DATA_DIR", "IM_PG_PORT", "IM_KAFKA_PORT", "IM_GATEWAY_PORT"}) {
+                System.clearProperty(k);
+            }
+        }
+        String text = out.toString(StandardCharsets.UTF_8);
+        original.println(text);
+        assertEquals(0, rc);
+        assertTrue(text.contains("IM platform is running."), text);
+        assertTrue(text.contains("CDC relay") && text.contains("delivery node"), text);
+        assertTrue(text.contains("u-ana / d-ana token: imt_"), text);
+        assertTrue(text.contains("IM_READY platform port="), text);
+    }
+}
