@@ -2,10 +2,15 @@ package im.cursor;
 
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.identity.DevicePrincipal;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import javax.sql.DataSource;
 
 /**
@@ -13,27 +18,42 @@ import javax.sql.DataSource;
  * stored every visible event up to n" (D3); the stored cursor only grows (GREATEST) and never
  * exceeds the conversation head (D4). The reply carries the merged value, so a device that
  * restored old state learns the server's larger cursor.
+ *
+ * <p>Acks are validated and written in batches: one round trip checks every ack of the batch
+ * (install epoch, membership, head), acks of the same (device, conversation) collapse into one
+ * row write, and one upsert writes them all in one transaction. {@link CursorWriter} forms the
+ * batches from concurrent acks.
  */
 public final class CursorService {
-    /** Install epoch, head and whether the user ever had a visibility period. Params: device, conv, conv, device. */
+    /** Per ack: current install epoch, head, and whether the user ever had a visibility period. */
     static final String CHECK =
-            "SELECT (SELECT install_epoch FROM devices WHERE device_id = ?),"
-            + " (SELECT head_seq FROM conversations WHERE conv_id = ?),"
-            + " EXISTS (SELECT 1 FROM memberships m JOIN devices d ON d.user_id = m.user_id"
-            + "         WHERE m.conv_id = ? AND d.device_id = ?)";
+            "SELECT a.i, d.install_epoch, c.head_seq,"
+            + " EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = a.conv AND m.user_id = d.user_id)"
+            + " FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS a(device, conv, i)"
+            + " LEFT JOIN devices d ON d.device_id = a.device"
+            + " LEFT JOIN conversations c ON c.conv_id = a.conv";
 
     /**
-     * The merge. A cursor written by an older install of the device is replaced, not merged:
-     * the new install holds nothing of what the old one stored.
+     * The merge, for distinct (device, conv) pairs. A cursor written by an older install of the
+     * device is replaced, not merged: the new install holds nothing of what the old one stored.
      */
     static final String UPSERT =
-            "INSERT INTO device_cursors AS dc (device_id, conv_id, install_epoch, delivered_seq) VALUES (?, ?, ?, ?)"
+            "INSERT INTO device_cursors AS dc (device_id, conv_id, install_epoch, delivered_seq)"
+            + " SELECT * FROM unnest(?::text[], ?::text[], ?::int[], ?::bigint[])"
             + " ON CONFLICT (device_id, conv_id) DO UPDATE SET"
             + "  delivered_seq = CASE WHEN dc.install_epoch < EXCLUDED.install_epoch THEN EXCLUDED.delivered_seq"
             + "                       ELSE GREATEST(dc.delivered_seq, EXCLUDED.delivered_seq) END,"
             + "  install_epoch = GREATEST(dc.install_epoch, EXCLUDED.install_epoch),"
             + "  updated_at = clock_timestamp()"
-            + " RETURNING delivered_seq";
+            + " RETURNING device_id, conv_id, delivered_seq";
+
+    /** The outcome of one ack of a batch: the merged cursor, or why it was refused. */
+    public record Outcome(long delivered, AckRejectedException rejected) {
+        public long orThrow() {
+            if (rejected != null) throw rejected;
+            return delivered;
+        }
+    }
 
     private final DataSource db;
 
@@ -43,44 +63,105 @@ public final class CursorService {
 
     /** Validates and merges one ack; returns the merged cursor. */
     public long ack(DevicePrincipal who, String conv, long seq) {
+        return ackBatch(List.of(new AckRequest(who, conv, seq))).get(0).orThrow();
+    }
+
+    /** Validates and merges a batch of acks in one transaction; outcomes in request order. */
+    public List<Outcome> ackBatch(List<AckRequest> acks) {
+        int n = acks.size();
+        Outcome[] out = new Outcome[n];
         try (Connection c = db.getConnection()) {
-            try (PreparedStatement ps = c.prepareStatement(CHECK)) {
-                ps.setString(1, who.deviceId());
-                ps.setString(2, conv);
-                ps.setString(3, conv);
-                ps.setString(4, who.deviceId());
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    int epoch = rs.getInt(1);
-                    if (rs.wasNull() || epoch != who.installEpoch()) {
-                        throw new AckRejectedException(AckRejectedException.Reason.STALE_INSTALL,
-                                "device " + who.deviceId() + " was reinstalled; this install may not ack");
-                    }
-                    long head = rs.getLong(2);
-                    if (rs.wasNull()) {
-                        throw new AckRejectedException(AckRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv);
-                    }
-                    if (!rs.getBoolean(3)) {
-                        throw new AckRejectedException(AckRejectedException.Reason.NOT_MEMBER, "not a member of " + conv);
-                    }
-                    if (seq < 0 || seq > head) {
-                        throw new AckRejectedException(AckRejectedException.Reason.CURSOR_AHEAD,
-                                "seq=" + seq + " head=" + head);
+            c.setAutoCommit(false);
+            try {
+                String[] devices = new String[n];
+                String[] convs = new String[n];
+                for (int i = 0; i < n; i++) {
+                    devices[i] = acks.get(i).who().deviceId();
+                    convs[i] = acks.get(i).conv();
+                }
+                // Valid acks, collapsed per (device, conv) to the largest seq.
+                Map<String, AckRequest> merged = new LinkedHashMap<>();
+                try (PreparedStatement ps = c.prepareStatement(CHECK)) {
+                    Array d = c.createArrayOf("text", devices);
+                    Array v = c.createArrayOf("text", convs);
+                    ps.setArray(1, d);
+                    ps.setArray(2, v);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            int i = rs.getInt(1) - 1;
+                            AckRequest a = acks.get(i);
+                            AckRejectedException bad = validate(a, rs);
+                            if (bad != null) {
+                                out[i] = new Outcome(0, bad);
+                            } else {
+                                merged.merge(a.who().deviceId() + "\u0000" + a.conv(), a,
+                                        (x, y) -> x.seq() >= y.seq() ? x : y);
+                            }
+                        }
                     }
                 }
-            }
-            try (PreparedStatement ps = c.prepareStatement(UPSERT)) {
-                ps.setString(1, who.deviceId());
-                ps.setString(2, conv);
-                ps.setInt(3, who.installEpoch());
-                ps.setLong(4, seq);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return rs.getLong(1);
+                Map<String, Long> result = new HashMap<>();
+                if (!merged.isEmpty()) {
+                    int m = merged.size();
+                    String[] md = new String[m];
+                    String[] mc = new String[m];
+                    Integer[] me = new Integer[m];
+                    Long[] ms = new Long[m];
+                    int k = 0;
+                    for (AckRequest a : merged.values()) {
+                        md[k] = a.who().deviceId();
+                        mc[k] = a.conv();
+                        me[k] = a.who().installEpoch();
+                        ms[k] = a.seq();
+                        k++;
+                    }
+                    try (PreparedStatement ps = c.prepareStatement(UPSERT)) {
+                        ps.setArray(1, c.createArrayOf("text", md));
+                        ps.setArray(2, c.createArrayOf("text", mc));
+                        ps.setArray(3, c.createArrayOf("int4", me));
+                        ps.setArray(4, c.createArrayOf("int8", ms));
+                        try (ResultSet rs = ps.executeQuery()) {
+                            while (rs.next()) result.put(rs.getString(1) + "\u0000" + rs.getString(2), rs.getLong(3));
+                        }
+                    }
                 }
+                c.commit();
+                for (int i = 0; i < n; i++) {
+                    if (out[i] == null) {
+                        AckRequest a = acks.get(i);
+                        out[i] = new Outcome(result.get(a.who().deviceId() + "\u0000" + a.conv()), null);
+                    }
+                }
+                return List.of(out);
+            } catch (SQLException | RuntimeException e) {
+                try {
+                    c.rollback();
+                } catch (SQLException re) {
+                    e.addSuppressed(re);
+                }
+                throw e;
             }
         } catch (SQLException e) {
             throw DatabaseUnavailableException.classify("ack", e);
         }
+    }
+
+    private static AckRejectedException validate(AckRequest a, ResultSet rs) throws SQLException {
+        int epoch = rs.getInt(2);
+        if (rs.wasNull() || epoch != a.who().installEpoch()) {
+            return new AckRejectedException(AckRejectedException.Reason.STALE_INSTALL,
+                    "device " + a.who().deviceId() + " was reinstalled; this install may not ack");
+        }
+        long head = rs.getLong(3);
+        if (rs.wasNull()) {
+            return new AckRejectedException(AckRejectedException.Reason.UNKNOWN_CONV, "no conversation " + a.conv());
+        }
+        if (!rs.getBoolean(4)) {
+            return new AckRejectedException(AckRejectedException.Reason.NOT_MEMBER, "not a member of " + a.conv());
+        }
+        if (a.seq() < 0 || a.seq() > head) {
+            return new AckRejectedException(AckRejectedException.Reason.CURSOR_AHEAD, "seq=" + a.seq() + " head=" + head);
+        }
+        return null;
     }
 }

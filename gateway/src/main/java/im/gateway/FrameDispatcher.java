@@ -1,7 +1,7 @@
 package im.gateway;
 
 import im.cursor.AckRejectedException;
-import im.cursor.CursorService;
+import im.cursor.CursorWriter;
 import im.delivery.read.ReadRejectedException;
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.fault.FaultPoint;
@@ -41,13 +41,13 @@ final class FrameDispatcher {
     private final FrameCodec codec = new FrameCodec();
     private final Directory directory;
     private final SendService sends;
-    private final CursorService cursors;
+    private final CursorWriter cursors;
     private final ReadPath reads;
     private final ExecutorService workers;
     private final Faults faults;
     private final GatewayConfig cfg;
 
-    FrameDispatcher(Directory directory, SendService sends, CursorService cursors, ReadPath reads,
+    FrameDispatcher(Directory directory, SendService sends, CursorWriter cursors, ReadPath reads,
                     ExecutorService workers, Faults faults, GatewayConfig cfg) {
         this.directory = directory;
         this.sends = sends;
@@ -87,6 +87,10 @@ final class FrameDispatcher {
                     "more than " + cfg.maxInflight() + " requests in flight"));
             return;
         }
+        if (frame instanceof Ack) {
+            ack(conn, (Ack) frame);   // batched by the cursor writer; completes asynchronously
+            return;
+        }
         try {
             workers.execute(() -> {
                 try {
@@ -109,10 +113,6 @@ final class FrameDispatcher {
                 authenticate(conn, (Auth) frame);
             } else if (frame instanceof Send) {
                 send(conn, (Send) frame);
-            } else if (frame instanceof Ack) {
-                Ack a = (Ack) frame;
-                long delivered = cursors.ack(conn.principal(), a.conv(), a.seq());
-                if (!faults.shouldDrop(FaultPoint.GW_REPLY_ACK)) conn.reply(new Acked(rid, a.conv(), delivered));
             } else if (frame instanceof Sub) {
                 conn.reply(reads.subscribe(conn, (Sub) frame));
             } else if (frame instanceof Sync) {
@@ -133,6 +133,26 @@ final class FrameDispatcher {
             log.error("frame {} failed", frame.getClass().getSimpleName(), e);
             conn.reply(new ErrorFrame(rid, ErrorCode.INTERNAL, "internal error"));
         }
+    }
+
+    private void ack(DeviceConnection conn, Ack a) {
+        cursors.ack(conn.principal(), a.conv(), a.seq()).whenComplete((delivered, error) -> {
+            try {
+                if (error == null) {
+                    if (!faults.shouldDrop(FaultPoint.GW_REPLY_ACK)) conn.reply(new Acked(a.rid(), a.conv(), delivered));
+                } else if (error instanceof AckRejectedException) {
+                    AckRejectedException e = (AckRejectedException) error;
+                    conn.reply(new ErrorFrame(a.rid(), ErrorCode.valueOf(e.reason().name()), e.getMessage()));
+                } else if (error instanceof DatabaseUnavailableException) {
+                    conn.reply(new ErrorFrame(a.rid(), ErrorCode.UNAVAILABLE, "database unavailable, ack again"));
+                } else {
+                    log.error("ack failed", error);
+                    conn.reply(new ErrorFrame(a.rid(), ErrorCode.INTERNAL, "internal error"));
+                }
+            } finally {
+                conn.endRequest();
+            }
+        });
     }
 
     private void authenticate(DeviceConnection conn, Auth auth) {

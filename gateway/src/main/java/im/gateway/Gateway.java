@@ -2,6 +2,7 @@ package im.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import im.cursor.CursorService;
+import im.cursor.CursorWriter;
 import im.delivery.read.ConversationReader;
 import im.infra.fault.Faults;
 import im.ingest.SendService;
@@ -39,6 +40,7 @@ public final class Gateway implements AutoCloseable {
     private ScheduledExecutorService timers;
     private WebSocketEndpoint endpoint;
     private PushHub push;
+    private CursorWriter cursorWriter;
 
     public Gateway(GatewayConfig cfg, DataSource db, Faults faults, Clock clock) {
         this.cfg = cfg;
@@ -62,11 +64,12 @@ public final class Gateway implements AutoCloseable {
         });
         if (cfg.kafkaBootstrap().isPresent()) {
             push = new PushHub(cfg.kafkaBootstrap().get(), cfg.topics(), cfg.gatewayId(), clock.millis(),
-                    cfg.heartbeat(), faults).start();
+                    cfg.heartbeat(), faults).start(cfg.partitions());
         }
         Directory directory = new Directory(db, clock);
+        cursorWriter = new CursorWriter(new CursorService(db), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2).start();
         FrameDispatcher dispatcher = new FrameDispatcher(directory, new SendService(db, faults, clock),
-                new CursorService(db), new ReadPath(new ConversationReader(db), push), workers, faults, cfg);
+                cursorWriter, new ReadPath(new ConversationReader(db), push), workers, faults, cfg);
         endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push);
         PathHandler routes = Handlers.path()
                 .addExactPath("/ws", Handlers.websocket(endpoint))
@@ -119,6 +122,15 @@ public final class Gateway implements AutoCloseable {
         return endpoint.droppedPushes.get();
     }
 
+    /** Acks received, and the cursor transactions that wrote them (batches). */
+    public long acksReceived() {
+        return cursorWriter.acks();
+    }
+
+    public long cursorTransactions() {
+        return cursorWriter.transactions();
+    }
+
     /** Event frames written to sockets. */
     public long pushed() {
         return push == null ? 0 : push.pushed.get();
@@ -129,6 +141,7 @@ public final class Gateway implements AutoCloseable {
         if (endpoint != null) endpoint.closeAll();
         if (server != null) server.stop();
         if (push != null) push.close();
+        if (cursorWriter != null) cursorWriter.close();
         if (workers != null) {
             workers.shutdown();
             try {

@@ -21,7 +21,10 @@ public record GatewayConfig(
         int outboundQueue,
         Optional<String> kafkaBootstrap,
         TopicNames topics,
-        Duration heartbeat) {
+        Duration heartbeat,
+        Duration ackBatchDelay,
+        int ackBatchMax,
+        int partitions) {
 
     public static GatewayConfig from(Settings s) {
         String admin = s.required(ConfigKeys.ADMIN_TOKEN);
@@ -42,6 +45,9 @@ public record GatewayConfig(
                 s.intValue(ConfigKeys.OUTBOUND_QUEUE, 1, 1_000_000),
                 s.optional(ConfigKeys.KAFKA_BOOTSTRAP),
                 TopicNames.from(s),
-                s.millis(ConfigKeys.GATEWAY_HEARTBEAT_MS, 100, 60_000));
+                s.millis(ConfigKeys.GATEWAY_HEARTBEAT_MS, 100, 60_000),
+                s.millis(ConfigKeys.ACK_BATCH_MS, 0, 100),
+                s.intValue(ConfigKeys.ACK_BATCH_MAX, 1, 10_000),
+                s.intValue(ConfigKeys.PARTITIONS, 1, 10_000));
     }
 }

@@ -68,7 +68,8 @@ final class PushHub implements AutoCloseable {
         this.faults = faults;
     }
 
-    PushHub start() {
+    PushHub start(int partitions) {
+        Topics.create(bootstrap, topics.conversationKeyed(), partitions);
         Topics.create(bootstrap, List.of(topics.channel(gatewayId)), 1);
         Topics.create(bootstrap, topics.singlePartition(), 1);
         Properties pp = new Properties();
@@ -76,6 +77,8 @@ final class PushHub implements AutoCloseable {
         pp.put(ProducerConfig.ACKS_CONFIG, "all");
         pp.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         pp.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        // Never hold a request thread for long when Kafka is unreachable: pushes are best effort.
+        pp.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "2000");
         pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         producer = new KafkaProducer<>(pp);
@@ -140,10 +143,15 @@ final class PushHub implements AutoCloseable {
 
     private void publishInterest(DeviceConnection conn, String conv, boolean online) {
         var p = conn.principal();
-        producer.send(new ProducerRecord<>(topics.interest(), conv,
-                RouteJson.interest(conv, p.deviceId(), p.userId(), gatewayId, gen, online)), (md, e) -> {
-                    if (e != null) log.warn("interest for {} not published: {}", conv, e.toString());
-                });
+        try {
+            producer.send(new ProducerRecord<>(topics.interest(), conv,
+                    RouteJson.interest(conv, p.deviceId(), p.userId(), gatewayId, gen, online)), (md, e) -> {
+                        if (e != null) log.warn("interest for {} not published: {}", conv, e.toString());
+                    });
+        } catch (org.apache.kafka.common.KafkaException e) {
+            // The device still gets hints and syncs; it just is not pushed to until the next sub.
+            log.warn("interest for {} not published: {}", conv, e.toString());
+        }
     }
 
     private void poll() {

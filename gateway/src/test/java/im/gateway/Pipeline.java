@@ -38,7 +38,8 @@ final class Pipeline implements AutoCloseable {
                 ConfigKeys.GATEWAY_PORT.name(), "0",
                 ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN,
                 ConfigKeys.GATEWAY_HEARTBEAT_MS.name(), "500",
-                ConfigKeys.GATEWAY_LEASE_MS.name(), "3000"));
+                ConfigKeys.GATEWAY_LEASE_MS.name(), "3000",
+                ConfigKeys.PARTITIONS.name(), "3"));
         m.putAll(extra);
         settings = stack.settings(m);
         topics = TopicNames.from(settings);

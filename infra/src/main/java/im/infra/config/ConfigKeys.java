@@ -70,6 +70,12 @@ public final class ConfigKeys {
     public static final ConfigKey OUTBOUND_QUEUE = key("IM_OUTBOUND_QUEUE", "1024",
             "Frames queued per connection for writing; pushes beyond it are dropped (counted) and repaired by sync/hints.");
 
+    // --- Cursor service
+    public static final ConfigKey ACK_BATCH_MS = key("IM_ACK_BATCH_MS", "2",
+            "Acks arriving within this many ms of the first are validated and written in one transaction (0-100).");
+    public static final ConfigKey ACK_BATCH_MAX = key("IM_ACK_BATCH_MAX", "256",
+            "Most acks in one cursor transaction (1-10000).");
+
     // --- Delivery
     public static final ConfigKey GATEWAY_HEARTBEAT_MS = key("IM_GATEWAY_HEARTBEAT_MS", "2000",
             "How often a gateway announces it is alive on the gateways topic.");

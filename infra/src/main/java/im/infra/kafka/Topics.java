@@ -83,6 +83,23 @@ public final class Topics {
                     }
                 }
             }
+            awaitVisible(admin, topics, partitions, bootstrap);
+        }
+    }
+
+    /**
+     * A created topic is not at once in every client's metadata; a Streams global store started
+     * right after fails with "no partitions available". Return only when all are described.
+     */
+    private static void awaitVisible(Admin admin, Set<String> topics, int partitions, String bootstrap) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+        while (true) {
+            Map<String, Integer> seen = describe(admin, topics, bootstrap);
+            if (seen.size() == topics.size() && seen.values().stream().allMatch(n -> n == partitions)) return;
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("topics " + topics + " not visible on " + bootstrap + " after creation: " + seen);
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
         }
     }
 

@@ -1,0 +1,129 @@
+package im.cursor;
+
+import im.infra.identity.DevicePrincipal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Group commit for acks: concurrent acks (from many devices) are collected for at most
+ * {@code maxDelay} after the first one arrives, or until {@code maxBatch} are waiting, and
+ * written by {@link CursorService#ackBatch} in one transaction. Acks of the same device and
+ * conversation collapse into one row write. Under light load a batch is a single ack and the
+ * extra delay is the collection window only.
+ */
+public final class CursorWriter implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(CursorWriter.class);
+
+    private record Pending(AckRequest ack, CompletableFuture<Long> reply) {}
+
+    private final CursorService service;
+    private final Duration maxDelay;
+    private final int maxBatch;
+    private final BlockingQueue<Pending> queue = new LinkedBlockingQueue<>(100_000);
+    private final AtomicLong acks = new AtomicLong();
+    private final AtomicLong transactions = new AtomicLong();
+    private final Thread[] writers;
+    private volatile boolean running = true;
+
+    public CursorWriter(CursorService service, Duration maxDelay, int maxBatch, int threads) {
+        this.service = service;
+        this.maxDelay = maxDelay;
+        this.maxBatch = maxBatch;
+        this.writers = new Thread[threads];
+    }
+
+    public CursorWriter start() {
+        for (int i = 0; i < writers.length; i++) {
+            writers[i] = new Thread(this::run, "cursor-writer-" + i);
+            writers[i].setDaemon(true);
+            writers[i].start();
+        }
+        return this;
+    }
+
+    /** Queues an ack; the future completes with the merged cursor or an {@link AckRejectedException}. */
+    public CompletableFuture<Long> ack(DevicePrincipal who, String conv, long seq) {
+        CompletableFuture<Long> f = new CompletableFuture<>();
+        if (!running || !queue.offer(new Pending(new AckRequest(who, conv, seq), f))) {
+            f.completeExceptionally(new im.infra.db.DatabaseUnavailableException("cursor writer saturated", null));
+        }
+        return f;
+    }
+
+    /** Acks received. */
+    public long acks() {
+        return acks.get();
+    }
+
+    /** Transactions that wrote cursors (each one upsert of the batch's distinct rows). */
+    public long transactions() {
+        return transactions.get();
+    }
+
+    private void run() {
+        List<Pending> batch = new ArrayList<>(maxBatch);
+        while (running || !queue.isEmpty()) {
+            try {
+                Pending first = queue.poll(100, TimeUnit.MILLISECONDS);
+                if (first == null) continue;
+                batch.add(first);
+                long deadline = System.nanoTime() + maxDelay.toNanos();
+                while (batch.size() < maxBatch) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        queue.drainTo(batch, maxBatch - batch.size());
+                        break;
+                    }
+                    Pending next = queue.poll(left, TimeUnit.NANOSECONDS);
+                    if (next == null) break;
+                    batch.add(next);
+                }
+                write(batch);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } finally {
+                batch.clear();
+            }
+        }
+    }
+
+    private void write(List<Pending> batch) {
+        List<AckRequest> reqs = new ArrayList<>(batch.size());
+        for (Pending p : batch) reqs.add(p.ack());
+        acks.addAndGet(batch.size());
+        try {
+            List<CursorService.Outcome> out = service.ackBatch(reqs);
+            transactions.incrementAndGet();
+            for (int i = 0; i < batch.size(); i++) {
+                CursorService.Outcome o = out.get(i);
+                if (o.rejected() != null) batch.get(i).reply().completeExceptionally(o.rejected());
+                else batch.get(i).reply().complete(o.delivered());
+            }
+        } catch (RuntimeException e) {
+            log.warn("a batch of {} acks failed: {}", batch.size(), e.toString());
+            for (Pending p : batch) p.reply().completeExceptionally(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        for (Thread t : writers) {
+            if (t == null) continue;
+            try {
+                t.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
