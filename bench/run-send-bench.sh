@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the bench module (and what it depends on) and runs im.bench.SendBench with the given options, e.g.
+#   bench/run-send-bench.sh --conversations 1000
+#   bench/run-send-bench.sh --conversations 1
+#   bench/run-send-bench.sh --help
+# Needs Java 17, Maven and pgbench (Debian/Ubuntu: apt-get install postgresql-client).
+# MVN_FLAGS=-o runs Maven offline.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+mvn -B -q ${MVN_FLAGS:-} -pl bench -am install -DskipTests
+mvn -B -q ${MVN_FLAGS:-} -pl bench dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+exec java ${JAVA_OPTS:-} -cp "bench/target/classes:$(cat bench/target/cp.txt)" im.bench.SendBench "$@"

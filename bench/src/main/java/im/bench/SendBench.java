@@ -1,0 +1,593 @@
+package im.bench;
+
+import im.client.ClientOptions;
+import im.client.ImClient;
+import im.client.SentAck;
+import im.gateway.Gateway;
+import im.gateway.GatewayConfig;
+import im.infra.config.Settings;
+import im.infra.db.Database;
+import im.infra.db.EmbeddedPg;
+import im.infra.fault.Faults;
+import im.ingest.SendSql;
+import im.ingest.directory.Directory;
+import im.protocol.Auth;
+import im.protocol.Authed;
+import im.protocol.FrameCodec;
+import im.protocol.Send;
+import im.protocol.Sent;
+import im.protocol.ServerFrame;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.HdrHistogram.Histogram;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Send path benchmark: {@code sent} latency through the gateway (SDK and raw WebSocket) beside
+ * the floor, which is the very SQL of one send ({@link SendSql}) run by pgbench against the same
+ * PostgreSQL, database and conversations, in the same run.
+ *
+ * <p>Fixtures: sender {@code i} is user {@code 100000+i} with gateway device {@code g<i>} and
+ * pgbench device {@code 200000+i}; conversation {@code j} is {@code 300000+j}. Senders are split
+ * into {@code G = min(C, N/2)} groups ({@code i % G}); conversation {@code j} belongs to group
+ * {@code j % G} and its members are that group's senders. Each send (gateway or pgbench) goes to
+ * a random conversation of the sender's group, so both sides see the same contention. Ids are
+ * digits only so that pgbench integer variables can carry them as parameters.
+ */
+@Command(name = "send-bench", mixinStandardHelpOptions = true,
+        description = "sent latency via the gateway vs the same SQL through pgbench, in one run")
+public final class SendBench implements java.util.concurrent.Callable<Integer> {
+    static final int USER_BASE = 100_000;
+    static final int PGB_DEVICE_BASE = 200_000;
+    static final int CONV_BASE = 300_000;
+
+    @Option(names = "--senders", description = "concurrent senders (and pgbench clients), default ${DEFAULT-VALUE}")
+    int senders = 16;
+    @Option(names = "--conversations", description = "conversations, default ${DEFAULT-VALUE}; 1 = one hot conversation")
+    int conversations = 1000;
+    @Option(names = "--seconds", description = "measured seconds per mode, default ${DEFAULT-VALUE}")
+    int seconds = 20;
+    @Option(names = "--warmup", description = "warm-up seconds before each measurement, default ${DEFAULT-VALUE}")
+    int warmup = 5;
+    @Option(names = "--body-bytes", description = "message body size, default ${DEFAULT-VALUE}")
+    int bodyBytes = 200;
+    @Option(names = "--modes", split = ",", description = "any of sdk,raw,pgbench; default ${DEFAULT-VALUE}")
+    List<String> modes = List.of("sdk", "raw", "pgbench");
+    @Option(names = "--raw", description = "only the raw WebSocket mode (same as --modes raw,pgbench)")
+    boolean rawOnly;
+    @Option(names = "--pgbench", description = "pgbench binary, default ${DEFAULT-VALUE}")
+    String pgbench = "/usr/bin/pgbench";
+    @Option(names = "--work-dir", description = "parent of the temp dir (database, client state, pgbench logs); default java.io.tmpdir")
+    Path workDir;
+    @Option(names = "--keep", description = "keep the temp dir")
+    boolean keep;
+
+    private final List<Row> rows = new ArrayList<>();
+    private final FrameCodec codec = new FrameCodec();
+
+    public static void main(String[] args) {
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("logback.configurationFile", "bench-logback.xml");
+        }
+        System.exit(new CommandLine(new SendBench()).execute(args));
+    }
+
+    record Row(String mode, int clients, int convs, long count, double seconds, Histogram h, double cpuBusy,
+               double jvmCpu, String load, String note) {
+        double rate() {
+            return count / seconds;
+        }
+
+        double ms(double pct) {
+            return h.getValueAtPercentile(pct) / 1000.0;
+        }
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (rawOnly) modes = List.of("raw", "pgbench");
+        if (senders < 1 || conversations < 1 || seconds < 1 || warmup < 0 || bodyBytes < 1) {
+            System.err.println("senders, conversations, seconds, body-bytes must be >= 1");
+            return 2;
+        }
+        boolean wantPgbench = modes.contains("pgbench");
+        if (wantPgbench && !Files.isExecutable(Path.of(pgbench))) {
+            System.err.println("pgbench not found at " + pgbench
+                    + ": install it (Debian/Ubuntu: apt-get install postgresql-client) or pass --pgbench PATH,"
+                    + " or run without it: --modes sdk,raw");
+            return 2;
+        }
+        Path tmp = Files.createTempDirectory(workDir == null ? Path.of(System.getProperty("java.io.tmpdir")) : workDir,
+                "send-bench-");
+        System.out.printf("# send bench: senders=%d conversations=%d warmup=%ds measured=%ds body=%dB modes=%s%n",
+                senders, conversations, warmup, seconds, bodyBytes, modes);
+        System.out.printf("# machine: nproc=%d, java %s (%s), %s %s, load avg at start %s%n",
+                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
+                System.getProperty("java.vm.name"), System.getProperty("os.name"), System.getProperty("os.version"),
+                loadAvg());
+        System.out.println("# temp dir: " + tmp);
+        try (EmbeddedPg pg = EmbeddedPg.start(tmp.resolve("pg"), 0, false)) {
+            pg.createDatabase("bench");
+            try (Database db = Database.open(pg.dbConfig("bench", senders), "bench")) {
+                Database.migrate(db.dataSource());
+                printServer(db);
+                String body = body(bodyBytes);
+                int groups = Math.max(1, Math.min(conversations, senders / 2));
+                List<String> tokens = fixtures(db, groups);
+                Map<String, String> env = new LinkedHashMap<>();
+                env.put("IM_PG_URL", pg.jdbcUrl("bench"));
+                env.put("IM_GATEWAY_HOST", "127.0.0.1");
+                env.put("IM_GATEWAY_PORT", "0");
+                env.put("IM_ADMIN_TOKEN", "bench-admin-token-0123456789");
+                env.put("IM_RATE_LIMIT", "1000000");
+                try (Gateway gw = new Gateway(GatewayConfig.from(Settings.of(env)), db.dataSource(), Faults.none(),
+                        Clock.systemUTC()).start()) {
+                    URI uri = URI.create("ws://127.0.0.1:" + gw.port() + "/ws");
+                    if (modes.contains("sdk")) runGateway("gateway sdk", uri, tokens, groups, body, tmp, true);
+                    if (modes.contains("raw")) runGateway("gateway raw", uri, tokens, groups, body, tmp, false);
+                }
+                if (wantPgbench) {
+                    Path script = writeScript(tmp);
+                    runPgbench(pg, db, script, groups, body, tmp, "prepared");
+                    runPgbench(pg, db, script, groups, body, tmp, "extended");
+                }
+            }
+        } finally {
+            if (!keep) deleteTree(tmp);
+        }
+        printTable();
+        return 0;
+    }
+
+    // ------------------------------------------------------------------ fixtures
+
+    private List<String> fixtures(Database db, int groups) {
+        long t0 = System.nanoTime();
+        Directory dir = new Directory(db.dataSource(), Clock.systemUTC());
+        List<String> tokens = new ArrayList<>();
+        for (int i = 0; i < senders; i++) {
+            String user = String.valueOf(USER_BASE + i);
+            dir.createUser(user, "bench sender " + i);
+            tokens.add(dir.registerDevice(user, "g" + i).token());
+            dir.registerDevice(user, String.valueOf(PGB_DEVICE_BASE + i));
+        }
+        for (int j = 0; j < conversations; j++) {
+            List<String> members = new ArrayList<>();
+            for (int i = 0; i < senders; i++) {
+                if (i % groups == j % groups) members.add(String.valueOf(USER_BASE + i));
+            }
+            dir.createConversation(String.valueOf(CONV_BASE + j), "group", members);
+        }
+        System.out.printf("# fixtures: %d users, %d devices, %d conversations in %d groups (%.1f s)%n",
+                senders, 2 * senders, conversations, groups, (System.nanoTime() - t0) / 1e9);
+        return tokens;
+    }
+
+    /** The conversations sender {@code i} sends to: those of its group. */
+    private List<String> convsOf(int i, int groups) {
+        List<String> out = new ArrayList<>();
+        for (int j = i % groups; j < conversations; j += groups) out.add(String.valueOf(CONV_BASE + j));
+        return out;
+    }
+
+    static String body(int bytes) {
+        String alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        StringBuilder b = new StringBuilder(bytes);
+        for (int k = 0; k < bytes; k++) b.append(alphabet.charAt((k * 7 + 3) % alphabet.length()));
+        return b.toString();
+    }
+
+    // ------------------------------------------------------------------ gateway modes
+
+    /** One closed-loop sender: sends one message and waits for its reply; returns nanoseconds. */
+    interface Sender extends AutoCloseable {
+        void sendOne(String conv, String body) throws Exception;
+
+        @Override
+        void close();
+    }
+
+    private void runGateway(String mode, URI uri, List<String> tokens, int groups, String body, Path tmp, boolean sdk)
+            throws Exception {
+        List<Sender> conns = new ArrayList<>();
+        HttpClient http = sdk ? null : HttpClient.newBuilder().executor(Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "raw-ws-io");
+            t.setDaemon(true);
+            return t;
+        })).build();
+        try {
+            for (int i = 0; i < senders; i++) {
+                conns.add(sdk ? sdkSender(uri, tokens.get(i), tmp.resolve("client-" + mode.replace(' ', '-') + "-" + i))
+                        : rawSender(http, uri, tokens.get(i), i));
+            }
+            Row r = closedLoop(mode, conns, groups, body);
+            rows.add(r);
+            printRow(r);
+        } finally {
+            for (Sender s : conns) s.close();
+        }
+    }
+
+    private static Sender sdkSender(URI uri, String token, Path stateDir) throws IOException {
+        // Send side only: the receive side (sub, sync, acks after connect) is not what this measures,
+        // and its ack burst on connect competes with the sends for the connection's in-flight limit.
+        ImClient c = ImClient.open(ClientOptions.of(uri, token, stateDir).withAutoReconnect(false)
+                .withAutoReceive(false).withRequestTimeout(Duration.ofSeconds(30)));
+        c.connect();
+        return new Sender() {
+            @Override
+            public void sendOne(String conv, String body) throws Exception {
+                SentAck ack = c.send(conv, body);
+                if (ack.dup()) throw new IllegalStateException("unexpected dup for " + ack.cmid());
+            }
+
+            @Override
+            public void close() {
+                c.close();
+            }
+        };
+    }
+
+    private Sender rawSender(HttpClient http, URI uri, String token, int idx) throws Exception {
+        BlockingQueue<String> inbox = new LinkedBlockingQueue<>();
+        WebSocket.Listener listener = new WebSocket.Listener() {
+            private final StringBuilder buf = new StringBuilder();
+
+            @Override
+            public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
+                buf.append(data);
+                if (last) {
+                    inbox.add(buf.toString());
+                    buf.setLength(0);
+                }
+                ws.request(1);
+                return null;
+            }
+        };
+        WebSocket ws = http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10)).buildAsync(uri, listener)
+                .get(10, TimeUnit.SECONDS);
+        AtomicLong rid = new AtomicLong();
+        String prefix = "b" + idx + "-" + Long.toString(System.nanoTime(), 36) + "-";
+        ws.sendText(codec.encode(new Auth("a", token)), true).join();
+        ServerFrame authed = codec.decodeServer(take(inbox));
+        if (!(authed instanceof Authed)) throw new IllegalStateException("auth failed: " + authed);
+        return new Sender() {
+            @Override
+            public void sendOne(String conv, String body) throws Exception {
+                long n = rid.incrementAndGet();
+                String r = "r" + n;
+                ws.sendText(codec.encode(new Send(r, conv, prefix + n, body)), true).join();
+                ServerFrame f = codec.decodeServer(take(inbox));
+                if (!(f instanceof Sent s) || !s.rid().equals(r) || s.dup()) {
+                    throw new IllegalStateException("unexpected reply " + f);
+                }
+            }
+
+            @Override
+            public void close() {
+                ws.sendClose(WebSocket.NORMAL_CLOSURE, "bye").orTimeout(2, TimeUnit.SECONDS).exceptionally(e -> null).join();
+            }
+        };
+    }
+
+    private static String take(BlockingQueue<String> inbox) throws InterruptedException {
+        String s = inbox.poll(30, TimeUnit.SECONDS);
+        if (s == null) throw new IllegalStateException("no reply within 30 s");
+        return s;
+    }
+
+    private Row closedLoop(String mode, List<Sender> conns, int groups, String body) throws Exception {
+        long startNs = System.nanoTime();
+        long measureFrom = startNs + TimeUnit.SECONDS.toNanos(warmup);
+        long measureTo = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
+        List<Histogram> hs = new ArrayList<>();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicLong errors = new AtomicLong();
+        CountDownLatch done = new CountDownLatch(conns.size());
+        CpuSample[] cpu = new CpuSample[1];
+        ExecutorService pool = Executors.newFixedThreadPool(conns.size());
+        Thread sampler = new Thread(() -> {
+            try {
+                Thread.sleep(Math.max(0, TimeUnit.NANOSECONDS.toMillis(measureFrom - System.nanoTime())));
+                cpu[0] = CpuSample.now();
+            } catch (InterruptedException ignored) {
+                // stopped
+            }
+        });
+        sampler.start();
+        for (int i = 0; i < conns.size(); i++) {
+            Histogram h = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
+            hs.add(h);
+            Sender s = conns.get(i);
+            List<String> convs = convsOf(i, groups);
+            pool.execute(() -> {
+                try {
+                    ThreadLocalRandom rnd = ThreadLocalRandom.current();
+                    while (true) {
+                        String conv = convs.get(rnd.nextInt(convs.size()));
+                        long t0 = System.nanoTime();
+                        if (t0 >= measureTo) break;
+                        try {
+                            s.sendOne(conv, body);
+                        } catch (Exception e) {
+                            if (errors.incrementAndGet() == 1) failure.set(e);
+                            if (errors.get() > 100) break;
+                            continue;
+                        }
+                        long t1 = System.nanoTime();
+                        if (t0 >= measureFrom && t1 <= measureTo) h.recordValue(Math.max(1, (t1 - t0) / 1000));
+                    }
+                } finally {
+                    done.countDown();
+                }
+            });
+        }
+        done.await();
+        pool.shutdown();
+        sampler.join();
+        CpuSample end = CpuSample.now();
+        if (failure.get() != null) {
+            System.err.println("# " + mode + ": " + errors.get() + " failed sends; first: " + failure.get());
+        }
+        Histogram all = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
+        hs.forEach(all::add);
+        double[] busy = cpu[0] == null ? new double[] {Double.NaN, Double.NaN} : cpu[0].until(end);
+        return new Row(mode, conns.size(), conversations, all.getTotalCount(), seconds, all, busy[0], busy[1],
+                load1(), errors.get() == 0 ? "" : errors.get() + " errors");
+    }
+
+    // ------------------------------------------------------------------ pgbench
+
+    /**
+     * The pgbench script: exactly {@link SendSql}'s statements in one transaction, {@code ?}
+     * replaced in order by pgbench variables. The event id (a UUIDv7 made by the gateway in Java)
+     * becomes a time-ordered UUID built in SQL, since pgbench variables are numbers.
+     */
+    static String script() {
+        String mid = "(lpad(to_hex((extract(epoch from clock_timestamp()) * 1000)::bigint), 12, '0')"
+                + " || substr(gen_random_uuid()::text, 14))";
+        return String.join("\n",
+                "\\set grp :client_id % :groups",
+                "\\set conv " + CONV_BASE + " + :grp + :groups * random(0, (:nconv - 1 - :grp) / :groups)",
+                "\\set usr " + USER_BASE + " + :client_id",
+                "\\set dev " + PGB_DEVICE_BASE + " + :client_id",
+                "\\set cmid random(1, 9000000000000000000)",
+                "BEGIN;",
+                // conv, conv, cmid, device
+                bind(SendSql.PRECHECK, ":conv", ":conv", ":cmid", ":dev") + ";",
+                bind(SendSql.NEXT_SEQ, ":conv") + " \\gset",
+                // conv, seq, mid, sender, device, cmid, body, conv, sender
+                bind(SendSql.INSERT_MSG, ":conv", ":head_seq", mid, ":usr", ":dev", ":cmid", ":body", ":conv", ":usr") + ";",
+                "COMMIT;",
+                "");
+    }
+
+    /** Replaces each {@code ?} in order; the count must match exactly. */
+    static String bind(String sql, String... vars) {
+        StringBuilder out = new StringBuilder();
+        int k = 0;
+        for (int p = 0; p < sql.length(); p++) {
+            char ch = sql.charAt(p);
+            if (ch == '?') {
+                if (k == vars.length) throw new IllegalStateException("more placeholders than variables in " + sql);
+                out.append(vars[k++]);
+            } else {
+                out.append(ch);
+            }
+        }
+        if (k != vars.length) throw new IllegalStateException(k + " placeholders, " + vars.length + " variables: " + sql);
+        return out.toString();
+    }
+
+    private static Path writeScript(Path tmp) throws IOException {
+        Path p = tmp.resolve("send.sql");
+        Files.writeString(p, script(), StandardCharsets.UTF_8);
+        return p;
+    }
+
+    private void runPgbench(EmbeddedPg pg, Database db, Path script, int groups, String body, Path tmp, String protocol)
+            throws Exception {
+        String mode = "pgbench -M " + protocol;
+        Path logDir = Files.createDirectories(tmp.resolve("pgb-" + protocol));
+        List<String> cmd = List.of(pgbench, "-n", "-h", "127.0.0.1", "-p", String.valueOf(pg.port()), "-U", EmbeddedPg.USER,
+                "-c", String.valueOf(senders), "-j", String.valueOf(Math.min(2, senders)),
+                "-T", String.valueOf(warmup + seconds), "-M", protocol, "-f", script.toString(),
+                "-D", "nconv=" + conversations, "-D", "groups=" + groups, "-D", "body=" + body,
+                "--log", "--log-prefix=" + logDir.resolve("tx"), "bench");
+        long before = pgbenchEvents(db);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).directory(logDir.toFile());
+        pb.environment().put("PGPASSWORD", EmbeddedPg.PASSWORD);
+        Process proc = pb.start();
+        CpuSample[] cpu = new CpuSample[1];
+        Thread sampler = new Thread(() -> {
+            try {
+                Thread.sleep(TimeUnit.SECONDS.toMillis(warmup));
+                cpu[0] = CpuSample.now();
+            } catch (InterruptedException ignored) {
+                // stopped
+            }
+        });
+        sampler.start();
+        String out = new String(proc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        int rc = proc.waitFor();
+        CpuSample end = CpuSample.now();
+        sampler.join();
+        long inserted = pgbenchEvents(db) - before;
+        long processed = find(out, "number of transactions actually processed: (\\d+)").map(Long::parseLong).orElse(-1L);
+        double tps = find(out, "tps = ([0-9.]+) \\(without initial connection time\\)").map(Double::parseDouble).orElse(Double.NaN);
+        double avg = find(out, "latency average = ([0-9.]+) ms").map(Double::parseDouble).orElse(Double.NaN);
+        if (rc != 0 || processed <= 0 || out.contains("aborted")) {
+            System.err.println("# pgbench failed (exit " + rc + "): " + String.join(" ", cmd) + "\n" + out);
+            throw new IllegalStateException("pgbench failed");
+        }
+        if (inserted != processed) {
+            // The INSERT's membership EXISTS would silently insert nothing: the floor would be wrong.
+            throw new IllegalStateException("pgbench processed " + processed + " transactions but inserted " + inserted
+                    + " events: the script's variables do not match the fixtures");
+        }
+        // Per-transaction log: client_id tx_no latency_us script_no epoch_s epoch_us. Measure the last
+        // `seconds` seconds (completion time), after the warm-up, as the gateway modes do.
+        List<long[]> tx = new ArrayList<>();
+        try (Stream<Path> files = Files.list(logDir)) {
+            for (Path f : files.filter(f -> f.getFileName().toString().startsWith("tx.")).toList()) {
+                for (String line : Files.readAllLines(f)) {
+                    String[] p = line.trim().split("\\s+");
+                    if (p.length < 6) continue;
+                    tx.add(new long[] {Long.parseLong(p[2]), Long.parseLong(p[4]) * 1_000_000L + Long.parseLong(p[5])});
+                }
+            }
+        }
+        long last = tx.stream().mapToLong(t -> t[1]).max().orElseThrow();
+        long from = last - TimeUnit.SECONDS.toMicros(seconds);
+        Histogram h = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
+        tx.stream().filter(t -> t[1] > from).forEach(t -> h.recordValue(Math.max(1, t[0])));
+        double[] busy = cpu[0] == null ? new double[] {Double.NaN, Double.NaN} : cpu[0].until(end);
+        Row r = new Row(mode, senders, conversations, h.getTotalCount(), seconds, h, busy[0], busy[1], load1(),
+                String.format(Locale.ROOT, "pgbench itself: %.0f tps, avg %.2f ms over %d s incl. warm-up", tps, avg,
+                        warmup + seconds));
+        rows.add(r);
+        printRow(r);
+    }
+
+    private static long pgbenchEvents(Database db) throws SQLException {
+        try (Connection c = db.connection(); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT count(*) FROM events WHERE kind = 'msg' AND sender_device ~ '^[0-9]+$'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static java.util.Optional<String> find(String text, String regex) {
+        Matcher m = Pattern.compile(regex).matcher(text);
+        return m.find() ? java.util.Optional.of(m.group(1)) : java.util.Optional.empty();
+    }
+
+    // ------------------------------------------------------------------ output
+
+    private void printServer(Database db) throws SQLException {
+        StringBuilder b = new StringBuilder("# postgresql:");
+        try (Connection c = db.connection(); Statement st = c.createStatement()) {
+            for (String name : List.of("server_version", "synchronous_commit", "fsync", "wal_level", "shared_buffers",
+                    "full_page_writes", "wal_sync_method")) {
+                try (ResultSet rs = st.executeQuery("SHOW " + name)) {
+                    rs.next();
+                    b.append(' ').append(name).append('=').append(rs.getString(1));
+                }
+            }
+        }
+        System.out.println(b);
+    }
+
+    private static void printRow(Row r) {
+        System.out.printf(Locale.ROOT, "# %-20s %d sends in %d s: %.0f/s p50 %.2f ms p99 %.2f ms p99.9 %.2f ms max %.2f ms;"
+                        + " machine CPU busy %.0f%%, this JVM %.0f%% of the machine, load avg %s %s%n",
+                r.mode(), r.count(), (int) r.seconds(), r.rate(), r.ms(50), r.ms(99), r.ms(99.9), r.h().getMaxValue() / 1000.0,
+                r.cpuBusy() * 100, r.jvmCpu() * 100, r.load(), r.note().isEmpty() ? "" : "(" + r.note() + ")");
+    }
+
+    private void printTable() {
+        if (rows.isEmpty()) return;
+        System.out.println();
+        System.out.printf("%-20s %7s %6s %9s %8s %8s %8s %8s %6s %6s %6s%n",
+                "mode", "clients", "convs", "sends/s", "p50 ms", "p99 ms", "p99.9", "max ms", "cpu%", "jvm%", "load");
+        for (Row r : rows) {
+            System.out.printf(Locale.ROOT, "%-20s %7d %6d %9.0f %8.2f %8.2f %8.2f %8.2f %6.0f %6.0f %6s%n",
+                    r.mode(), r.clients(), r.convs(), r.rate(), r.ms(50), r.ms(99), r.ms(99.9),
+                    r.h().getMaxValue() / 1000.0, r.cpuBusy() * 100, r.jvmCpu() * 100, r.load());
+        }
+        Row floor = rows.stream().filter(r -> r.mode().equals("pgbench -M prepared")).findFirst().orElse(null);
+        if (floor != null) {
+            System.out.println();
+            for (Row r : rows) {
+                if (!r.mode().startsWith("gateway")) continue;
+                System.out.printf(Locale.ROOT, "%-12s / pgbench -M prepared: throughput %.2fx, p50 %.2fx, p99 %.2fx%n",
+                        r.mode(), r.rate() / floor.rate(), r.ms(50) / floor.ms(50), r.ms(99) / floor.ms(99));
+            }
+        }
+    }
+
+    /** The 1-minute load average (other work on the machine shows up here). */
+    private static String load1() {
+        String s = loadAvg();
+        int sp = s.indexOf(' ');
+        return sp < 0 ? s : s.substring(0, sp);
+    }
+
+    private static String loadAvg() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (IOException e) {
+            return "n/a";
+        }
+    }
+
+    /** Machine CPU (from /proc/stat) and this JVM's CPU time at one instant. */
+    record CpuSample(long busy, long total, long jvmNanos, long wallNanos) {
+        static CpuSample now() {
+            long busy = 0;
+            long total = 0;
+            try {
+                String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+                for (int k = 1; k < f.length && k <= 8; k++) {
+                    long v = Long.parseLong(f[k]);
+                    total += v;
+                    if (k != 4 && k != 5) busy += v;   // idle, iowait
+                }
+            } catch (IOException | RuntimeException e) {
+                // not Linux: report NaN
+            }
+            long jvm = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                    .getProcessCpuTime();
+            return new CpuSample(busy, total, jvm, System.nanoTime());
+        }
+
+        /** {machine busy fraction, JVM share of the whole machine}. */
+        double[] until(CpuSample end) {
+            double machine = end.total == total ? Double.NaN : (double) (end.busy - busy) / (end.total - total);
+            double jvm = (double) (end.jvmNanos - jvmNanos)
+                    / ((end.wallNanos - wallNanos) * (double) Runtime.getRuntime().availableProcessors());
+            return new double[] {machine, jvm};
+        }
+    }
+
+    private static void deleteTree(Path root) {
+        try (Stream<Path> s = Files.walk(root)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            System.err.println("# could not delete " + root + ": " + e);
+        }
+    }
+}
