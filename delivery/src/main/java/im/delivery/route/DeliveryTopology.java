@@ -60,7 +60,17 @@ public final class DeliveryTopology {
 
                     @Override
                     public void process(Record<String, String> r) {
-                        if (r.key() != null && r.value() != null) store.put(r.key(), r.value());
+                        if (r.key() == null || r.value() == null) return;
+                        try {
+                            JsonNode h = RouteJson.parse(r.value());
+                            if (h.path("gen").canConvertToLong() && h.path("at").canConvertToLong()) {
+                                store.put(r.key(), r.value());
+                                return;
+                            }
+                        } catch (IllegalArgumentException e) {
+                            // fall through
+                        }
+                        log.warn("ignoring malformed heartbeat of {}: {}", r.key(), r.value());
                     }
                 });
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
@@ -78,12 +88,27 @@ public final class DeliveryTopology {
         return t;
     }
 
-    /** Liveness of a gateway registration, from the heartbeats. Unknown gateways count as alive. */
-    static boolean alive(KeyValueStore<String, String> gateways, String gateway, long gen, long now, Duration lease) {
+    /**
+     * Liveness of a gateway registration (gateway, generation), from the heartbeats. A
+     * registration is dead when the gateway restarted since (a heartbeat of a newer generation)
+     * or when its generation stopped heartbeating for longer than the lease. A gateway with no
+     * usable heartbeat, or whose latest known heartbeat is of an older generation than the
+     * registration (its new heartbeat is on its way on another topic), counts as alive.
+     */
+    public static boolean alive(KeyValueStore<String, String> gateways, String gateway, long gen, long now, Duration lease) {
         String hb = gateways.get(gateway);
         if (hb == null) return true;
-        JsonNode h = RouteJson.parse(hb);
-        return h.get("gen").asLong() <= gen && h.get("at").asLong() >= now - lease.toMillis();
+        JsonNode h;
+        try {
+            h = RouteJson.parse(hb);
+        } catch (IllegalArgumentException e) {
+            return true;
+        }
+        if (!h.path("gen").canConvertToLong() || !h.path("at").canConvertToLong()) return true;
+        long hbGen = h.get("gen").asLong();
+        if (hbGen > gen) return false;
+        if (hbGen < gen) return true;
+        return h.get("at").asLong() >= now - lease.toMillis();
     }
 
     /** Applies interest records and periodically drops the interest of dead gateways. */
