@@ -604,20 +604,52 @@ public final class ImClient implements AutoCloseable {
         }
     }
 
-    /** Registers the reply slot for {@code frame}'s rid, then writes the frame. Never throws: failures complete the future. */
+    /**
+     * At most this many requests are outstanding on one connection; more wait here, in order,
+     * instead of being refused by the gateway (its default in-flight limit, IM_MAX_INFLIGHT, is 64).
+     * A burst of acks and syncs after a reconnect in many conversations stays within it.
+     */
+    static final int MAX_OUTSTANDING = 32;
+
+    /** Writes the request now if the connection's window has room, else when a reply frees it. */
     private CompletableFuture<ServerFrame> submit(Connection conn, ClientFrame frame, boolean outboxEntry) {
         CompletableFuture<ServerFrame> fut = new CompletableFuture<>();
+        Runnable write = () -> submitNow(conn, frame, outboxEntry, fut);
+        boolean now;
+        synchronized (conn.waiting) {
+            now = conn.outstanding < MAX_OUTSTANDING;
+            if (now) conn.outstanding++;
+            else conn.waiting.add(write);
+        }
+        // The slot is freed by the reply, or after the request timeout if no reply ever comes
+        // (a lost reply must not shrink the window for the rest of the connection's life).
+        java.util.concurrent.atomic.AtomicBoolean freed = new java.util.concurrent.atomic.AtomicBoolean();
+        fut.copy().orTimeout(options.requestTimeout().toMillis(), TimeUnit.MILLISECONDS).whenComplete((r, e) -> {
+            if (!freed.compareAndSet(false, true)) return;
+            Runnable next;
+            synchronized (conn.waiting) {
+                next = conn.waiting.poll();
+                if (next == null) conn.outstanding--;
+            }
+            if (next != null) next.run();
+        });
+        if (now) write.run();
+        return fut;
+    }
+
+    /** Registers the reply slot for {@code frame}'s rid, then writes the frame. Never throws: failures complete the future. */
+    private void submitNow(Connection conn, ClientFrame frame, boolean outboxEntry, CompletableFuture<ServerFrame> fut) {
         String rid = frame.rid();
         Send send = frame instanceof Send s ? s : null;
         if (conn.pending.putIfAbsent(rid, new PendingRequest(fut, send, outboxEntry)) != null) {
             fut.completeExceptionally(new IllegalArgumentException("a request with rid " + rid + " is already pending"));
-            return fut;
+            return;
         }
         // Checked after registering: either shutdown() sees the slot or this sees the closed flag.
         if (!conn.isOpen()) {
             conn.pending.remove(rid);
             fut.completeExceptionally(new ConnectionLostException("not connected"));
-            return fut;
+            return;
         }
         conn.sendText(CODEC.encode(frame)).whenComplete((v, e) -> {
             if (e != null) {
@@ -627,7 +659,6 @@ public final class ImClient implements AutoCloseable {
                 conn.abortSocket();
             }
         });
-        return fut;
     }
 
     private static ServerFrame await(CompletableFuture<ServerFrame> fut, Duration timeout, String what) throws IOException {
@@ -1029,6 +1060,9 @@ public final class ImClient implements AutoCloseable {
         volatile DeviceInfo device;
         /** Replies awaited on this socket, by rid (a reply never arrives on another socket). */
         final ConcurrentHashMap<String, PendingRequest> pending = new ConcurrentHashMap<>();
+        /** Requests written and not yet answered, and those waiting for room; guarded by itself. */
+        final java.util.ArrayDeque<Runnable> waiting = new java.util.ArrayDeque<>();
+        int outstanding;
         private final AtomicBoolean open = new AtomicBoolean(true);
         private final CompletableFuture<Void> inputClosed = new CompletableFuture<>();
         private final StringBuilder inbound = new StringBuilder();

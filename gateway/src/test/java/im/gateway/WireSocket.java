@@ -44,6 +44,10 @@ final class WireSocket implements AutoCloseable {
         }
     }
 
+    void setReadTimeout(int millis) throws IOException {
+        socket.setSoTimeout(millis);
+    }
+
     void sendText(byte[] payload) throws IOException {
         sendFrame(0x1, payload);
     }

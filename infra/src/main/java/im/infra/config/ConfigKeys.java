@@ -84,6 +84,12 @@ public final class ConfigKeys {
     public static final ConfigKey STATE_DIR = key("IM_STATE_DIR", "",
             "Kafka Streams state directory of a delivery node or sweeper. Empty: a fresh temporary directory per start.");
 
+    // --- Sweeper
+    public static final ConfigKey SWEEP_MS = key("IM_SWEEP_MS", "1000",
+            "Sweeper: how often lagging (device, conversation) pairs are checked, and how long a cursor may stay behind the head before a hint.");
+    public static final ConfigKey HINT_BACKOFF_MS = key("IM_HINT_BACKOFF_MS", "2000",
+            "Sweeper: a device that keeps lagging in a conversation is hinted again no more often than this.");
+
     // --- Fault injection (tests only)
     public static final ConfigKey FAULT = key("IM_FAULT", "",
             "Fault injection for tests, off when empty. Comma-separated rules: <point>:halt (Runtime.halt(137)) "

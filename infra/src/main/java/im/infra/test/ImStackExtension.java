@@ -48,7 +48,7 @@ public final class ImStackExtension implements ParameterResolver {
     }
 
     /** Closes the test's pool when its scope ends. */
-    private static final class Handle implements ExtensionContext.Store.CloseableResource {
+    private static final class Handle implements ExtensionContext.Store.CloseableResource, AutoCloseable {
         final TestStack stack;
 
         Handle(TestStack stack) {
