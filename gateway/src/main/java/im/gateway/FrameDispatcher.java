@@ -88,6 +88,10 @@ final class FrameDispatcher {
             return;
         }
         if (frame instanceof Ack) {
+            if (faults.shouldDrop(FaultPoint.GW_ACK)) {
+                conn.endRequest();    // lost on the way: nothing written, no reply
+                return;
+            }
             ack(conn, (Ack) frame);   // batched by the cursor writer; completes asynchronously
             return;
         }

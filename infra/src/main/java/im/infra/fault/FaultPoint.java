@@ -14,8 +14,10 @@ public enum FaultPoint {
     API_AFTER_SEND_COMMIT("api.after_send_commit"),
     /** The gateway writing a {@code sent} reply. */
     GW_REPLY_SEND("gw.reply.send"),
-    /** The gateway writing an {@code acked} reply. */
+    /** The gateway writing an {@code acked} reply (the cursor was written; the device does not learn it). */
     GW_REPLY_ACK("gw.reply.ack"),
+    /** An {@code ack} frame arriving at the gateway: dropped as if lost on the way (nothing written, no reply). */
+    GW_ACK("gw.ack"),
     /** The gateway writing an {@code event} push. */
     GW_PUSH("gw.push");
 

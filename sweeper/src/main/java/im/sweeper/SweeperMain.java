@@ -1,0 +1,23 @@
+package im.sweeper;
+
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
+import im.infra.kafka.Topics;
+import java.util.concurrent.CountDownLatch;
+
+/** Runs one sweeper instance. Prints {@code IM_READY sweeper} once started. */
+public final class SweeperMain {
+    private SweeperMain() {}
+
+    public static void main(String[] args) throws InterruptedException {
+        Settings s = Settings.fromEnvironment();
+        SweeperConfig cfg = SweeperConfig.from(s);
+        Topics.create(cfg.bootstrap(), cfg.topics().conversationKeyed(), s.intValue(ConfigKeys.PARTITIONS, 1, 10_000));
+        Topics.create(cfg.bootstrap(), cfg.topics().singlePartition(), 1);
+        Sweeper sweeper = new Sweeper(cfg).start();
+        Runtime.getRuntime().addShutdownHook(new Thread(sweeper::close, "sweeper-shutdown"));
+        System.out.println("IM_READY sweeper");
+        System.out.flush();
+        new CountDownLatch(1).await();
+    }
+}

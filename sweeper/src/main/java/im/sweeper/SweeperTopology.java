@@ -1,0 +1,353 @@
+package im.sweeper;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import im.delivery.route.DeliveryTopology;
+import im.delivery.route.RouteJson;
+import im.infra.kafka.TopicNames;
+import im.sweeper.PairState.Cursor;
+import im.sweeper.PairState.Lag;
+import im.sweeper.PairState.Online;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sweeper (invariant D5) as a Kafka Streams topology over the co-partitioned event, cursor and
+ * interest topics (all keyed by conversation), so one task holds, for its partitions, the heads,
+ * the cursors and the online devices of the same conversations. State (persistent, with
+ * changelogs, so a restarted or second instance carries on without rescanning the database):
+ * <ul>
+ *   <li>{@value #HEADS_STORE}: conv → head, the max seq seen on the event topic;</li>
+ *   <li>{@value #CURSORS_STORE}: pair → (epoch, delivered), never moving backwards within an epoch;</li>
+ *   <li>{@value #ONLINE_STORE}: pair → (user, gateway, gen) of online pairs, from interest records;</li>
+ *   <li>{@value #LAGGING_STORE}: pair → (since, lastHint), exactly the online pairs whose cursor is
+ *       below the head. Every transition keeps this index up to date, so the wall-clock punctuator
+ *       scans only it: a tick costs O(lagging pairs), not O(online devices × conversations).</li>
+ * </ul>
+ * Every {@code sweep} the punctuator hints each pair lagging for at least {@code sweep} and not
+ * hinted within {@code backoff}, on its gateway's channel ({@code RouteJson.channelHint}, one
+ * record per conversation and gateway, {@code why:"sweep"}); pairs of gateways dead per the
+ * heartbeat lease ({@link DeliveryTopology#alive}) are dropped instead. A pair key is
+ * {@code conv + "\u0000" + device} (see {@link PairState}).
+ */
+public final class SweeperTopology {
+    public static final String HEADS_STORE = "heads";
+    public static final String CURSORS_STORE = "cursors";
+    public static final String ONLINE_STORE = "online";
+    public static final String LAGGING_STORE = "lagging";
+    public static final String GATEWAYS_STORE = "gateways";
+    /** The {@code why} of the hints this topology emits. */
+    public static final String WHY = "sweep";
+
+    private static final Logger log = LoggerFactory.getLogger(SweeperTopology.class);
+    private static final StringSerializer KEY_SER = new StringSerializer();
+
+    private SweeperTopology() {}
+
+    public static Topology build(TopicNames topics, Duration sweep, Duration backoff, Duration lease) {
+        return build(topics, sweep, backoff, lease, new LongAdder());
+    }
+
+    /**
+     * @param hints incremented by the number of devices in every hint emitted (a metric the
+     *              caller owns; no static state)
+     */
+    public static Topology build(TopicNames topics, Duration sweep, Duration backoff, Duration lease, LongAdder hints) {
+        if (sweep.toMillis() < 1) throw new IllegalArgumentException("sweep must be at least 1 ms, got " + sweep);
+        if (backoff.isNegative()) throw new IllegalArgumentException("backoff must not be negative, got " + backoff);
+        Topology t = new Topology();
+        t.addGlobalStore(
+                Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(GATEWAYS_STORE), Serdes.String(), Serdes.String())
+                        .withLoggingDisabled(),
+                "gateways-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.gateways(),
+                "gateways-update", HeartbeatUpdater::new);
+        t.addSource("events-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.events());
+        t.addSource("cursors-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.cursors());
+        t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
+        t.addProcessor("heads-and-sweep", () -> new HeadsAndSweep(topics, sweep, backoff, lease, hints), "events-source");
+        t.addProcessor("cursors-update", CursorUpdater::new, "cursors-source");
+        t.addProcessor("interest-update", InterestUpdater::new, "interest-source");
+        // Every processor touches every store: that also puts the three sources in one sub-topology.
+        String[] all = {"heads-and-sweep", "cursors-update", "interest-update"};
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(HEADS_STORE), Serdes.String(), Serdes.Long()), all);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CURSORS_STORE), Serdes.String(), Serdes.String()), all);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(ONLINE_STORE), Serdes.String(), Serdes.String()), all);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LAGGING_STORE), Serdes.String(), Serdes.String()), all);
+        t.addSink("out", (key, value, ctx) -> {
+                    Header h = ctx.headers().lastHeader(DeliveryTopology.DEST_HEADER);
+                    return new String(h.value(), StandardCharsets.UTF_8);
+                }, Serdes.String().serializer(), Serdes.String().serializer(), "heads-and-sweep");
+        return t;
+    }
+
+    /** Keeps the latest well-formed heartbeat per gateway (the same global store as the delivery nodes'). */
+    private static final class HeartbeatUpdater implements Processor<String, String, Void, Void> {
+        private KeyValueStore<String, String> store;
+
+        @Override
+        public void init(ProcessorContext<Void, Void> context) {
+            store = context.getStateStore(GATEWAYS_STORE);
+        }
+
+        @Override
+        public void process(Record<String, String> r) {
+            if (r.key() == null || r.value() == null) return;
+            try {
+                JsonNode h = RouteJson.parse(r.value());
+                if (h.path("gen").canConvertToLong() && h.path("at").canConvertToLong()) {
+                    store.put(r.key(), r.value());
+                    return;
+                }
+            } catch (IllegalArgumentException e) {
+                // fall through: logged below
+            }
+            log.warn("ignoring malformed heartbeat of {}: {}", r.key(), r.value());
+        }
+    }
+
+    /**
+     * The four task-local stores and the transitions that keep {@value #LAGGING_STORE} equal to
+     * "online pairs whose cursor is below the head". Shared by the three processors of a task.
+     */
+    private abstract static class PairProcessor<KOut, VOut> implements Processor<String, String, KOut, VOut> {
+        protected ProcessorContext<KOut, VOut> context;
+        protected KeyValueStore<String, Long> heads;
+        protected KeyValueStore<String, String> cursors;
+        protected KeyValueStore<String, String> online;
+        protected KeyValueStore<String, String> lagging;
+
+        @Override
+        public void init(ProcessorContext<KOut, VOut> context) {
+            this.context = context;
+            heads = context.getStateStore(HEADS_STORE);
+            cursors = context.getStateStore(CURSORS_STORE);
+            online = context.getStateStore(ONLINE_STORE);
+            lagging = context.getStateStore(LAGGING_STORE);
+        }
+
+        protected long head(String conv) {
+            Long h = heads.get(conv);
+            return h == null ? 0 : h;
+        }
+
+        /** The delivered cursor; 0 for a device that never acked (or whose cursors were cleared). */
+        protected long cursor(String pair) {
+            String c = cursors.get(pair);
+            return c == null ? 0 : Cursor.fromJson(c).delivered();
+        }
+
+        /** Re-derives the lagging entry of an online pair, keeping "since" while it keeps lagging. */
+        protected void reevaluate(String conv, String pair, long now) {
+            if (cursor(pair) >= head(conv)) {
+                lagging.delete(pair);
+            } else if (lagging.get(pair) == null) {
+                lagging.put(pair, Lag.since(now).toJson());
+            }
+        }
+
+        protected void dropPair(String pair) {
+            online.delete(pair);
+            lagging.delete(pair);
+        }
+
+        /** The parsed value, or null (logged) for a malformed record. */
+        protected static JsonNode parse(Record<String, String> r, String what) {
+            if (r.value() == null) return null;
+            try {
+                return RouteJson.parse(r.value());
+            } catch (IllegalArgumentException e) {
+                log.warn("ignoring malformed {} record: {}", what, r.value());
+                return null;
+            }
+        }
+
+        protected static String conv(JsonNode v, Record<String, String> r) {
+            return v.path("conv").asText(r.key() == null ? "" : r.key());
+        }
+    }
+
+    /** Raises heads from events (marking the conversation's online pairs lagging) and runs the sweep. */
+    private static final class HeadsAndSweep extends PairProcessor<String, String> {
+        private final TopicNames topics;
+        private final long sweep;
+        private final long backoff;
+        private final Duration lease;
+        private final LongAdder hints;
+        private KeyValueStore<String, String> gateways;
+
+        HeadsAndSweep(TopicNames topics, Duration sweep, Duration backoff, Duration lease, LongAdder hints) {
+            this.topics = topics;
+            this.sweep = sweep.toMillis();
+            this.backoff = backoff.toMillis();
+            this.lease = lease;
+            this.hints = hints;
+        }
+
+        @Override
+        public void init(ProcessorContext<String, String> context) {
+            super.init(context);
+            gateways = context.getStateStore(GATEWAYS_STORE);
+            // One punctuator per task (only this processor schedules it), over this task's lagging pairs.
+            context.schedule(Duration.ofMillis(sweep), PunctuationType.WALL_CLOCK_TIME, this::sweep);
+        }
+
+        @Override
+        public void process(Record<String, String> r) {
+            JsonNode ev = parse(r, "event");
+            if (ev == null) return;
+            String conv = conv(ev, r);
+            if (conv.isEmpty() || !ev.path("seq").canConvertToLong()) {
+                log.warn("ignoring malformed event record: {}", r.value());
+                return;
+            }
+            long seq = ev.get("seq").asLong();
+            long head = head(conv);
+            if (seq <= head) return;   // a CDC duplicate or replay: nothing changes
+            heads.put(conv, seq);
+            long now = context.currentSystemTimeMs();
+            String member = "leave".equals(ev.path("kind").asText()) ? ev.path("sender").asText() : null;
+            // The conversation's online pairs: one prefix range, not a scan of all online pairs.
+            List<String> left = new ArrayList<>();
+            List<String> behind = new ArrayList<>();
+            try (KeyValueIterator<String, String> it = online.prefixScan(PairState.prefix(conv), KEY_SER)) {
+                while (it.hasNext()) {
+                    KeyValue<String, String> kv = it.next();
+                    if (member != null && Online.fromJson(kv.value).user().equals(member)) left.add(kv.key);
+                    else behind.add(kv.key);
+                }
+            }
+            // After a leave the member's devices get nothing more here (as in the delivery nodes).
+            left.forEach(this::dropPair);
+            for (String pair : behind) {
+                if (cursor(pair) < seq && lagging.get(pair) == null) lagging.put(pair, Lag.since(now).toJson());
+            }
+        }
+
+        /** One tick: hint the due lagging pairs, grouped per (conversation, gateway); drop dead gateways' pairs. */
+        private void sweep(long now) {
+            Map<String, Map<String, List<String>>> due = new LinkedHashMap<>();   // conv → gateway → devices
+            List<KeyValue<String, String>> hinted = new ArrayList<>();
+            List<String> stale = new ArrayList<>();
+            List<String> dead = new ArrayList<>();
+            // Changes are applied after the iterator is closed, not while it is open.
+            try (KeyValueIterator<String, String> it = lagging.all()) {
+                while (it.hasNext()) {
+                    KeyValue<String, String> kv = it.next();
+                    String pair = kv.key;
+                    String conv = PairState.conv(pair);
+                    String o = online.get(pair);
+                    if (o == null || cursor(pair) >= head(conv)) {   // defensive: the index should never hold these
+                        stale.add(pair);
+                        continue;
+                    }
+                    Online where = Online.fromJson(o);
+                    if (!DeliveryTopology.alive(gateways, where.gateway(), where.gen(), now, lease)) {
+                        dead.add(pair);
+                        continue;
+                    }
+                    Lag lag = Lag.fromJson(kv.value);
+                    if (!lag.due(now, sweep, backoff)) continue;
+                    due.computeIfAbsent(conv, c -> new LinkedHashMap<>())
+                            .computeIfAbsent(where.gateway(), g -> new ArrayList<>())
+                            .add(PairState.device(pair));
+                    hinted.add(KeyValue.pair(pair, lag.hinted(now).toJson()));
+                }
+            }
+            stale.forEach(lagging::delete);
+            dead.forEach(this::dropPair);
+            hinted.forEach(kv -> lagging.put(kv.key, kv.value));
+            due.forEach((conv, byGateway) -> {
+                long head = head(conv);
+                byGateway.forEach((gateway, devices) -> {
+                    Record<String, String> out = new Record<>(conv, RouteJson.channelHint(devices, conv, head, WHY), now);
+                    out.headers().add(DeliveryTopology.DEST_HEADER, topics.channel(gateway).getBytes(StandardCharsets.UTF_8));
+                    context.forward(out);
+                    hints.add(devices.size());
+                });
+            });
+            if (!dead.isEmpty()) log.info("dropped {} lagging pairs of dead gateways", dead.size());
+        }
+    }
+
+    /**
+     * Merges cursor records ({@code {"v":1,"conv","device","epoch","delivered","at"}} or
+     * {@code {"v":1,"conv","device","deleted":true}} after a reinstall) and re-derives the pair's lag.
+     */
+    private static final class CursorUpdater extends PairProcessor<Void, Void> {
+        @Override
+        public void process(Record<String, String> r) {
+            JsonNode v = parse(r, "cursor");
+            if (v == null) return;
+            String conv = conv(v, r);
+            String device = v.path("device").asText("");
+            boolean deleted = v.path("deleted").asBoolean(false);
+            if (conv.isEmpty() || device.isEmpty()
+                    || (!deleted && !(v.path("epoch").canConvertToLong() && v.path("delivered").canConvertToLong()))) {
+                log.warn("ignoring malformed cursor record: {}", r.value());
+                return;
+            }
+            String pair = PairState.key(conv, device);
+            if (deleted) {
+                cursors.delete(pair);   // the device reinstalled: it holds nothing any more (cursor 0)
+            } else {
+                long epoch = v.get("epoch").asLong();
+                long delivered = v.get("delivered").asLong();
+                String prev = cursors.get(pair);
+                Cursor merged = prev == null ? new Cursor(epoch, delivered) : Cursor.fromJson(prev).merge(epoch, delivered);
+                if (!merged.toJson().equals(prev)) cursors.put(pair, merged.toJson());
+            }
+            if (online.get(pair) != null) reevaluate(conv, pair, context.currentSystemTimeMs());
+        }
+    }
+
+    /**
+     * Applies interest records ({@code {"v":1,"conv","device","user","gateway","gen","online"}}).
+     * A withdrawal removes the pair only if it names the same gateway and a generation at least
+     * as new (as the delivery nodes' {@code InterestSet.offline}); a new registration starts the
+     * pair's lag afresh, since a device that just subscribed syncs by itself.
+     */
+    private static final class InterestUpdater extends PairProcessor<Void, Void> {
+        @Override
+        public void process(Record<String, String> r) {
+            JsonNode v = parse(r, "interest");
+            if (v == null) return;
+            String conv = conv(v, r);
+            String device = v.path("device").asText("");
+            String gateway = v.path("gateway").asText("");
+            if (conv.isEmpty() || device.isEmpty() || gateway.isEmpty() || !v.path("gen").canConvertToLong()) {
+                log.warn("ignoring malformed interest record: {}", r.value());
+                return;
+            }
+            String pair = PairState.key(conv, device);
+            long gen = v.get("gen").asLong();
+            String prevJson = online.get(pair);
+            Online prev = prevJson == null ? null : Online.fromJson(prevJson);
+            if (!v.path("online").asBoolean(false)) {
+                if (prev != null && prev.gateway().equals(gateway) && prev.gen() <= gen) dropPair(pair);
+                return;
+            }
+            Online now = new Online(v.path("user").asText(""), gateway, gen);
+            online.put(pair, now.toJson());
+            if (!now.sameRegistration(prev)) lagging.delete(pair);
+            reevaluate(conv, pair, context.currentSystemTimeMs());
+        }
+    }
+}

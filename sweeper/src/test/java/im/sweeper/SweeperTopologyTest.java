@@ -1,0 +1,488 @@
+package im.sweeper;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import im.delivery.route.DeliveryTopology;
+import im.delivery.route.RouteJson;
+import im.infra.kafka.TopicNames;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Collectors;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link SweeperTopology} under {@link TopologyTestDriver} with a mocked wall clock that moves only
+ * through {@link #advance}: lag detected after the sweep interval and not before, catch-up, offline
+ * and never-online devices, back-off, duplicate / out-of-order / reinstall cursor records, routing
+ * to the pair's gateway only, dead gateways, and a tick's cost following the lagging pairs.
+ * Brief §2 D5, §5 item 6 and "Routing"; issue 4.
+ */
+class SweeperTopologyTest {
+    private static final TopicNames TOPICS = new TopicNames("t.");
+    private static final Duration SWEEP = Duration.ofMillis(1000);
+    private static final Duration BACKOFF = Duration.ofMillis(2000);
+    private static final Duration LEASE = Duration.ofSeconds(10);
+    private static final Instant T0 = Instant.parse("2025-01-01T00:00:00Z");
+    private static final long GEN = 1;
+
+    @TempDir
+    Path stateDir;
+
+    private TopologyTestDriver driver;
+    private final LongAdder hintCount = new LongAdder();
+    private TestInputTopic<String, String> events;
+    private TestInputTopic<String, String> cursors;
+    private TestInputTopic<String, String> interest;
+    private TestInputTopic<String, String> gateways;
+    private TestOutputTopic<String, String> gwA;
+    private TestOutputTopic<String, String> gwB;
+    /** The driver's wall clock. Punctuations fire at T0 + k × sweep. */
+    private long now;
+
+    private void start(Duration sweep, Duration backoff) {
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, "sweeper-topology-test");
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
+        driver = new TopologyTestDriver(SweeperTopology.build(TOPICS, sweep, backoff, LEASE, hintCount), p, T0);
+        now = T0.toEpochMilli();
+        StringSerializer ser = new StringSerializer();
+        StringDeserializer de = new StringDeserializer();
+        events = driver.createInputTopic(TOPICS.events(), ser, ser);
+        cursors = driver.createInputTopic(TOPICS.cursors(), ser, ser);
+        interest = driver.createInputTopic(TOPICS.interest(), ser, ser);
+        gateways = driver.createInputTopic(TOPICS.gateways(), ser, ser);
+        gwA = driver.createOutputTopic(TOPICS.channel("gw-a"), de, de);
+        gwB = driver.createOutputTopic(TOPICS.channel("gw-b"), de, de);
+    }
+
+    private void start() {
+        start(SWEEP, BACKOFF);
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (driver != null) driver.close();
+    }
+
+    // ---------------------------------------------------------------- detection
+
+    @Test
+    void lagIsHintedOnceItLastedTheSweepIntervalAndNotBefore() {
+        start();
+        online("c1", "d1", "gw-a");
+        cursor("c1", "d1", 1, 4);
+        events("c1", 1, 4);
+        advance(300);
+        events("c1", 5, 5);                       // the push of 5 is lost: lagging since T0+300
+
+        advance(700);                             // tick at T0+1000: lagging for 700 ms only
+        assertTrue(gwA.isEmpty(), "no hint before the interval");
+        assertNotNull(lagging().get(PairState.key("c1", "d1")), "but the lag is tracked");
+        advance(299);                             // T0+1299: no tick in between
+        assertTrue(gwA.isEmpty());
+
+        advance(701);                             // tick at T0+2000: lagging for 1700 ms
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        assertEquals(1, hints.size(), "one hint: " + hints);
+        assertHint(hints.get(0), "c1", 5, "d1");
+        assertEquals(T0.toEpochMilli() + 2000, hints.get(0).timestamp(), "stamped with the punctuation's wall clock");
+        assertEquals(1, hintCount.sum());
+    }
+
+    @Test
+    void lagStartingAtATickIsHintedExactlyOneIntervalLater() {
+        start();
+        online("c1", "d1", "gw-a");
+        events("c1", 1, 3);                       // never acked: cursor 0, lagging since T0
+
+        advance(SWEEP.toMillis() - 1);
+        assertTrue(gwA.isEmpty(), "sweep - 1 ms: no hint");
+        advance(1);
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        assertEquals(1, hints.size());
+        assertHint(hints.get(0), "c1", 3, "d1");
+    }
+
+    @Test
+    void catchUpClearsTheLagAndStopsTheHints() {
+        start();
+        online("c1", "d1", "gw-a");
+        events("c1", 1, 5);
+        advance(1000);
+        assertEquals(1, gwA.readRecordsToList().size(), "lagging: hinted");
+
+        cursor("c1", "d1", 1, 5);                 // the device synced and acked to the head
+        assertEquals(0, count(lagging()), "no longer lagging");
+        advanceInSteps(10_000, 100);
+        assertTrue(gwA.isEmpty(), "no hint after the catch-up");
+        assertEquals(1, hintCount.sum());
+    }
+
+    @Test
+    void catchUpWithinTheIntervalMeansNoHintAtAll() {
+        start();
+        online("c1", "d1", "gw-a");
+        events("c1", 1, 5);
+        advance(400);
+        cursor("c1", "d1", 1, 5);                 // the push arrived and was acked in time
+        advanceInSteps(10_000, 100);
+        assertTrue(gwA.isEmpty());
+    }
+
+    @Test
+    void aNewEventAfterCatchUpMakesThePairLagAgain() {
+        start();
+        online("c1", "d1", "gw-a");
+        events("c1", 1, 5);
+        cursor("c1", "d1", 1, 5);
+        advanceInSteps(3000, 100);
+        assertTrue(gwA.isEmpty(), "caught up: nothing to hint");
+
+        events("c1", 6, 6);                       // its push is lost
+        assertNotNull(lagging().get(PairState.key("c1", "d1")));
+        advance(1000);
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        assertEquals(1, hints.size());
+        assertHint(hints.get(0), "c1", 6, "d1");
+    }
+
+    // ---------------------------------------------------------------- who is hinted
+
+    @Test
+    void aDeviceThatGoesOfflineBeforeTheIntervalIsNeverHinted() {
+        start();
+        online("c1", "d1", "gw-a");
+        events("c1", 1, 5);
+        advance(500);
+        offline("c1", "d1", "gw-a", GEN);
+        assertNull(online().get(PairState.key("c1", "d1")));
+        assertNull(lagging().get(PairState.key("c1", "d1")));
+        advanceInSteps(10_000, 100);
+        assertTrue(gwA.isEmpty());
+        assertEquals(0, hintCount.sum());
+    }
+
+    @Test
+    void aNeverOnlineDeviceWithALaggingCursorIsNeverHinted() {
+        start();
+        events("c1", 1, 5);
+        cursor("c1", "d2", 1, 1);                 // acked once, is not connected anywhere
+        assertEquals(0, count(lagging()));
+        advanceInSteps(10_000, 100);
+        assertEquals(Set.of(), outputTopics());
+    }
+
+    @Test
+    void aStaleWithdrawalDoesNotRemoveANewerRegistration() {
+        start();
+        online("c1", "d1", "gw-a", 1);
+        online("c1", "d1", "gw-b", 7);            // the device reconnected at gw-b
+        offline("c1", "d1", "gw-a", 1);           // gw-a's withdrawal arrives late: must not remove gw-b's
+        offline("c1", "d1", "gw-b", 6);           // an older generation of gw-b: neither
+        events("c1", 1, 2);
+        advance(1000);
+        assertTrue(gwA.isEmpty(), "nothing to the old gateway");
+        List<TestRecord<String, String>> hints = gwB.readRecordsToList();
+        assertEquals(1, hints.size());
+        assertHint(hints.get(0), "c1", 2, "d1");
+    }
+
+    @Test
+    void theHintGoesOnlyToThePairsGatewayOneRecordPerConversationAndGateway() {
+        start();
+        online("c1", "d1", "gw-a");
+        online("c1", "d2", "gw-a");
+        online("c1", "d3", "gw-b");
+        online("c2", "d4", "gw-b");
+        events("c1", 1, 4);
+        events("c2", 1, 9);
+        cursor("c1", "d3", 1, 4);                 // d3 is up to date
+        cursor("c2", "d4", 1, 9);                 // so is d4
+        advance(1000);
+
+        List<TestRecord<String, String>> a = gwA.readRecordsToList();
+        assertEquals(1, a.size(), "d1 and d2 of c1 on gw-a share one record: " + a);
+        assertHint(a.get(0), "c1", 4, "d1", "d2");
+        assertEquals(TOPICS.channel("gw-a"), destHeader(a.get(0)));
+        assertTrue(gwB.isEmpty(), "gw-b's devices are not lagging");
+        assertEquals(Set.of(TOPICS.channel("gw-a")), outputTopics());
+        assertEquals(2, hintCount.sum(), "two device hints");
+    }
+
+    @Test
+    void pairsOfADeadGatewayAreDroppedNotHinted() {
+        start();
+        heartbeat("gw-a", GEN, now - LEASE.toMillis() - 1);   // silent for longer than the lease
+        heartbeat("gw-b", GEN, now);                          // alive: the control
+        online("c1", "d1", "gw-a");
+        online("c1", "d2", "gw-b");
+        events("c1", 1, 3);
+        advance(1000);
+
+        assertTrue(gwA.isEmpty(), "no hint to a dead gateway");
+        assertEquals(1, gwB.readRecordsToList().size());
+        assertNull(online().get(PairState.key("c1", "d1")), "the dead gateway's pair is dropped");
+        assertNull(lagging().get(PairState.key("c1", "d1")));
+        advanceInSteps(10_000, 500);
+        assertTrue(gwA.isEmpty());
+    }
+
+    @Test
+    void pairsOfAGatewayThatRestartedWithANewerGenerationAreDropped() {
+        start();
+        heartbeat("gw-a", GEN + 1, now);          // gw-a restarted: registrations of GEN are gone
+        online("c1", "d1", "gw-a", GEN);
+        events("c1", 1, 3);
+        advanceInSteps(5000, 100);
+        assertTrue(gwA.isEmpty());
+        assertEquals(0, count(online()));
+    }
+
+    @Test
+    void aLeavingMembersDevicesAreNoLongerTracked() {
+        start();
+        online("c1", "d1", "gw-a", "u1", GEN);
+        online("c1", "d2", "gw-a", "u2", GEN);
+        events("c1", 1, 2);
+        events.pipeInput("c1", event("c1", 3, "leave", "u1"));
+        assertNull(online().get(PairState.key("c1", "d1")));
+        advance(1000);
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        assertEquals(1, hints.size());
+        assertHint(hints.get(0), "c1", 3, "d2");
+    }
+
+    // ---------------------------------------------------------------- back-off
+
+    @Test
+    void aDeviceThatKeepsLaggingIsHintedNoMoreOftenThanTheBackOff() {
+        Duration backoff = Duration.ofMillis(2000);
+        start(Duration.ofMillis(500), backoff);
+        online("c1", "d1", "gw-a");
+        events("c1", 1, 5);                       // never acks: a broken client
+        advanceInSteps(10_000, 100);
+
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        // Hints at 500, 2500, 4500, 6500, 8500 ms; without the back-off a tick every 500 ms would give 20.
+        assertTrue(hints.size() >= 4 && hints.size() <= 6, "hints over 10 s: " + hints.size());
+        for (int i = 1; i < hints.size(); i++) {
+            long gap = hints.get(i).timestamp() - hints.get(i - 1).timestamp();
+            assertTrue(gap >= backoff.toMillis(), "hints " + gap + " ms apart");
+        }
+    }
+
+    // ---------------------------------------------------------------- cursor records
+
+    @Test
+    void duplicateAndOutOfOrderCursorRecordsNeverMoveTheCursorBack() {
+        start();
+        online("c1", "d1", "gw-a");
+        for (long seq : new long[] {1, 2, 3, 4, 5, 6, 7, 5, 6, 7}) events("c1", seq, seq);   // with a CDC replay
+        cursor("c1", "d1", 1, 7);
+        cursor("c1", "d1", 1, 3);                 // late: must not move it back
+        assertEquals(7, storedCursor("c1", "d1").get("delivered").asLong());
+        assertEquals(0, count(lagging()), "a late smaller cursor does not make it lag");
+        cursor("c1", "d1", 1, 7);                 // duplicate
+        cursor("c1", "d1", 0, 2);                 // a stale record of an older install
+        assertEquals(7, storedCursor("c1", "d1").get("delivered").asLong());
+        assertEquals(7L, driver.<String, Long>getKeyValueStore(SweeperTopology.HEADS_STORE).get("c1"));
+        assertEquals(0, count(lagging()), "cursor 7 = head 7: not lagging");
+        advanceInSteps(5000, 100);
+        assertTrue(gwA.isEmpty());
+    }
+
+    @Test
+    void aReinstalledDeviceStartsFromZeroAndLagsAgain() {
+        start();
+        online("c1", "d1", "gw-a");
+        events("c1", 1, 5);
+        cursor("c1", "d1", 1, 5);
+        assertEquals(0, count(lagging()));
+
+        cursors.pipeInput("c1", "{\"v\":1,\"conv\":\"c1\",\"device\":\"d1\",\"deleted\":true}");
+        assertNull(cursors().get(PairState.key("c1", "d1")), "cursor back to 0");
+        assertNotNull(lagging().get(PairState.key("c1", "d1")), "and lagging, since it is online");
+        advance(1000);
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        assertEquals(1, hints.size());
+        assertHint(hints.get(0), "c1", 5, "d1");
+
+        cursor("c1", "d1", 2, 2);                 // the new install acks from scratch: lower, yet it replaces
+        assertEquals(2, storedCursor("c1", "d1").get("epoch").asLong());
+        assertEquals(2, storedCursor("c1", "d1").get("delivered").asLong());
+        cursor("c1", "d1", 1, 5);                 // a stray record of the old install changes nothing
+        assertEquals(2, storedCursor("c1", "d1").get("delivered").asLong());
+        assertNotNull(lagging().get(PairState.key("c1", "d1")));
+
+        cursor("c1", "d1", 2, 5);
+        assertEquals(0, count(lagging()));
+    }
+
+    // ---------------------------------------------------------------- cost
+
+    @Test
+    void aTickWorksOnTheLaggingPairsOnlyNotOnEveryOnlinePair() {
+        start();
+        heartbeat("gw-a", GEN, now);
+        for (int c = 0; c < 100; c++) {
+            String conv = "c" + c;
+            events(conv, 1, 5);
+            for (int d = 0; d < 10; d++) {
+                String device = "d" + d;
+                boolean lags = (c == 3 && d == 4) || (c == 77 && d == 1);
+                cursor(conv, device, 1, lags ? 2 : 5);
+                online(conv, device, "gw-a");
+            }
+        }
+        assertEquals(1000, count(online()), "1000 online pairs");
+        assertEquals(2, count(lagging()), "the punctuator's index holds the 2 lagging pairs only");
+
+        advance(1000);
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        assertEquals(2, hints.size(), "one tick, two hints: " + hints);
+        assertHint(hints.get(0), "c3", 5, "d4");
+        assertHint(hints.get(1), "c77", 5, "d1");
+        assertEquals(2, hintCount.sum());
+    }
+
+    @Test
+    void malformedRecordsAreIgnored() {
+        start();
+        events.pipeInput("c1", "not json");
+        events.pipeInput("c1", "{\"v\":1,\"conv\":\"c1\"}");
+        cursors.pipeInput("c1", "{\"v\":1,\"conv\":\"c1\",\"device\":\"d1\"}");
+        interest.pipeInput("c1", "{\"v\":1,\"conv\":\"c1\",\"online\":true}");
+        gateways.pipeInput("gw-a", "{}");
+        events.pipeInput("c1", (String) null);
+        online("c1", "d1", "gw-a");
+        events("c1", 1, 1);
+        advance(1000);
+        assertEquals(1, gwA.readRecordsToList().size(), "still works after the junk");
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private void advance(long ms) {
+        now += ms;
+        driver.advanceWallClockTime(Duration.ofMillis(ms));
+    }
+
+    private void advanceInSteps(long total, long step) {
+        for (long t = 0; t < total; t += step) advance(step);
+    }
+
+    private void online(String conv, String device, String gateway) {
+        online(conv, device, gateway, GEN);
+    }
+
+    private void online(String conv, String device, String gateway, long gen) {
+        online(conv, device, gateway, "u-" + device, gen);
+    }
+
+    private void online(String conv, String device, String gateway, String user, long gen) {
+        interest.pipeInput(conv, RouteJson.interest(conv, device, user, gateway, gen, true));
+    }
+
+    private void offline(String conv, String device, String gateway, long gen) {
+        interest.pipeInput(conv, RouteJson.interest(conv, device, "u-" + device, gateway, gen, false));
+    }
+
+    private void heartbeat(String gateway, long gen, long at) {
+        gateways.pipeInput(gateway, RouteJson.heartbeat(gateway, gen, at));
+    }
+
+    /** Events from..to of a conversation, in order. */
+    private void events(String conv, long from, long to) {
+        for (long seq = from; seq <= to; seq++) events.pipeInput(conv, event(conv, seq, "msg", "u-x"));
+    }
+
+    private static String event(String conv, long seq, String kind, String sender) {
+        return RouteJson.JSON.createObjectNode().put("v", 1).put("conv", conv).put("seq", seq).put("kind", kind)
+                .put("mid", "m-" + conv + "-" + seq).put("sender", sender).put("device", "dx").put("cmid", "x" + seq)
+                .put("body", "b").put("at", 0).toString();
+    }
+
+    private void cursor(String conv, String device, long epoch, long delivered) {
+        cursors.pipeInput(conv, RouteJson.JSON.createObjectNode().put("v", 1).put("conv", conv).put("device", device)
+                .put("epoch", epoch).put("delivered", delivered).put("at", now).toString());
+    }
+
+    private KeyValueStore<String, String> lagging() {
+        return driver.getKeyValueStore(SweeperTopology.LAGGING_STORE);
+    }
+
+    private KeyValueStore<String, String> online() {
+        return driver.getKeyValueStore(SweeperTopology.ONLINE_STORE);
+    }
+
+    private KeyValueStore<String, String> cursors() {
+        return driver.getKeyValueStore(SweeperTopology.CURSORS_STORE);
+    }
+
+    private JsonNode storedCursor(String conv, String device) {
+        return RouteJson.parse(cursors().get(PairState.key(conv, device)));
+    }
+
+    private static long count(KeyValueStore<String, String> store) {
+        List<KeyValue<String, String>> all = new ArrayList<>();
+        try (KeyValueIterator<String, String> it = store.all()) {
+            it.forEachRemaining(all::add);
+        }
+        return all.size();
+    }
+
+    private static void assertHint(TestRecord<String, String> r, String conv, long head, String... devices) {
+        JsonNode v = RouteJson.parse(r.value());
+        assertEquals(conv, r.key());
+        assertEquals(1, v.get("v").asInt());
+        assertEquals(new TreeSet<>(List.of(devices)), devicesOf(v));
+        JsonNode h = v.get("hint");
+        assertNotNull(h, "a hint record: " + r.value());
+        assertEquals(conv, h.get("conv").asText());
+        assertEquals(head, h.get("head").asLong());
+        assertEquals("sweep", h.get("why").asText());
+        assertTrue(!v.has("ev"), "a hint carries no event");
+    }
+
+    private static Set<String> devicesOf(JsonNode v) {
+        Set<String> s = new TreeSet<>();
+        v.get("devices").forEach(d -> s.add(d.asText()));
+        return s;
+    }
+
+    private static String destHeader(TestRecord<String, String> r) {
+        Header h = r.headers().lastHeader(DeliveryTopology.DEST_HEADER);
+        return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+    }
+
+    private Set<String> outputTopics() {
+        return driver.producedTopicNames().stream().filter(t -> !t.endsWith("-changelog")).collect(Collectors.toSet());
+    }
+}
