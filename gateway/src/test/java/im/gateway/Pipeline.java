@@ -10,6 +10,8 @@ import im.infra.kafka.Topics;
 import im.infra.test.TestStack;
 import im.ingest.relay.CdcRelay;
 import im.ingest.relay.RelayConfig;
+import im.sweeper.Sweeper;
+import im.sweeper.SweeperConfig;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
@@ -29,6 +31,7 @@ final class Pipeline implements AutoCloseable {
     final CdcRelay relay;
     final List<DeliveryNode> nodes = new ArrayList<>();
     final List<Gateway> gateways = new ArrayList<>();
+    final List<Sweeper> sweepers = new ArrayList<>();
 
     Pipeline(TestStack stack, Map<String, String> extra) {
         this.stack = stack;
@@ -55,6 +58,12 @@ final class Pipeline implements AutoCloseable {
         return n;
     }
 
+    Sweeper addSweeper() {
+        Sweeper s = new Sweeper(SweeperConfig.from(settings)).start();
+        sweepers.add(s);
+        return s;
+    }
+
     Gateway addGateway(String id, String faults) {
         Settings s = settings.with(ConfigKeys.GATEWAY_ID, id);
         Gateway g = new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC()).start();
@@ -67,13 +76,15 @@ final class Pipeline implements AutoCloseable {
     }
 
     void awaitRunning() {
-        Await.until(Duration.ofSeconds(60), () -> relay.isActive() && nodes.stream().allMatch(DeliveryNode::isRunning),
-                "relay active and delivery nodes running");
+        Await.until(Duration.ofSeconds(60), () -> relay.isActive() && nodes.stream().allMatch(DeliveryNode::isRunning)
+                        && sweepers.stream().allMatch(Sweeper::isRunning),
+                "relay active, delivery nodes and sweepers running");
     }
 
     @Override
     public void close() {
         gateways.forEach(Gateway::close);
+        sweepers.forEach(Sweeper::close);
         nodes.forEach(DeliveryNode::close);
         relay.close();
     }

@@ -38,6 +38,9 @@ public final class Sweeper implements AutoCloseable {
         // Latency: Streams defaults to linger.ms=100 and 30 s commits; a hint repairs a lost push.
         p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), "0");
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "200");
+        // A killed instance is noticed in 6 s instead of the default 45 s, so its tasks move soon.
+        p.put(StreamsConfig.consumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), "6000");
+        p.put(StreamsConfig.consumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), "1500");
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), "50");

@@ -18,6 +18,10 @@ public final class SweeperMain {
         Runtime.getRuntime().addShutdownHook(new Thread(sweeper::close, "sweeper-shutdown"));
         System.out.println("IM_READY sweeper");
         System.out.flush();
+        // Tests and scripts wait for this second line: state restored, tasks assigned, punctuating.
+        while (!sweeper.isRunning()) java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
+        System.out.println("IM_RUNNING sweeper");
+        System.out.flush();
         new CountDownLatch(1).await();
     }
 }
