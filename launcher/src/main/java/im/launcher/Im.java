@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "im", mixinStandardHelpOptions = true, version = "im 0.1.0",
         description = "Kafka-backed event-log messaging platform.",
-        subcommands = {PlatformCommand.class, GatewayCommand.class, RelayCommand.class, DeliveryCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {PlatformCommand.class, GatewayCommand.class, RelayCommand.class, DeliveryCommand.class, SweeperCommand.class, CommandLine.HelpCommand.class})
 public final class Im implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

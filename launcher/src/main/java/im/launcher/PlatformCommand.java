@@ -15,6 +15,8 @@ import im.delivery.route.DeliveryConfig;
 import im.delivery.route.DeliveryNode;
 import im.ingest.relay.CdcRelay;
 import im.ingest.relay.RelayConfig;
+import im.sweeper.Sweeper;
+import im.sweeper.SweeperConfig;
 import im.ingest.directory.DeviceRegistration;
 import im.ingest.directory.Directory;
 import im.ingest.directory.DirectoryException;
@@ -89,6 +91,7 @@ final class PlatformCommand implements Callable<Integer> {
 
             started.push(new CdcRelay(RelayConfig.from(roles), topics).start());
             started.push(new DeliveryNode(DeliveryConfig.from(roles)).start());
+            started.push(new Sweeper(SweeperConfig.from(roles)).start());
             gwCfg = GatewayConfig.from(roles);
             Gateway gw = new Gateway(gwCfg, db.dataSource(), faults, Clock.systemUTC()).start();
             started.push(gw);
@@ -102,7 +105,7 @@ final class PlatformCommand implements Callable<Integer> {
             System.out.println("  Health:      " + http + "/healthz   " + http + "/readyz");
             System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
             System.out.println("  Kafka:       " + bootstrap + "  topics " + topics.conversationKeyed());
-            System.out.println("  Roles:       gateway " + gw.id() + ", CDC relay (slot " + s.string(ConfigKeys.RELAY_SLOT) + "), delivery node");
+            System.out.println("  Roles:       gateway " + gw.id() + ", CDC relay (slot " + s.string(ConfigKeys.RELAY_SLOT) + "), delivery node, sweeper (every " + s.string(ConfigKeys.SWEEP_MS) + " ms)");
             if (demo) printDemo(new Directory(db.dataSource(), Clock.systemUTC()), ws);
             System.out.println("Ctrl-C stops everything.");
             System.out.println("IM_READY platform port=" + gw.port());

@@ -36,7 +36,7 @@ class PlatformCommandIT {
         original.println(text);
         assertEquals(0, rc);
         assertTrue(text.contains("IM platform is running."), text);
-        assertTrue(text.contains("CDC relay") && text.contains("delivery node"), text);
+        assertTrue(text.contains("CDC relay") && text.contains("delivery node") && text.contains("sweeper"), text);
         assertTrue(text.contains("u-ana / d-ana token: imt_"), text);
         assertTrue(text.contains("IM_READY platform port="), text);
     }
