@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds the bench module (and what it depends on) and runs im.bench.DeliveryBench with the given options, e.g.
+#   bench/run-delivery-bench.sh                       # 50 groups x 8 members, 200 sends/s, modes sdk,raw,raw-each (~2.5 min)
+#   bench/run-delivery-bench.sh --rate 500
+#   bench/run-delivery-bench.sh --help
+# Needs Java 17 and Maven only (PostgreSQL and Kafka are embedded). MVN_FLAGS=-o runs Maven offline.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+mvn -B -q ${MVN_FLAGS:-} -pl bench -am install -DskipTests
+mvn -B -q ${MVN_FLAGS:-} -pl bench dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+exec java ${JAVA_OPTS:-} -cp "bench/target/classes:$(cat bench/target/cp.txt)" im.bench.DeliveryBench "$@"

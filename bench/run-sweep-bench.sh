@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the bench module (and what it depends on) and runs im.bench.SweepBench with the given options, e.g.
+#   bench/run-sweep-bench.sh                                   # N = 10k, 100k; f = 1 %, 0.1 %; both sides
+#   bench/run-sweep-bench.sh --sizes 1000000 --db-max 0        # 1M pairs, Streams side only
+#   bench/run-sweep-bench.sh --help
+# Needs Java 17 and Maven; PostgreSQL is embedded (zonky), no Kafka broker (TopologyTestDriver).
+# MVN_FLAGS=-o runs Maven offline.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+mvn -B -q ${MVN_FLAGS:-} -pl bench -am install -DskipTests
+mvn -B -q ${MVN_FLAGS:-} -pl bench dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+exec java ${JAVA_OPTS:--Xmx2g} -cp "bench/target/classes:$(cat bench/target/cp.txt)" im.bench.SweepBench "$@"

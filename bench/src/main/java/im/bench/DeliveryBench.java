@@ -1,0 +1,915 @@
+package im.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import im.client.ClientListener;
+import im.client.ClientOptions;
+import im.client.ImClient;
+import im.client.ReceivedEvent;
+import im.delivery.route.DeliveryConfig;
+import im.delivery.route.DeliveryNode;
+import im.gateway.Gateway;
+import im.gateway.GatewayConfig;
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
+import im.infra.db.Database;
+import im.infra.db.EmbeddedPg;
+import im.infra.fault.Faults;
+import im.infra.kafka.EmbeddedKafkaBroker;
+import im.infra.kafka.TopicNames;
+import im.infra.kafka.Topics;
+import im.ingest.directory.Directory;
+import im.ingest.relay.CdcRelay;
+import im.ingest.relay.RelayConfig;
+import im.protocol.Ack;
+import im.protocol.Acked;
+import im.protocol.ConvState;
+import im.protocol.ErrorFrame;
+import im.protocol.Event;
+import im.protocol.EventPush;
+import im.protocol.Hint;
+import im.protocol.Send;
+import im.protocol.Sent;
+import im.protocol.ServerFrame;
+import im.protocol.Subbed;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
+import java.util.stream.Stream;
+import org.HdrHistogram.ConcurrentHistogram;
+import org.HdrHistogram.Histogram;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * End-to-end delivery benchmark: one JVM runs embedded PostgreSQL, an embedded Kafka broker, the
+ * CDC relay, one delivery node and the gateway(s), exactly as {@code Pipeline} does in the tests;
+ * raw WebSocket senders send at a fixed rate (open loop) into G group conversations of M members;
+ * the M-1 recipients of each conversation are connected (SDK or raw WebSocket) and acknowledge.
+ *
+ * <p>Per push it measures send start → {@code sent} and send start → {@code event} received, and
+ * splits the latter with timestamps that need no guessing: the event's {@code at} (PostgreSQL
+ * {@code clock_timestamp()} at INSERT, just before COMMIT) and the Kafka record timestamp of the
+ * event in {@code events} (set by the relay's producer when it publishes), which a tap consumer in
+ * this JVM reads. send→push = (send→insert) + (insert→Kafka) + (Kafka→push). The relay's own
+ * commit→Kafka-ack lag ({@link CdcRelay#observeLag}) is reported beside. In the same run it measures
+ * the floors: Kafka produce→consume on the same broker ({@link KafkaFloor}) and that relay lag.
+ *
+ * <p>Cursor writes: gateway counters (pushes, acks, cursor transactions) and the table's actual row
+ * writes ({@code pg_stat_user_tables}) over each phase, with and without ack coalescing.
+ */
+@Command(name = "delivery-bench", mixinStandardHelpOptions = true,
+        description = "end-to-end delivery latency (send -> push) beside the Kafka and Debezium floors, and cursor writes per push")
+public final class DeliveryBench implements Callable<Integer> {
+    static final String ADMIN_TOKEN = "bench-admin-token-0123456789";
+    static final int POOL = 16;
+
+    @Option(names = "--groups", description = "group conversations, default ${DEFAULT-VALUE}")
+    int groups = 50;
+    @Option(names = "--members", description = "members per conversation (1 sender + members-1 recipients), default ${DEFAULT-VALUE}")
+    int members = 8;
+    @Option(names = "--rate", description = "target sends per second, all senders together (open loop), default ${DEFAULT-VALUE}")
+    int rate = 200;
+    @Option(names = "--seconds", description = "measured seconds per mode, default ${DEFAULT-VALUE}")
+    int seconds = 20;
+    @Option(names = "--warmup", description = "warm-up seconds at the target rate before each measurement, default ${DEFAULT-VALUE}")
+    int warmup = 5;
+    @Option(names = "--first-warmup", description = "warm-up seconds of the first mode (the JVM, relay and Streams"
+            + " are cold after start), default ${DEFAULT-VALUE}")
+    int firstWarmup = 15;
+    @Option(names = "--body-bytes", description = "message body size, default ${DEFAULT-VALUE}")
+    int bodyBytes = 200;
+    @Option(names = "--modes", split = ",", description = "any of raw,raw-each,sdk, run in the order given; default ${DEFAULT-VALUE}."
+            + " sdk: ImClient recipients (durable store, coalesced acks); raw: raw WebSocket recipients acking cumulatively"
+            + " every --ack-every pushes or --ack-window-ms; raw-each: raw recipients acking every push at once, gateway with IM_ACK_BATCH_MS=0")
+    List<String> modes = List.of("raw", "raw-each", "sdk");
+    @Option(names = "--ack-every", description = "raw mode: ack at once after this many unacked pushes of a conversation, default ${DEFAULT-VALUE}")
+    int ackEvery = 32;
+    @Option(names = "--ack-window-ms", description = "raw mode: otherwise ack at most this long after the first unacked push, default ${DEFAULT-VALUE}")
+    int ackWindowMs = 10;
+    @Option(names = "--partitions", description = "IM_PARTITIONS (conversation-keyed topics), default ${DEFAULT-VALUE}")
+    int partitions = 8;
+    @Option(names = "--relay-poll-ms", description = "IM_RELAY_POLL_MS (Debezium poll.interval.ms), default ${DEFAULT-VALUE}")
+    int relayPollMs = 10;
+    @Option(names = "--floor-messages", description = "messages per Kafka floor measurement, default ${DEFAULT-VALUE}")
+    int floorMessages = 1000;
+    @Option(names = "--work-dir", description = "parent of the temp dir (databases, broker, client state); default java.io.tmpdir")
+    Path workDir;
+    @Option(names = "--keep", description = "keep the temp dir")
+    boolean keep;
+
+    private final ObjectMapper json = new ObjectMapper();
+    private final List<Result> results = new ArrayList<>();
+    private final Map<String, Histogram> floors = new LinkedHashMap<>();
+    /** cmid -> {Kafka record timestamp ms, tap receipt epoch µs}, from the tap consumer on events. */
+    private final Map<String, long[]> kafkaTimes = new ConcurrentHashMap<>();
+    private final AtomicReference<ConcurrentHistogram> lagSink = new AtomicReference<>();
+    private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(1, r -> {
+        Thread t = new Thread(r, "bench-ack-timer");
+        t.setDaemon(true);
+        return t;
+    });
+
+    public static void main(String[] args) {
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("logback.configurationFile", "bench-logback.xml");
+        }
+        int rc = new CommandLine(new DeliveryBench()).execute(args);
+        System.exit(rc);
+    }
+
+    /** The fixtures of one mode: its own users and conversations, so modes never see each other's events. */
+    record Fixture(String tag, List<String> convs, List<String> senderTokens, List<List<String>> recipientTokens) {
+    }
+
+    record Counters(long pushed, long acks, long txns, long rows, long relayPublished) {
+        Counters minus(Counters o) {
+            return new Counters(pushed - o.pushed, acks - o.acks, txns - o.txns, rows - o.rows, relayPublished - o.relayPublished);
+        }
+    }
+
+    record Result(String mode, String ackPolicy, long ackBatchMs, long sends, double seconds, double lateMaxMs,
+                  Histogram sendToSent, Histogram sendToPush, Histogram sendToInsert, Histogram insertToKafka,
+                  Histogram kafkaToPush, Histogram kafkaToTap, Histogram sendToStored, Histogram relayLag,
+                  long expectedPushes, long measuredPushes, long missingPushes, long errors, Counters c,
+                  double cpuBusy, double jvmCpu, String load) {
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (groups < 1 || members < 2 || rate < 1 || seconds < 1 || warmup < 0 || firstWarmup < 0 || bodyBytes < 1 || ackEvery < 1 || ackWindowMs < 0) {
+            System.err.println("groups, rate, seconds, body-bytes, ack-every must be >= 1; members >= 2");
+            return 2;
+        }
+        for (String m : modes) {
+            if (!List.of("sdk", "raw", "raw-each").contains(m)) {
+                System.err.println("unknown mode " + m + " (sdk, raw, raw-each)");
+                return 2;
+            }
+        }
+        Path tmp = Files.createTempDirectory(workDir == null ? Path.of(System.getProperty("java.io.tmpdir")) : workDir,
+                "delivery-bench-");
+        long wall0 = System.nanoTime();
+        System.out.printf("# delivery bench: groups=%d members=%d (recipients %d) rate=%d/s warmup=%ds (first mode %ds) measured=%ds body=%dB"
+                        + " modes=%s partitions=%d relay-poll=%dms%n",
+                groups, members, members - 1, rate, warmup, Math.max(warmup, firstWarmup), seconds, bodyBytes, modes, partitions, relayPollMs);
+        System.out.printf("# machine: nproc=%d, java %s (%s), %s %s, load avg at start %s%n",
+                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
+                System.getProperty("java.vm.name"), System.getProperty("os.name"), System.getProperty("os.version"),
+                loadAvg());
+        System.out.println("# temp dir: " + tmp);
+        try (EmbeddedPg pg = EmbeddedPg.start(tmp.resolve("pg"), 0, false);
+             EmbeddedKafkaBroker kafka = EmbeddedKafkaBroker.start(tmp.resolve("kafka"))) {
+            pg.createDatabase("bench");
+            try (Database db = Database.open(pg.dbConfig("bench", POOL), "bench")) {
+                Database.migrate(db.dataSource());
+                printServer(db);
+                Map<String, String> env = new HashMap<>();
+                env.put(ConfigKeys.PG_URL.name(), pg.jdbcUrl("bench"));
+                env.put(ConfigKeys.PG_USER.name(), EmbeddedPg.USER);
+                env.put(ConfigKeys.PG_PASSWORD.name(), EmbeddedPg.PASSWORD);
+                env.put(ConfigKeys.PG_POOL_SIZE.name(), String.valueOf(POOL));
+                env.put(ConfigKeys.KAFKA_BOOTSTRAP.name(), kafka.bootstrapServers());
+                env.put(ConfigKeys.TOPIC_PREFIX.name(), "bench.");
+                env.put(ConfigKeys.RELAY_SLOT.name(), "bench_" + Long.toString(System.nanoTime() & 0xffffffL, 36));
+                env.put(ConfigKeys.RELAY_POLL_MS.name(), String.valueOf(relayPollMs));
+                env.put(ConfigKeys.PARTITIONS.name(), String.valueOf(partitions));
+                env.put(ConfigKeys.GATEWAY_HOST.name(), "127.0.0.1");
+                env.put(ConfigKeys.GATEWAY_PORT.name(), "0");
+                env.put(ConfigKeys.ADMIN_TOKEN.name(), ADMIN_TOKEN);
+                env.put(ConfigKeys.RATE_LIMIT.name(), "1000000");
+                env.put(ConfigKeys.MAX_INFLIGHT.name(), "10000");
+                env.put(ConfigKeys.STATE_DIR.name(), Files.createDirectories(tmp.resolve("streams")).toString());
+                Settings settings = Settings.of(env);
+                TopicNames topics = TopicNames.from(settings);
+                Topics.create(kafka.bootstrapServers(), topics.conversationKeyed(), partitions);
+                Topics.create(kafka.bootstrapServers(), topics.singlePartition(), 1);
+
+                Map<String, Fixture> fixtures = new LinkedHashMap<>();
+                long f0 = System.nanoTime();
+                for (String m : modes) fixtures.put(m, fixtures(db, m.replace("-", "")));
+                System.out.printf("# fixtures: %d modes x (%d conversations x %d members, one device each) in %.1f s%n",
+                        modes.size(), groups, members, (System.nanoTime() - f0) / 1e9);
+
+                long s0 = System.nanoTime();
+                try (CdcRelay relay = new CdcRelay(RelayConfig.from(settings), topics).observeLag(this::onLag).start();
+                     DeliveryNode node = new DeliveryNode(DeliveryConfig.from(settings)).start();
+                     Gateway gwBatch = new Gateway(GatewayConfig.from(settings.with(ConfigKeys.GATEWAY_ID, "bench-gw-batch")),
+                             db.dataSource(), Faults.none(), Clock.systemUTC()).start();
+                     Gateway gwNoBatch = modes.contains("raw-each")
+                             ? new Gateway(GatewayConfig.from(settings.with(ConfigKeys.GATEWAY_ID, "bench-gw-nobatch")
+                                     .with(ConfigKeys.ACK_BATCH_MS, "0")), db.dataSource(), Faults.none(), Clock.systemUTC()).start()
+                             : null;
+                     Tap tap = new Tap(kafka.bootstrapServers(), topics.events()).start()) {
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+                    while (!(relay.isActive() && node.isRunning())) {
+                        if (System.nanoTime() > deadline) throw new IllegalStateException("relay/delivery node not running after 90 s");
+                        Thread.sleep(50);
+                    }
+                    System.out.printf("# pipeline up in %.1f s (relay active, delivery node RUNNING, gateways %s)%n",
+                            (System.nanoTime() - s0) / 1e9, gwNoBatch == null ? gwBatch.id() : gwBatch.id() + ", " + gwNoBatch.id());
+
+                    // Floors, before the load, on an otherwise idle broker.
+                    floor("kafka produce->consume, busy poll (fetch.max.wait.ms=0)", kafka.bootstrapServers(), "bench.floor-busy", 0);
+                    floor("kafka produce->consume, long poll (fetch.max.wait.ms=50)", kafka.bootstrapServers(), "bench.floor-long", 50);
+
+                    for (String m : modes) {
+                        Gateway gw = m.equals("raw-each") ? gwNoBatch : gwBatch;
+                        runMode(m, fixtures.get(m), gw, relay, db, tmp);
+                    }
+                }
+            }
+        } finally {
+            timer.shutdownNow();
+            if (!keep) deleteTree(tmp);
+        }
+        printTables();
+        System.out.printf(Locale.ROOT, "# whole run %.0f s; load avg at end %s%n", (System.nanoTime() - wall0) / 1e9, loadAvg());
+        return 0;
+    }
+
+    private void onLag(long ms) {
+        ConcurrentHistogram h = lagSink.get();
+        if (h != null) h.recordValue(Math.max(0, ms));
+    }
+
+    private void floor(String name, String bootstrap, String topic, int fetchWait) throws Exception {
+        Histogram h = KafkaFloor.measure(bootstrap, topic, floorMessages, bodyBytes, fetchWait);
+        floors.put(name, h);
+        System.out.printf(Locale.ROOT, "# floor: %-58s n=%d p50 %.2f ms p99 %.2f ms max %.2f ms; load %s%n", name,
+                h.getTotalCount(), ms(h, 50), ms(h, 99), h.getMaxValue() / 1000.0, load1());
+    }
+
+    // ------------------------------------------------------------------ fixtures
+
+    private Fixture fixtures(Database db, String tag) {
+        Directory dir = new Directory(db.dataSource(), Clock.systemUTC());
+        List<String> convs = new ArrayList<>();
+        List<String> senders = new ArrayList<>();
+        List<List<String>> recipients = new ArrayList<>();
+        for (int g = 0; g < groups; g++) {
+            List<String> users = new ArrayList<>();
+            List<String> tokens = new ArrayList<>();
+            for (int k = 0; k < members; k++) {
+                String user = tag + "-u" + g + "-" + k;
+                dir.createUser(user, "bench " + user);
+                tokens.add(dir.registerDevice(user, tag + "-d" + g + "-" + k).token());
+                users.add(user);
+            }
+            String conv = tag + "-c" + g;
+            dir.createConversation(conv, "group", users);
+            convs.add(conv);
+            senders.add(tokens.get(0));
+            recipients.add(List.copyOf(tokens.subList(1, tokens.size())));
+        }
+        return new Fixture(tag, convs, senders, recipients);
+    }
+
+    // ------------------------------------------------------------------ one mode
+
+    /** Everything one mode records; arrays are indexed by send number. */
+    final class Run {
+        final String mode;
+        final String tag;
+        final int total;
+        final int measuredFrom;
+        final long[] intendedNanos;
+        final long[] sendEpochMicros;
+        final ConcurrentHistogram sendToSent = new ConcurrentHistogram(TimeUnit.SECONDS.toMicros(120), 3);
+        final int cap;
+        final AtomicInteger nPush = new AtomicInteger();
+        final int[] pIdx;
+        final long[] pNanos;
+        final long[] pMicros;
+        final long[] pAt;
+        final AtomicInteger nStored = new AtomicInteger();
+        final int[] sIdx;
+        final long[] sNanos;
+        final AtomicLong probePushes = new AtomicLong();
+        final AtomicLong sentReplies = new AtomicLong();
+        final AtomicLong errors = new AtomicLong();
+        final AtomicLong hints = new AtomicLong();
+        final AtomicLong gaps = new AtomicLong();
+        final AtomicLong writeErrors = new AtomicLong();
+        final AtomicReference<String> firstError = new AtomicReference<>();
+
+        Run(String mode, String tag, int warmupSeconds) {
+            this.mode = mode;
+            this.tag = tag;
+            this.total = (warmupSeconds + seconds) * rate;
+            this.measuredFrom = warmupSeconds * rate;
+            this.intendedNanos = new long[total];
+            this.sendEpochMicros = new long[total];
+            this.cap = total * (members - 1) + 1024;
+            this.pIdx = new int[cap];
+            this.pNanos = new long[cap];
+            this.pMicros = new long[cap];
+            this.pAt = new long[cap];
+            boolean sdk = mode.equals("sdk");
+            this.sIdx = new int[sdk ? cap : 0];
+            this.sNanos = new long[sdk ? cap : 0];
+        }
+
+        String cmid(int i) {
+            return tag + "." + i;
+        }
+
+        /** The send number of a cmid of this run, -1 for a probe, -2 for a foreign one. */
+        int index(String cmid) {
+            if (cmid == null || !cmid.startsWith(tag + ".")) return -2;
+            String rest = cmid.substring(tag.length() + 1);
+            if (rest.startsWith("p")) return -1;
+            return Integer.parseInt(rest);
+        }
+
+        void push(Event ev, long nanos, long micros) {
+            if (!Event.MSG.equals(ev.kind())) return;
+            int i = index(ev.cmid());
+            if (i == -1) {
+                probePushes.incrementAndGet();
+                return;
+            }
+            if (i < 0) return;
+            int k = nPush.getAndIncrement();
+            if (k >= cap) return;
+            pIdx[k] = i;
+            pNanos[k] = nanos;
+            pMicros[k] = micros;
+            pAt[k] = ev.at();
+        }
+
+        void stored(String cmid, long nanos) {
+            int i = index(cmid);
+            if (i < 0) return;
+            int k = nStored.getAndIncrement();
+            if (k >= cap) return;
+            sIdx[k] = i;
+            sNanos[k] = nanos;
+        }
+
+        void error(String what) {
+            if (errors.incrementAndGet() == 1) firstError.set(what);
+        }
+
+        long pushesOf(int fromIdx) {
+            int n = Math.min(nPush.get(), cap);
+            long c = 0;
+            for (int k = 0; k < n; k++) if (pIdx[k] >= fromIdx) c++;
+            return c;
+        }
+    }
+
+    /** Per raw recipient connection and conversation: the contiguous cursor and the ack state. */
+    static final class ConvAck {
+        long cursor;
+        long acked;
+        int unacked;
+        boolean flushScheduled;
+    }
+
+    private void runMode(String mode, Fixture fx, Gateway gw, CdcRelay relay, Database db, Path tmp) throws Exception {
+        boolean first = results.isEmpty();
+        Run run = new Run(mode, fx.tag(), first ? Math.max(warmup, firstWarmup) : warmup);
+        URI uri = URI.create("ws://127.0.0.1:" + gw.port() + "/ws");
+        ExecutorService io = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "bench-ws-io");
+            t.setDaemon(true);
+            return t;
+        });
+        HttpClient http = HttpClient.newBuilder().executor(io).build();
+        List<RawWs> senders = new ArrayList<>();
+        List<RawWs> rawRecipients = new ArrayList<>();
+        List<ImClient> sdkRecipients = new ArrayList<>();
+        String body = SendBench.body(bodyBytes);
+        // The previous mode's tail (relay backlog, cursor writes) must not spill into this one.
+        settle(relay::published, 500, 20_000);
+        settle(gw::acksReceived, 300, 5_000);
+        System.out.printf("# %s: starting, load avg %s%n", mode, loadAvg());
+        long c0 = System.nanoTime();
+        try {
+            // Recipients first (connect, auth, sub), then senders.
+            if (mode.equals("sdk")) {
+                connectSdk(run, fx, uri, tmp.resolve("clients-" + mode), sdkRecipients);
+            } else {
+                boolean each = mode.equals("raw-each");
+                for (List<String> tokens : fx.recipientTokens()) {
+                    for (String token : tokens) {
+                        RawWs c = RawWs.open(http, uri, run.writeErrors);
+                        rawRecipients.add(c);
+                        Subbed s = c.authAndSub(token, true);
+                        Map<String, ConvAck> state = new ConcurrentHashMap<>();
+                        for (ConvState cs : s.convs()) {
+                            ConvAck a = new ConvAck();
+                            a.cursor = cs.head();
+                            a.acked = cs.delivered();
+                            state.put(cs.conv(), a);
+                        }
+                        c.state = state;
+                        c.handler((conn, f, nanos, micros) -> onRecipientFrame(run, conn, f, nanos, micros, each));
+                    }
+                }
+            }
+            for (String token : fx.senderTokens()) {
+                RawWs c = RawWs.open(http, uri, run.writeErrors);
+                c.authAndSub(token, false);
+                c.handler((conn, f, nanos, micros) -> onSenderFrame(run, f, nanos));
+                senders.add(c);
+            }
+            int recipients = groups * (members - 1);
+            System.out.printf(Locale.ROOT, "# %s: %d recipients (%s) and %d senders connected in %.1f s%n", mode, recipients,
+                    mode.equals("sdk") ? "ImClient" : "raw WebSocket", senders.size(), (System.nanoTime() - c0) / 1e9);
+
+            // Probe: one message per conversation, until every recipient got its push (routes are in place).
+            long p0 = System.nanoTime();
+            boolean ready = false;
+            for (int attempt = 0; attempt < 30 && !ready; attempt++) {
+                long before = run.probePushes.get();
+                for (int g = 0; g < groups; g++) {
+                    senders.get(g).send(new Send("p" + attempt + "-" + g, fx.convs().get(g), fx.tag() + ".p" + attempt + "-" + g, body));
+                }
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+                while (System.nanoTime() < until && run.probePushes.get() - before < recipients) Thread.sleep(10);
+                ready = run.probePushes.get() - before >= recipients;
+            }
+            System.out.printf(Locale.ROOT, "# %s: routes %s after %.1f s of probes%n", mode,
+                    ready ? "ready (every recipient got a probe push)" : "NOT complete", (System.nanoTime() - p0) / 1e9);
+            settle(gw::acksReceived, 300, 5_000);
+
+            Counters before = counters(gw, relay, db);
+            Histogram lag = measure(run, senders, fx, body);
+            long expected = (long) (run.total - run.measuredFrom) * (members - 1);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+            while (System.nanoTime() < deadline && run.pushesOf(run.measuredFrom) < expected) Thread.sleep(20);
+            if (mode.equals("sdk")) {
+                while (System.nanoTime() < deadline && run.nStored.get() < Math.min(run.nPush.get(), run.cap)) Thread.sleep(20);
+            }
+            settle(gw::acksReceived, 300, 5_000);
+            settle(relay::published, 500, 20_000);
+            Counters after = counters(gw, relay, db);
+            results.add(result(run, gw, lag, expected, after.minus(before)));
+            printResult(results.get(results.size() - 1));
+        } finally {
+            for (ImClient c : sdkRecipients) c.close();
+            for (RawWs c : rawRecipients) c.close();
+            for (RawWs c : senders) c.close();
+            io.shutdownNow();
+        }
+    }
+
+    private void connectSdk(Run run, Fixture fx, URI uri, Path stateRoot, List<ImClient> out) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<ImClient>> fs = new ArrayList<>();
+            int n = 0;
+            for (List<String> tokens : fx.recipientTokens()) {
+                for (String token : tokens) {
+                    Path dir = stateRoot.resolve("r" + (n++));
+                    fs.add(pool.submit(() -> {
+                        ImClient c = ImClient.open(ClientOptions.of(uri, token, dir).withAutoReconnect(false)
+                                .withRequestTimeout(Duration.ofSeconds(30)));
+                        c.addListener(new ClientListener() {
+                            @Override
+                            public void onPush(ServerFrame frame) {
+                                if (frame instanceof EventPush ep) run.push(ep.ev(), System.nanoTime(), RawWs.epochMicros());
+                                else if (frame instanceof Hint) run.hints.incrementAndGet();
+                            }
+
+                            @Override
+                            public void onEvent(ReceivedEvent e) {
+                                if (Event.MSG.equals(e.kind())) run.stored(e.cmid(), System.nanoTime());
+                            }
+                        });
+                        c.connect();
+                        return c;
+                    }));
+                }
+            }
+            for (Future<ImClient> f : fs) out.add(f.get(120, TimeUnit.SECONDS));
+        } finally {
+            pool.shutdown();
+        }
+    }
+
+    private void onSenderFrame(Run run, ServerFrame f, long nanos) {
+        if (f instanceof Sent s) {
+            if (s.dup()) run.error("dup reply " + s.rid());
+            String rid = s.rid();
+            if (rid.startsWith("s")) {
+                int i = Integer.parseInt(rid.substring(1));
+                run.sentReplies.incrementAndGet();
+                if (i >= run.measuredFrom) run.sendToSent.recordValue(Math.max(1, (nanos - run.intendedNanos[i]) / 1000));
+            }
+        } else if (f instanceof ErrorFrame e) {
+            run.error("sender: " + e.code() + " " + e.msg());
+        }
+    }
+
+    private void onRecipientFrame(Run run, RawWs conn, ServerFrame f, long nanos, long micros, boolean each) {
+        if (f instanceof EventPush ep) {
+            Event ev = ep.ev();
+            run.push(ev, nanos, micros);
+            @SuppressWarnings("unchecked")
+            Map<String, ConvAck> state = (Map<String, ConvAck>) conn.state;
+            ConvAck a = state.computeIfAbsent(ev.conv(), k -> new ConvAck());
+            synchronized (a) {
+                if (ev.seq() <= a.cursor) return;          // a repeated push
+                if (ev.seq() > a.cursor + 1) run.gaps.incrementAndGet();   // (raw clients do not sync: counted)
+                a.cursor = ev.seq();
+                a.unacked++;
+                if (each || a.unacked >= ackEvery || ackWindowMs == 0) {
+                    flushAck(conn, ev.conv(), a);
+                } else if (!a.flushScheduled) {
+                    a.flushScheduled = true;
+                    timer.schedule(() -> {
+                        synchronized (a) {
+                            a.flushScheduled = false;
+                            flushAck(conn, ev.conv(), a);
+                        }
+                    }, ackWindowMs, TimeUnit.MILLISECONDS);
+                }
+            }
+        } else if (f instanceof Acked) {
+            // fine
+        } else if (f instanceof Hint) {
+            run.hints.incrementAndGet();
+        } else if (f instanceof ErrorFrame e) {
+            run.error("recipient: " + e.code() + " " + e.msg());
+        }
+    }
+
+    /** Caller holds {@code a}'s lock. */
+    private static void flushAck(RawWs conn, String conv, ConvAck a) {
+        if (a.cursor > a.acked) {
+            conn.send(new Ack(conn.nextRid("k"), conv, a.cursor));
+            a.acked = a.cursor;
+        }
+        a.unacked = 0;
+    }
+
+    /** The open-loop pacer; returns the relay lag histogram of the measured window. */
+    private Histogram measure(Run run, List<RawWs> senders, Fixture fx, String body) throws InterruptedException {
+        long period = 1_000_000_000L / rate;
+        long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20);
+        long measureFromNanos = start + run.measuredFrom * period;
+        ConcurrentHistogram lag = new ConcurrentHistogram(3);
+        SendBench.CpuSample cpu0 = null;
+        long lateMax = 0;
+        for (int i = 0; i < run.total; i++) {
+            long target = start + i * period;
+            long now;
+            while ((now = System.nanoTime()) < target) LockSupport.parkNanos(target - now);
+            if (i == run.measuredFrom) {
+                cpu0 = SendBench.CpuSample.now();
+                lagSink.set(lag);
+            }
+            if (i >= run.measuredFrom) lateMax = Math.max(lateMax, now - target);
+            run.intendedNanos[i] = target;
+            run.sendEpochMicros[i] = RawWs.epochMicros() - (System.nanoTime() - target) / 1000;
+            int g = i % groups;
+            senders.get(g).send(new Send("s" + i, fx.convs().get(g), run.cmid(i), body));
+        }
+        long end = start + run.total * period;
+        long now;
+        while ((now = System.nanoTime()) < end) LockSupport.parkNanos(end - now);
+        SendBench.CpuSample cpu1 = SendBench.CpuSample.now();
+        // Changes committed in the window reach the relay a little later; keep observing for 1 s.
+        Thread.sleep(1000);
+        lagSink.set(null);
+        double[] busy = cpu0 == null ? new double[] {Double.NaN, Double.NaN} : cpu0.until(cpu1);
+        cpuBusy = busy[0];
+        jvmCpu = busy[1];
+        loadAtEnd = load1();
+        lateMaxMs = lateMax / 1e6;
+        achievedSeconds = (end - measureFromNanos) / 1e9;
+        return lag;
+    }
+
+    private double cpuBusy;
+    private double jvmCpu;
+    private String loadAtEnd;
+    private double lateMaxMs;
+    private double achievedSeconds;
+
+    private Result result(Run run, Gateway gw, Histogram lag, long expected, Counters c) {
+        Histogram sendToPush = hist();
+        Histogram sendToInsert = hist();
+        Histogram insertToKafka = hist();
+        Histogram kafkaToPush = hist();
+        Histogram kafkaToTap = hist();
+        Histogram sendToStored = hist();
+        int n = Math.min(run.nPush.get(), run.cap);
+        long measured = 0;
+        long noKafkaTime = 0;
+        for (int k = 0; k < n; k++) {
+            int i = run.pIdx[k];
+            if (i < run.measuredFrom) continue;
+            measured++;
+            sendToPush.recordValue(Math.max(1, (run.pNanos[k] - run.intendedNanos[i]) / 1000));
+            long atMicros = run.pAt[k] * 1000;
+            sendToInsert.recordValue(Math.max(0, atMicros - run.sendEpochMicros[i]));
+            long[] kt = kafkaTimes.get(run.cmid(i));
+            if (kt == null) {
+                noKafkaTime++;
+                continue;
+            }
+            long kMicros = kt[0] * 1000;
+            insertToKafka.recordValue(Math.max(0, kMicros - atMicros));
+            kafkaToPush.recordValue(Math.max(0, run.pMicros[k] - kMicros));
+            kafkaToTap.recordValue(Math.max(0, kt[1] - kMicros));
+        }
+        int ns = Math.min(run.nStored.get(), run.sIdx.length);
+        for (int k = 0; k < ns; k++) {
+            int i = run.sIdx[k];
+            if (i >= run.measuredFrom) sendToStored.recordValue(Math.max(1, (run.sNanos[k] - run.intendedNanos[i]) / 1000));
+        }
+        if (noKafkaTime > 0) System.err.printf("# %s: %d pushes without a tap timestamp%n", run.mode, noKafkaTime);
+        if (run.errors.get() > 0) System.err.printf("# %s: %d error replies; first: %s%n", run.mode, run.errors.get(), run.firstError.get());
+        if (run.writeErrors.get() > 0) System.err.printf("# %s: %d failed socket writes%n", run.mode, run.writeErrors.get());
+        if (run.gaps.get() > 0) System.err.printf("# %s: %d gaps seen by raw recipients%n", run.mode, run.gaps.get());
+        if (run.hints.get() > 0) System.err.printf("# %s: %d hints received%n", run.mode, run.hints.get());
+        if (gw.droppedPushes() > 0) System.err.printf("# %s: gateway dropped %d pushes (outbound queue full)%n", run.mode, gw.droppedPushes());
+        String policy = switch (run.mode) {
+            case "sdk" -> "SDK: durable store, then cumulative ack, 10 ms window, 1 in flight/conv";
+            case "raw" -> "raw: cumulative ack every " + ackEvery + " pushes or " + ackWindowMs + " ms";
+            default -> "raw: ack every push at once";
+        };
+        long batchMs = run.mode.equals("raw-each") ? 0 : 2;
+        return new Result(run.mode, policy, batchMs, run.total - run.measuredFrom, achievedSeconds, lateMaxMs,
+                run.sendToSent, sendToPush, sendToInsert, insertToKafka, kafkaToPush, kafkaToTap, sendToStored, lag,
+                expected, measured, Math.max(0, expected - measured), run.errors.get(), c, cpuBusy, jvmCpu, loadAtEnd);
+    }
+
+    private static Histogram hist() {
+        return new Histogram(TimeUnit.SECONDS.toMicros(120), 3);
+    }
+
+    // ------------------------------------------------------------------ counters
+
+    /** Waits until {@code counter} stopped changing for {@code quietMs} (at most {@code maxMs}). */
+    private static void settle(LongSupplier counter, long quietMs, long maxMs) throws InterruptedException {
+        long end = System.currentTimeMillis() + maxMs;
+        long last = counter.getAsLong();
+        long since = System.currentTimeMillis();
+        while (System.currentTimeMillis() < end) {
+            Thread.sleep(50);
+            long v = counter.getAsLong();
+            if (v != last) {
+                last = v;
+                since = System.currentTimeMillis();
+            } else if (System.currentTimeMillis() - since >= quietMs) {
+                return;
+            }
+        }
+    }
+
+    private Counters counters(Gateway gw, CdcRelay relay, Database db) throws SQLException, InterruptedException {
+        return new Counters(gw.pushed(), gw.acksReceived(), gw.cursorTransactions(), cursorRowWrites(db), relay.published());
+    }
+
+    /**
+     * Row writes of device_cursors from the statistics. Backends report table statistics at most
+     * once a second and an idle one only after 10 s, so every pooled connection (the gateway's
+     * cursor writer uses this pool) first forces its pending statistics out.
+     */
+    private static long cursorRowWrites(Database db) throws SQLException, InterruptedException {
+        List<Connection> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < POOL; i++) held.add(db.connection());
+            for (Connection c : held) {
+                try (Statement st = c.createStatement()) {
+                    st.execute("SELECT pg_stat_force_next_flush()");
+                }
+            }
+        } finally {
+            for (Connection c : held) c.close();
+        }
+        Thread.sleep(100);
+        try (Connection c = db.connection(); Statement st = c.createStatement()) {
+            st.execute("SELECT pg_stat_clear_snapshot()");
+            try (ResultSet rs = st.executeQuery(
+                    "SELECT coalesce(sum(n_tup_ins + n_tup_upd), 0) FROM pg_stat_user_tables WHERE relname = 'device_cursors'")) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ Kafka tap
+
+    /** Reads the events topic in this JVM to learn each event's Kafka timestamp (and when a consumer sees it). */
+    final class Tap implements AutoCloseable {
+        private final KafkaConsumer<String, String> consumer;
+        private final String topic;
+        private final Thread thread;
+        private volatile boolean running = true;
+
+        Tap(String bootstrap, String topic) {
+            Properties p = new Properties();
+            p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+            p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "50");
+            p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+            p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+            this.consumer = new KafkaConsumer<>(p);
+            this.topic = topic;
+            this.thread = new Thread(this::run, "bench-tap");
+            this.thread.setDaemon(true);
+        }
+
+        Tap start() {
+            List<TopicPartition> parts = new ArrayList<>();
+            for (PartitionInfo pi : consumer.partitionsFor(topic)) parts.add(new TopicPartition(topic, pi.partition()));
+            consumer.assign(parts);
+            consumer.seekToEnd(parts);
+            parts.forEach(consumer::position);
+            thread.start();
+            return this;
+        }
+
+        private void run() {
+            while (running) {
+                try {
+                    for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+                        long micros = RawWs.epochMicros();
+                        JsonNode v = json.readTree(r.value());
+                        JsonNode cmid = v.get("cmid");
+                        if (cmid != null && cmid.isTextual()) kafkaTimes.put(cmid.asText(), new long[] {r.timestamp(), micros});
+                    }
+                } catch (WakeupException e) {
+                    return;
+                } catch (Exception e) {
+                    System.err.println("# tap: " + e);
+                }
+            }
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            running = false;
+            consumer.wakeup();
+            thread.join(5_000);
+            consumer.close(Duration.ofSeconds(2));
+        }
+    }
+
+    // ------------------------------------------------------------------ output
+
+    private static double ms(Histogram h, double pct) {
+        return h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(pct) / 1000.0;
+    }
+
+    private static String p(Histogram h) {
+        return String.format(Locale.ROOT, "%.1f / %.1f", ms(h, 50), ms(h, 99));
+    }
+
+    private void printResult(Result r) {
+        System.out.printf(Locale.ROOT, "# %s: %d sends in %.1f s (%.0f/s, pacer max late %.1f ms), pushes %d of %d (missing %d), errors %d;"
+                        + " send->sent %s, send->push %s ms (p50/p99); CPU busy %.0f%%, JVM %.0f%% of the machine, load %s%n",
+                r.mode(), r.sends(), r.seconds(), r.sends() / r.seconds(), r.lateMaxMs(), r.measuredPushes(), r.expectedPushes(),
+                r.missingPushes(), r.errors(), p(r.sendToSent()), p(r.sendToPush()), r.cpuBusy() * 100, r.jvmCpu() * 100, r.load());
+    }
+
+    private void printTables() {
+        if (results.isEmpty()) return;
+        System.out.println();
+        System.out.println("Latency, ms, p50 / p99 (measured window only; send start = the pacer's scheduled time)");
+        System.out.printf("%-9s %7s %9s %13s %13s %13s %13s %13s %13s %13s %5s %5s %5s%n", "mode", "sends/s", "pushes",
+                "send->sent", "send->push", "send->insert", "insert->kafka", "kafka->push", "relay lag*", "send->stored",
+                "cpu%", "jvm%", "load");
+        for (Result r : results) {
+            System.out.printf(Locale.ROOT, "%-9s %7.0f %9d %13s %13s %13s %13s %13s %13s %13s %5.0f %5.0f %5s%n",
+                    r.mode(), r.sends() / r.seconds(), r.measuredPushes(), p(r.sendToSent()), p(r.sendToPush()),
+                    p(r.sendToInsert()), p(r.insertToKafka()), p(r.kafkaToPush()), pMs(r.relayLag()),
+                    r.sendToStored().getTotalCount() == 0 ? "-" : p(r.sendToStored()), r.cpuBusy() * 100, r.jvmCpu() * 100, r.load());
+        }
+        System.out.println("* relay lag: CdcRelay.observeLag, commit -> Kafka ack per published change (events and cursor"
+                + " changes), whole ms. insert = the event's `at` (clock_timestamp() at INSERT, just before COMMIT);"
+                + " kafka = the record timestamp the relay's producer set; epoch values have 1 ms resolution.");
+        for (Result r : results) {
+            System.out.printf(Locale.ROOT, "  %-9s missing pushes %d of %d; relay record ts -> visible to a consumer (tap) p50 %.1f ms;"
+                            + " relay lag max %d ms%n", r.mode(), r.missingPushes(), r.expectedPushes(), ms(r.kafkaToTap(), 50),
+                    r.relayLag().getMaxValue());
+        }
+
+        System.out.println();
+        System.out.println("Floors (same broker, same run, before the load)");
+        for (Map.Entry<String, Histogram> f : floors.entrySet()) {
+            Histogram h = f.getValue();
+            System.out.printf(Locale.ROOT, "  %-58s p50 %.2f ms  p99 %.2f ms  max %.2f ms%n", f.getKey(), ms(h, 50), ms(h, 99),
+                    h.getMaxValue() / 1000.0);
+        }
+        System.out.printf("  %-58s %d ms (the relay lag above is its distribution)%n", "Debezium poll.interval.ms (IM_RELAY_POLL_MS)", relayPollMs);
+
+        System.out.println();
+        System.out.println("Cursor writes (whole phase: warm-up + measured + drain; per push = per event frame written to a socket)");
+        System.out.printf("%-9s %-70s %5s %8s %8s %8s %8s %9s %8s %8s %9s%n", "mode", "ack policy", "batch", "pushes", "acks",
+                "cur.txns", "rows", "acks/push", "txn/push", "row/push", "relay rec");
+        for (Result r : results) {
+            Counters c = r.c();
+            double pu = Math.max(1, c.pushed());
+            System.out.printf(Locale.ROOT, "%-9s %-70s %3dms %8d %8d %8d %8d %9.3f %8.3f %8.3f %9d%n", r.mode(), r.ackPolicy(),
+                    r.ackBatchMs(), c.pushed(), c.acks(), c.txns(), c.rows(), c.acks() / pu, c.txns() / pu, c.rows() / pu,
+                    c.relayPublished());
+        }
+
+        System.out.println();
+        Histogram busy = floors.values().stream().findFirst().orElse(null);
+        Histogram longPoll = floors.values().stream().skip(1).findFirst().orElse(null);
+        for (Result r : results) {
+            if (busy != null) {
+                System.out.printf(Locale.ROOT, "%-9s send->push p50 / kafka floor p50: %.1fx (busy poll), %.1fx (long poll);"
+                                + " kafka->push p50 / kafka floor p50 (long poll): %.1fx (the path has 2 Kafka hops);"
+                                + " relay lag p50 / poll interval: %.2fx%n",
+                        r.mode(), ms(r.sendToPush(), 50) / ms(busy, 50),
+                        longPoll == null ? Double.NaN : ms(r.sendToPush(), 50) / ms(longPoll, 50),
+                        longPoll == null ? Double.NaN : ms(r.kafkaToPush(), 50) / ms(longPoll, 50),
+                        r.relayLag().getTotalCount() == 0 ? Double.NaN : r.relayLag().getValueAtPercentile(50) / (double) relayPollMs);
+            }
+        }
+        Result each = results.stream().filter(r -> r.mode().equals("raw-each")).findFirst().orElse(null);
+        for (Result r : results) {
+            if (each == null || r == each) continue;
+            double a = each.c().txns() / (double) Math.max(1, each.c().pushed());
+            double b = r.c().txns() / (double) Math.max(1, r.c().pushed());
+            double ra = each.c().rows() / (double) Math.max(1, each.c().pushed());
+            double rb = r.c().rows() / (double) Math.max(1, r.c().pushed());
+            System.out.printf(Locale.ROOT, "%-9s vs raw-each (no coalescing): cursor transactions per push %.2fx fewer, rows per push %.2fx fewer%n",
+                    r.mode(), a / b, ra / rb);
+        }
+    }
+
+    private static String pMs(Histogram h) {
+        return h.getTotalCount() == 0 ? "-" : h.getValueAtPercentile(50) + " / " + h.getValueAtPercentile(99);
+    }
+
+    private void printServer(Database db) throws SQLException {
+        StringBuilder b = new StringBuilder("# postgresql:");
+        try (Connection c = db.connection(); Statement st = c.createStatement()) {
+            for (String name : List.of("server_version", "synchronous_commit", "fsync", "wal_level", "shared_buffers")) {
+                try (ResultSet rs = st.executeQuery("SHOW " + name)) {
+                    rs.next();
+                    b.append(' ').append(name).append('=').append(rs.getString(1));
+                }
+            }
+        }
+        System.out.println(b);
+    }
+
+    private static String load1() {
+        String s = loadAvg();
+        int sp = s.indexOf(' ');
+        return sp < 0 ? s : s.substring(0, sp);
+    }
+
+    private static String loadAvg() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (IOException e) {
+            return "n/a";
+        }
+    }
+
+    private static void deleteTree(Path root) {
+        try (Stream<Path> s = Files.walk(root)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            System.err.println("# could not delete " + root + ": " + e);
+        }
+    }
+}
