@@ -22,7 +22,15 @@ import org.slf4j.LoggerFactory;
 public final class CursorWriter implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CursorWriter.class);
 
-    private record Pending(AckRequest ack, CompletableFuture<Long> reply) {}
+    private record Pending(AckRequest ack, CompletableFuture<Long> reply, int attempt) {}
+
+    /**
+     * An ack can reach us before the send it acknowledges is visible to a new snapshot: logical
+     * decoding streams a commit once its WAL record is flushed, a moment before the transaction
+     * becomes visible. So an ack just above the head is checked again shortly before it is refused.
+     */
+    private static final int AHEAD_RETRIES = 3;
+    private static final long AHEAD_RETRY_MS = 20;
 
     private final CursorService service;
     private final Duration maxDelay;
@@ -52,7 +60,7 @@ public final class CursorWriter implements AutoCloseable {
     /** Queues an ack; the future completes with the merged cursor or an {@link AckRejectedException}. */
     public CompletableFuture<Long> ack(DevicePrincipal who, String conv, long seq) {
         CompletableFuture<Long> f = new CompletableFuture<>();
-        if (!running || !queue.offer(new Pending(new AckRequest(who, conv, seq), f))) {
+        if (!running || !queue.offer(new Pending(new AckRequest(who, conv, seq), f, 0))) {
             f.completeExceptionally(new im.infra.db.DatabaseUnavailableException("cursor writer saturated", null));
         }
         return f;
@@ -99,14 +107,24 @@ public final class CursorWriter implements AutoCloseable {
     private void write(List<Pending> batch) {
         List<AckRequest> reqs = new ArrayList<>(batch.size());
         for (Pending p : batch) reqs.add(p.ack());
-        acks.addAndGet(batch.size());
+        for (Pending p : batch) if (p.attempt() == 0) acks.incrementAndGet();
         try {
             List<CursorService.Outcome> out = service.ackBatch(reqs);
             transactions.incrementAndGet();
             for (int i = 0; i < batch.size(); i++) {
                 CursorService.Outcome o = out.get(i);
-                if (o.rejected() != null) batch.get(i).reply().completeExceptionally(o.rejected());
-                else batch.get(i).reply().complete(o.delivered());
+                Pending p = batch.get(i);
+                if (o.rejected() == null) {
+                    p.reply().complete(o.delivered());
+                } else if (o.rejected().reason() == AckRejectedException.Reason.CURSOR_AHEAD && p.attempt() < AHEAD_RETRIES
+                        && running) {
+                    Pending again = new Pending(p.ack(), p.reply(), p.attempt() + 1);
+                    CompletableFuture.delayedExecutor(AHEAD_RETRY_MS, TimeUnit.MILLISECONDS).execute(() -> {
+                        if (!queue.offer(again)) again.reply().completeExceptionally(o.rejected());
+                    });
+                } else {
+                    p.reply().completeExceptionally(o.rejected());
+                }
             }
         } catch (RuntimeException e) {
             log.warn("a batch of {} acks failed: {}", batch.size(), e.toString());

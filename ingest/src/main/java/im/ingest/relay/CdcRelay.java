@@ -266,12 +266,14 @@ public final class CdcRelay implements AutoCloseable {
         return p;
     }
 
-    private void closeEngine() {
+    /** Closes the running engine once (close() and the supervisor may both get here). */
+    private synchronized void closeEngine() {
         DebeziumEngine<?> e = engine;
+        engine = null;
         if (e == null) return;
         try {
             e.close();
-        } catch (IOException ex) {
+        } catch (IOException | RuntimeException ex) {
             log.warn("closing the Debezium engine: {}", ex.toString());
         }
     }

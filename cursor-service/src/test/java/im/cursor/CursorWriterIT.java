@@ -1,0 +1,96 @@
+package im.cursor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import im.infra.identity.DevicePrincipal;
+import im.infra.test.ImStackExtension;
+import im.infra.test.TestStack;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+@ExtendWith(ImStackExtension.class)
+class CursorWriterIT {
+    private DataSource db;
+    private final DevicePrincipal bo = new DevicePrincipal("u-bo", "d-bo", 1);
+    private final DevicePrincipal cy = new DevicePrincipal("u-cy", "d-cy", 1);
+
+    @BeforeEach
+    void setUp(TestStack stack) throws Exception {
+        db = stack.dataSource();
+        sql("INSERT INTO users (user_id) VALUES ('u-bo'), ('u-cy')",
+            "INSERT INTO devices (device_id, user_id, token_hash) VALUES ('d-bo', 'u-bo', '\\x01'), ('d-cy', 'u-cy', '\\x02')",
+            "INSERT INTO conversations (conv_id, kind, head_seq) VALUES ('c1', 'group', 7), ('c2', 'group', 3)",
+            "INSERT INTO memberships (conv_id, user_id, from_seq) VALUES ('c1', 'u-bo', 1), ('c2', 'u-bo', 1)");
+    }
+
+    private void sql(String... statements) throws Exception {
+        try (Connection c = db.getConnection(); Statement st = c.createStatement()) {
+            for (String s : statements) st.execute(s);
+        }
+    }
+
+    private static AckRejectedException.Reason reason(CompletableFuture<Long> f) throws Exception {
+        try {
+            f.get(10, TimeUnit.SECONDS);
+            throw new AssertionError("expected a refusal");
+        } catch (ExecutionException e) {
+            return ((AckRejectedException) e.getCause()).reason();
+        }
+    }
+
+    @Test
+    void aBatchMergesPerDeviceAndConversationAndRefusesOnlyTheBadOnes() throws Exception {
+        CursorService service = new CursorService(db);
+        List<CursorService.Outcome> out = service.ackBatch(List.of(
+                new AckRequest(bo, "c1", 5), new AckRequest(bo, "c1", 7), new AckRequest(bo, "c1", 2),
+                new AckRequest(bo, "c2", 9), new AckRequest(cy, "c1", 1), new AckRequest(bo, "c-none", 1),
+                new AckRequest(new DevicePrincipal("u-bo", "d-bo", 2), "c1", 1), new AckRequest(bo, "c2", 3)));
+        assertEquals(7, out.get(0).delivered(), "merged: the largest ack of the batch");
+        assertEquals(7, out.get(1).delivered());
+        assertEquals(7, out.get(2).delivered(), "a smaller ack gets the merged value back");
+        assertEquals(AckRejectedException.Reason.CURSOR_AHEAD, out.get(3).rejected().reason());
+        assertEquals(AckRejectedException.Reason.NOT_MEMBER, out.get(4).rejected().reason());
+        assertEquals(AckRejectedException.Reason.UNKNOWN_CONV, out.get(5).rejected().reason());
+        assertEquals(AckRejectedException.Reason.STALE_INSTALL, out.get(6).rejected().reason());
+        assertEquals(3, out.get(7).delivered());
+        assertEquals(1, service.ack(bo, "c1", 1) == 7 ? 1 : 0, "monotonic across batches");
+    }
+
+    @Test
+    void concurrentAcksAreGroupCommitted() throws Exception {
+        try (CursorWriter w = new CursorWriter(new CursorService(db), Duration.ofMillis(20), 256, 1).start()) {
+            List<CompletableFuture<Long>> fs = new ArrayList<>();
+            for (int i = 1; i <= 7; i++) fs.add(w.ack(bo, "c1", i));
+            for (CompletableFuture<Long> f : fs) assertTrue(f.get(10, TimeUnit.SECONDS) >= 1);
+            assertEquals(7, fs.get(6).get());
+            assertEquals(7, w.acks());
+            assertTrue(w.transactions() < 7, "fewer transactions than acks: " + w.transactions());
+        }
+    }
+
+    @Test
+    void anAckJustAheadOfAVisibleHeadIsRetriedBeforeItIsRefused() throws Exception {
+        try (CursorWriter w = new CursorWriter(new CursorService(db), Duration.ZERO, 256, 1).start()) {
+            CompletableFuture<Long> early = w.ack(bo, "c1", 8);          // head is 7 for now
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (w.transactions() < 1 && System.nanoTime() < deadline) {
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);   // the first check ran and saw 7
+            }
+            assertTrue(!early.isDone(), "not refused at once");
+            sql("UPDATE conversations SET head_seq = 8 WHERE conv_id = 'c1'");   // the send becomes visible
+            assertEquals(8, early.get(10, TimeUnit.SECONDS));
+            assertEquals(AckRejectedException.Reason.CURSOR_AHEAD, reason(w.ack(bo, "c1", 108)), "really ahead: refused");
+        }
+    }
+}
