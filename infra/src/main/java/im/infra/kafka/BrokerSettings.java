@@ -41,7 +41,7 @@ final class BrokerSettings {
 
     static final int NODE_ID = 1;
     static final String HOST = "127.0.0.1";
-    static final Duration READY_DEADLINE = Duration.ofSeconds(60);
+    static final Duration READY_DEADLINE = Duration.ofSeconds(120);
     static final String LOG_DIR_NAME = "kafka-logs";
 
     private BrokerSettings() {
@@ -63,6 +63,7 @@ final class BrokerSettings {
         p.put("controller.listener.names", "CONTROLLER");
         p.put("inter.broker.listener.name", "PLAINTEXT");
         p.put("log.dirs", logDir.toAbsolutePath().toString());
+        p.put("offsets.topic.num.partitions", "4");   // 50 by default: slow first group start on 2 cores
         p.put("offsets.topic.replication.factor", "1");
         p.put("transaction.state.log.replication.factor", "1");
         p.put("transaction.state.log.min.isr", "1");
@@ -73,9 +74,10 @@ final class BrokerSettings {
         p.put("group.initial.rebalance.delay.ms", "0");
         // After a kill -9 the restarted node finds its previous incarnation still registered and
         // gets DUPLICATE_BROKER_REGISTRATION until that session expires (default 9 s, which made
-        // a restart take ~15 s). Heartbeats stay inside one JVM here, so a short session is safe.
-        p.put("broker.heartbeat.interval.ms", "500");
-        p.put("broker.session.timeout.ms", "3000");
+        // a restart take ~15 s). Heartbeats stay inside one JVM here, so a shorter session is safe;
+        // 3 s proved too short on a starved 2-core machine (the broker fenced itself).
+        p.put("broker.heartbeat.interval.ms", "1000");
+        p.put("broker.session.timeout.ms", "6000");
         // Topics are created explicitly (Topics.create): a typo must fail, not create a topic.
         p.put("auto.create.topics.enable", "false");
         p.put("num.partitions", "1");
