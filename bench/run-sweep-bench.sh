@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the bench module (and what it depends on) and runs im.bench.SweepBench with the given options, e.g.
-#   bench/run-sweep-bench.sh                                   # N = 10k, 100k; f = 1 %, 0.1 %; both sides
-#   bench/run-sweep-bench.sh --sizes 1000000 --db-max 0        # 1M pairs, Streams side only
+#   bench/run-sweep-bench.sh                                   # N = 10k, 100k, 1M; f = 1 %, 0.1 %; both sides, ~2.5 min
+#   bench/run-sweep-bench.sh --sizes 10000,100000 --db-max 100000   # quicker
+#   bench/run-sweep-bench.sh --db-max 100000                   # 1M for the Streams side only
 #   bench/run-sweep-bench.sh --help
 # Needs Java 17 and Maven; PostgreSQL is embedded (zonky), no Kafka broker (TopologyTestDriver).
 # MVN_FLAGS=-o runs Maven offline.

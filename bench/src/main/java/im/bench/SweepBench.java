@@ -78,13 +78,13 @@ public final class SweepBench implements Callable<Integer> {
             + " WHERE m.user_id = ? AND m.to_seq IS NULL ORDER BY c.conv_id";
 
     @Option(names = "--sizes", split = ",", description = "online pairs N, default ${DEFAULT-VALUE}")
-    List<Integer> sizes = List.of(10_000, 100_000);
+    List<Integer> sizes = List.of(10_000, 100_000, 1_000_000);
     @Option(names = "--fractions", split = ",", description = "lagging fractions, default ${DEFAULT-VALUE}")
     List<Double> fractions = List.of(0.01, 0.001);
     @Option(names = "--k", description = "conversations per device (all online), default ${DEFAULT-VALUE}")
     int k = 10;
     @Option(names = "--db-max", description = "largest N for which the seed's side runs too, default ${DEFAULT-VALUE}")
-    int dbMax = 100_000;
+    int dbMax = 1_000_000;
     @Option(names = "--sweep-ms", description = "sweep interval, default ${DEFAULT-VALUE}")
     long sweepMs = 1000;
     @Option(names = "--repeats", description = "measured Streams ticks per (N, f), median reported; default ${DEFAULT-VALUE}")
