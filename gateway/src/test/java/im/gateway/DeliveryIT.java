@@ -164,6 +164,37 @@ class DeliveryIT {
         }
     }
 
+    @Test
+    void whenADeliveryNodeProcessIsKilledTheOtherTakesOverItsPartitions(TestStack stack, @TempDir Path dir) throws Exception {
+        Fixture fx = new Fixture(stack);
+        List<String> convs = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            convs.add("k" + i);
+            fx.dir.createConversation("k" + i, "direct", List.of("u-ana", "u-bo"));
+        }
+        try (Pipeline p = new Pipeline(stack, Map.of())) {
+            Gateway gw = p.addGateway("gw-a", "");
+            p.awaitRunning();
+            Process node = ChildRole.start(p.settings, im.delivery.route.DeliveryMain.class, "IM_RUNNING delivery");
+            try (ImClient ana = client(gw, fx.anaToken, dir.resolve("ana"));
+                 ImClient bo = client(gw, fx.boToken, dir.resolve("bo"))) {
+                Map<String, List<Long>> pushed = new java.util.concurrent.ConcurrentHashMap<>();
+                for (String c : convs) {
+                    pushed.put(c, new CopyOnWriteArrayList<>());
+                    bo.addListener(pushRecorder(c, pushed.get(c)));
+                }
+                node.destroyForcibly();                      // kill -9: no leave-group, no commit
+                assertTrue(node.waitFor(10, java.util.concurrent.TimeUnit.SECONDS));
+                for (String c : convs) {
+                    long seq = ana.send(c, "after the kill").seq();
+                    Await.until(CONVERGE, () -> pushed.get(c).contains(seq), "push resumed in " + c);
+                }
+            } finally {
+                node.destroyForcibly();
+            }
+        }
+    }
+
     static ClientListener pushRecorder(String conv, List<Long> into) {
         return new ClientListener() {
             @Override

@@ -13,12 +13,8 @@ import im.protocol.EventPush;
 import im.protocol.Hint;
 import im.protocol.ServerFrame;
 import im.sweeper.SweeperMain;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -112,8 +108,7 @@ class SweeperIT {
         try (Pipeline p = new Pipeline(stack, SWEEP)) {
             Gateway gw = p.addGateway("gw-a", "gw.push:drop");
             p.awaitRunning();
-            Map<String, String> env = new HashMap<>(p.settings.explicitValues());
-            Process sweeper = startSweeper(env);
+            Process sweeper = startSweeper(p);
             try (ImClient ana = ImClient.open(ClientOptions.of(Pipeline.ws(gw), fx.anaToken, dir.resolve("ana")));
                  ImClient bo = ImClient.open(ClientOptions.of(Pipeline.ws(gw), fx.boToken, dir.resolve("bo")))) {
                 ana.connect();
@@ -123,7 +118,7 @@ class SweeperIT {
                 sweeper.destroyForcibly();                            // kill -9 mid-run
                 assertTrue(sweeper.waitFor(10, TimeUnit.SECONDS));
                 assertEquals(137, sweeper.exitValue());
-                sweeper = startSweeper(env);                          // restores its stores from the changelogs
+                sweeper = startSweeper(p);                            // restores its stores from the changelogs
                 long after = sendAndTimeRepair(fx, ana, "lost after the restart");
                 System.out.printf("sweeper kill -9: repaired in %d ms before, %d ms after the restart%n", before, after);
                 assertTrue(after <= BOUND_MS, "repaired in " + after + " ms after the restart");
@@ -135,30 +130,7 @@ class SweeperIT {
     }
 
     /** A sweeper in its own JVM; returns once it reports RUNNING (stores restored, tasks assigned). */
-    private static Process startSweeper(Map<String, String> env) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx384m", "-cp", System.getProperty("java.class.path"), SweeperMain.class.getName())
-                .redirectErrorStream(true);
-        pb.environment().keySet().removeIf(k -> k.startsWith("IM_"));
-        pb.environment().putAll(env);
-        Process proc = pb.start();
-        BufferedReader out = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8));
-        String line;
-        while ((line = out.readLine()) != null && !line.startsWith("IM_RUNNING sweeper")) {
-            // start-up logging
-        }
-        if (line == null) throw new AssertionError("sweeper process exited before it was running");
-        Thread drain = new Thread(() -> {
-            try {
-                while (out.readLine() != null) {
-                    // keep the pipe empty
-                }
-            } catch (java.io.IOException ignored) {
-                // the process ended
-            }
-        });
-        drain.setDaemon(true);
-        drain.start();
-        return proc;
+    private static Process startSweeper(Pipeline p) throws Exception {
+        return ChildRole.start(p.settings, SweeperMain.class, "IM_RUNNING sweeper");
     }
 }

@@ -18,6 +18,10 @@ public final class DeliveryMain {
         Runtime.getRuntime().addShutdownHook(new Thread(node::close, "delivery-shutdown"));
         System.out.println("IM_READY delivery");
         System.out.flush();
+        // Tests and scripts wait for this second line: tasks assigned, stores restored.
+        while (!node.isRunning()) java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
+        System.out.println("IM_RUNNING delivery");
+        System.out.flush();
         new CountDownLatch(1).await();
     }
 }
