@@ -35,7 +35,7 @@ final class Pipeline implements AutoCloseable {
 
     Pipeline(TestStack stack, Map<String, String> extra) {
         this.stack = stack;
-        stack.kafkaBootstrap();
+        if (!extra.containsKey(ConfigKeys.KAFKA_BOOTSTRAP.name())) stack.kafkaBootstrap();   // else: the test's own broker
         Map<String, String> m = new HashMap<>(Map.of(
                 ConfigKeys.RELAY_SLOT.name(), "s_" + stack.database(),
                 ConfigKeys.GATEWAY_PORT.name(), "0",
@@ -46,8 +46,9 @@ final class Pipeline implements AutoCloseable {
         m.putAll(extra);
         settings = stack.settings(m);
         topics = TopicNames.from(settings);
-        Topics.create(stack.kafkaBootstrap(), topics.conversationKeyed(), 3);
-        Topics.create(stack.kafkaBootstrap(), topics.singlePartition(), 1);
+        String bootstrap = settings.required(ConfigKeys.KAFKA_BOOTSTRAP);
+        Topics.create(bootstrap, topics.conversationKeyed(), 3);
+        Topics.create(bootstrap, topics.singlePartition(), 1);
         relay = new CdcRelay(RelayConfig.from(settings), topics).start();
         addNode();
     }
