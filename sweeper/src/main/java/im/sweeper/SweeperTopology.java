@@ -1,5 +1,6 @@
 package im.sweeper;
 
+import im.delivery.route.GatewayLiveness;
 import com.fasterxml.jackson.databind.JsonNode;
 import im.delivery.route.DeliveryTopology;
 import im.delivery.route.RouteJson;
@@ -53,7 +54,7 @@ public final class SweeperTopology {
     public static final String CURSORS_STORE = "cursors";
     public static final String ONLINE_STORE = "online";
     public static final String LAGGING_STORE = "lagging";
-    public static final String GATEWAYS_STORE = "gateways";
+    public static final String GATEWAYS_STORE = GatewayLiveness.STORE;
     /** The {@code why} of the hints this topology emits. */
     public static final String WHY = "sweep";
 
@@ -74,11 +75,7 @@ public final class SweeperTopology {
         if (sweep.toMillis() < 1) throw new IllegalArgumentException("sweep must be at least 1 ms, got " + sweep);
         if (backoff.isNegative()) throw new IllegalArgumentException("backoff must not be negative, got " + backoff);
         Topology t = new Topology();
-        t.addGlobalStore(
-                Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(GATEWAYS_STORE), Serdes.String(), Serdes.String())
-                        .withLoggingDisabled(),
-                "gateways-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.gateways(),
-                "gateways-update", HeartbeatUpdater::new);
+        GatewayLiveness.addStore(t, topics);
         t.addSource("events-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.events());
         t.addSource("cursors-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.cursors());
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
@@ -96,31 +93,6 @@ public final class SweeperTopology {
                     return new String(h.value(), StandardCharsets.UTF_8);
                 }, Serdes.String().serializer(), Serdes.String().serializer(), "heads-and-sweep");
         return t;
-    }
-
-    /** Keeps the latest well-formed heartbeat per gateway (the same global store as the delivery nodes'). */
-    private static final class HeartbeatUpdater implements Processor<String, String, Void, Void> {
-        private KeyValueStore<String, String> store;
-
-        @Override
-        public void init(ProcessorContext<Void, Void> context) {
-            store = context.getStateStore(GATEWAYS_STORE);
-        }
-
-        @Override
-        public void process(Record<String, String> r) {
-            if (r.key() == null || r.value() == null) return;
-            try {
-                JsonNode h = RouteJson.parse(r.value());
-                if (h.path("gen").canConvertToLong() && h.path("at").canConvertToLong()) {
-                    store.put(r.key(), r.value());
-                    return;
-                }
-            } catch (IllegalArgumentException e) {
-                // fall through: logged below
-            }
-            log.warn("ignoring malformed heartbeat of {}: {}", r.key(), r.value());
-        }
     }
 
     /**
@@ -259,7 +231,7 @@ public final class SweeperTopology {
                         continue;
                     }
                     Online where = Online.fromJson(o);
-                    if (!DeliveryTopology.alive(gateways, where.gateway(), where.gen(), now, lease)) {
+                    if (!GatewayLiveness.alive(gateways, where.gateway(), where.gen(), now, lease)) {
                         dead.add(pair);
                         continue;
                     }

@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
 public final class DeliveryTopology {
     public static final String INTEREST_STORE = "interest";
     public static final String SEQ_STORE = "routed-seq";
-    public static final String GATEWAY_STORE = "gateways";
+    public static final String GATEWAY_STORE = GatewayLiveness.STORE;
     /** Record header naming the destination topic of a routed record. */
     public static final String DEST_HEADER = "im-dest";
 
@@ -46,33 +46,7 @@ public final class DeliveryTopology {
 
     public static Topology build(TopicNames topics, Duration lease) {
         Topology t = new Topology();
-        t.addGlobalStore(
-                Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(GATEWAY_STORE), Serdes.String(), Serdes.String())
-                        .withLoggingDisabled(),
-                "gateways-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.gateways(),
-                "gateways-update", () -> new Processor<String, String, Void, Void>() {
-                    private KeyValueStore<String, String> store;
-
-                    @Override
-                    public void init(ProcessorContext<Void, Void> context) {
-                        store = context.getStateStore(GATEWAY_STORE);
-                    }
-
-                    @Override
-                    public void process(Record<String, String> r) {
-                        if (r.key() == null || r.value() == null) return;
-                        try {
-                            JsonNode h = RouteJson.parse(r.value());
-                            if (h.path("gen").canConvertToLong() && h.path("at").canConvertToLong()) {
-                                store.put(r.key(), r.value());
-                                return;
-                            }
-                        } catch (IllegalArgumentException e) {
-                            // fall through
-                        }
-                        log.warn("ignoring malformed heartbeat of {}: {}", r.key(), r.value());
-                    }
-                });
+        GatewayLiveness.addStore(t, topics);
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
         t.addSource("events-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.events());
         t.addProcessor("interest-update", () -> new InterestUpdater(lease), "interest-source");
@@ -88,27 +62,8 @@ public final class DeliveryTopology {
         return t;
     }
 
-    /**
-     * Liveness of a gateway registration (gateway, generation), from the heartbeats. A
-     * registration is dead when the gateway restarted since (a heartbeat of a newer generation)
-     * or when its generation stopped heartbeating for longer than the lease. A gateway with no
-     * usable heartbeat, or whose latest known heartbeat is of an older generation than the
-     * registration (its new heartbeat is on its way on another topic), counts as alive.
-     */
-    public static boolean alive(KeyValueStore<String, String> gateways, String gateway, long gen, long now, Duration lease) {
-        String hb = gateways.get(gateway);
-        if (hb == null) return true;
-        JsonNode h;
-        try {
-            h = RouteJson.parse(hb);
-        } catch (IllegalArgumentException e) {
-            return true;
-        }
-        if (!h.path("gen").canConvertToLong() || !h.path("at").canConvertToLong()) return true;
-        long hbGen = h.get("gen").asLong();
-        if (hbGen > gen) return false;
-        if (hbGen < gen) return true;
-        return h.get("at").asLong() >= now - lease.toMillis();
+    static boolean alive(KeyValueStore<String, String> gateways, String gateway, long gen, long now, Duration lease) {
+        return GatewayLiveness.alive(gateways, gateway, gen, now, lease);
     }
 
     /** Applies interest records and periodically drops the interest of dead gateways. */

@@ -1,0 +1,85 @@
+package im.delivery.route;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import im.infra.kafka.TopicNames;
+import java.time.Duration;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which gateways are alive, from their heartbeats on the gateways topic: a global store (every
+ * task sees every gateway) used by the delivery nodes and the sweeper alike, so a crashed
+ * gateway's routes and hints expire by one rule.
+ */
+public final class GatewayLiveness {
+    /** Name of the global store: gateway id → latest well-formed heartbeat JSON. */
+    public static final String STORE = "gateways";
+
+    private static final Logger log = LoggerFactory.getLogger(GatewayLiveness.class);
+
+    private GatewayLiveness() {}
+
+    /** Adds the global heartbeat store fed by the gateways topic. */
+    public static void addStore(Topology t, TopicNames topics) {
+        t.addGlobalStore(
+                Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(STORE), Serdes.String(), Serdes.String())
+                        .withLoggingDisabled(),
+                "gateways-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.gateways(),
+                "gateways-update", HeartbeatUpdater::new);
+    }
+
+    /**
+     * Liveness of a gateway registration (gateway, generation). A registration is dead when the
+     * gateway restarted since (a heartbeat of a newer generation) or when its generation stopped
+     * heartbeating for longer than the lease. A gateway with no usable heartbeat, or whose latest
+     * known heartbeat is of an older generation than the registration (its new heartbeat is on its
+     * way on another topic), counts as alive.
+     */
+    public static boolean alive(KeyValueStore<String, String> gateways, String gateway, long gen, long now, Duration lease) {
+        String hb = gateways.get(gateway);
+        if (hb == null) return true;
+        JsonNode h;
+        try {
+            h = RouteJson.parse(hb);
+        } catch (IllegalArgumentException e) {
+            return true;
+        }
+        if (!h.path("gen").canConvertToLong() || !h.path("at").canConvertToLong()) return true;
+        long hbGen = h.get("gen").asLong();
+        if (hbGen > gen) return false;
+        if (hbGen < gen) return true;
+        return h.get("at").asLong() >= now - lease.toMillis();
+    }
+
+    /** Keeps the latest well-formed heartbeat per gateway; a malformed one is ignored (it must not break routing). */
+    private static final class HeartbeatUpdater implements Processor<String, String, Void, Void> {
+        private KeyValueStore<String, String> store;
+
+        @Override
+        public void init(ProcessorContext<Void, Void> context) {
+            store = context.getStateStore(STORE);
+        }
+
+        @Override
+        public void process(Record<String, String> r) {
+            if (r.key() == null || r.value() == null) return;
+            try {
+                JsonNode h = RouteJson.parse(r.value());
+                if (h.path("gen").canConvertToLong() && h.path("at").canConvertToLong()) {
+                    store.put(r.key(), r.value());
+                    return;
+                }
+            } catch (IllegalArgumentException e) {
+                // fall through
+            }
+            log.warn("ignoring malformed heartbeat of {}: {}", r.key(), r.value());
+        }
+    }
+}
