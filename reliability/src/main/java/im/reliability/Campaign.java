@@ -1,0 +1,598 @@
+package im.reliability;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import im.client.ClientListener;
+import im.client.ClientOptions;
+import im.client.ImClient;
+import im.client.PendingSend;
+import im.client.ReceivedEvent;
+import im.client.SentAck;
+import im.ingest.directory.Directory;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/**
+ * The randomized fault campaign: starts the platform ({@link Stack}), creates users, devices and
+ * conversations, connects one {@link ImClient} per device, sends at a target rate from every device
+ * while a {@link Nemesis} injects faults, then stops the faults, lets the system quiesce, builds a
+ * {@link History} and checks it with {@link Checker#check}.
+ *
+ * <p>Every send is recorded by its cmid: a sender {@code enqueue}s the message (durable outbox
+ * entry, cmid known before anything goes on the wire) and then calls {@code resendPending()}. Its
+ * outcome at the end: SENT if any {@code sent} for the cmid arrived (also late ones and those of
+ * automatic resends, via {@link ClientListener#onSent}), PENDING if it is still in the outbox,
+ * otherwise REJECTED (the SDK dropped it after a terminal error). Server cursors are sampled from
+ * {@code device_cursors} every 200 ms.
+ */
+public final class Campaign {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * @param seed              seeds every random choice (cast, timing, faults)
+     * @param duration          how long senders and the nemesis run
+     * @param users             number of users
+     * @param devicesPerUser    devices of a multi-device user
+     * @param multiDeviceUsers  how many users have {@code devicesPerUser} devices (the others have one)
+     * @param groups            group conversations (3..6 random members)
+     * @param directs           direct (1:1) conversations
+     * @param sendsPerSecond    total send rate over all devices
+     * @param faultInterval     mean time between faults (each 0.5..1.5 times this)
+     * @param faults            enabled fault kinds (empty: no faults)
+     * @param membershipChanges leave/join changes in groups during the run
+     * @param quiesceDeadline   how long the system may take to converge after the faults stop
+     * @param workDir           PostgreSQL, Kafka and client state go here
+     */
+    public record Options(long seed, Duration duration, int users, int devicesPerUser, int multiDeviceUsers,
+                          int groups, int directs, double sendsPerSecond, Duration faultInterval,
+                          List<Nemesis.Kind> faults, int membershipChanges, Duration quiesceDeadline, Path workDir) {
+        public Options {
+            if (users < 2) throw new IllegalArgumentException("users: at least 2");
+            if (devicesPerUser < 1) throw new IllegalArgumentException("devicesPerUser: at least 1");
+            if (groups + directs < 1) throw new IllegalArgumentException("at least one conversation");
+            if (sendsPerSecond <= 0) throw new IllegalArgumentException("sendsPerSecond: positive");
+            faults = List.copyOf(faults);
+        }
+    }
+
+    /** What a run produced: the checker's verdict, the campaign's own figures and the history it checked. */
+    public record Result(CheckReport report, Map<String, Long> figures, History history, List<Nemesis.Fault> faults) {
+        public boolean ok() {
+            return report.ok();
+        }
+    }
+
+    private record Attempt(String cmid, String conv, String body) {}
+
+    /** One device: its client, what it attempted and every ack it saw. */
+    private static final class Dev {
+        final int index;
+        final String id;
+        final String user;
+        final String token;
+        final Path stateDir;
+        volatile ImClient client;
+        final ConcurrentLinkedQueue<Attempt> attempts = new ConcurrentLinkedQueue<>();
+        final Map<String, Long> acked = new ConcurrentHashMap<>();
+
+        Dev(int index, String id, String user, String token, Path stateDir) {
+            this.index = index;
+            this.id = id;
+            this.user = user;
+            this.token = token;
+            this.stateDir = stateDir;
+        }
+    }
+
+    private final Options o;
+    private final Random random;
+    private final List<Dev> devices = new ArrayList<>();
+    private final List<String> convs = new ArrayList<>();
+    private final Set<String> groupConvs = new LinkedHashSet<>();
+    /** user -> conversations it is currently a member of (as far as the campaign knows). */
+    private final Map<String, Set<String>> memberOf = new ConcurrentHashMap<>();
+    /** device -> conv -> every distinct delivered_seq sampled from device_cursors, in order. */
+    private final Map<String, Map<String, List<Long>>> serverCursors = new ConcurrentHashMap<>();
+    private final AtomicBoolean stopSenders = new AtomicBoolean();
+    private final AtomicBoolean stopPoller = new AtomicBoolean();
+    private final AtomicLong sendErrors = new AtomicLong();
+    private final AtomicLong membershipDone = new AtomicLong();
+    private final List<String> problems = new CopyOnWriteArrayList<>();
+    private Stack stack;
+    private Directory directory;
+
+    private Campaign(Options o) {
+        this.o = o;
+        this.random = new Random(o.seed());
+    }
+
+    public static Result run(Options o) throws Exception {
+        return new Campaign(o).execute();
+    }
+
+    private static void log(String fmt, Object... args) {
+        System.out.printf("campaign: " + fmt + "%n", args);
+    }
+
+    private Result execute() throws Exception {
+        long tStart = System.currentTimeMillis();
+        log("seed %d, %d s, %d users, %d conversations, %.1f sends/s, faults %s every ~%d ms",
+                o.seed(), o.duration().toSeconds(), o.users(), o.groups() + o.directs(), o.sendsPerSecond(), o.faults(),
+                o.faultInterval().toMillis());
+        stack = new Stack(o.workDir());
+        try {
+            log("stack up in %d ms (gateway %s)", System.currentTimeMillis() - tStart, stack.ws());
+            directory = new Directory(stack.db.dataSource(), Clock.systemUTC());
+            createCast();
+            for (Dev d : devices) openClient(d);
+            Thread poller = daemon("cursor-poller", this::pollCursors);
+            poller.start();
+
+            Nemesis nemesis = new Nemesis(stack, o.faults(), random.nextLong(), o.faultInterval().toMillis(), devices.size(),
+                    this::bounceClient);
+            List<Thread> senders = new ArrayList<>();
+            long senderCount = devices.stream().filter(d -> !memberOf.get(d.user).isEmpty()).count();
+            double perDevice = o.sendsPerSecond() / Math.max(1, senderCount);
+            long runStart = System.currentTimeMillis();
+            long runEnd = runStart + o.duration().toMillis();
+            for (Dev d : devices) {
+                long seed = random.nextLong();
+                Thread t = daemon("sender-" + d.id, () -> sendLoop(d, perDevice, new Random(seed)));
+                senders.add(t);
+                t.start();
+            }
+            Thread churn = daemon("membership-churn", () -> churn(runStart, runEnd, new Random(random.nextLong())));
+            churn.start();
+            nemesis.start();
+            // The run lasts its duration and, so that a short run still tries every enabled kind, until
+            // each was injected once (at most three times the duration).
+            long hardEnd = runStart + 3 * o.duration().toMillis();
+            while (System.currentTimeMillis() < runEnd
+                    || (!nemesis.coveredAll() && System.currentTimeMillis() < hardEnd)) {
+                LockSupport.parkNanos(100_000_000L);
+            }
+            stopSenders.set(true);
+            for (Thread t : senders) t.join(120_000);
+            churn.join(60_000);
+            nemesis.stopAndHeal();
+            log("run over after %d ms; %d faults: %s", System.currentTimeMillis() - runStart, nemesis.faults.size(), nemesis.counts());
+
+            long quiesceStart = System.currentTimeMillis();
+            long convergeMs = quiesce();
+            stopPoller.set(true);
+            poller.join(10_000);
+            pollOnce();   // the final server cursors
+
+            History h = buildHistory();
+            Map<String, Long> figures = new LinkedHashMap<>();
+            figures.put("sends", (long) h.sends().size());
+            for (History.Outcome out : History.Outcome.values()) {
+                figures.put("sends." + out.name().toLowerCase(), h.sends().stream().filter(s -> s.outcome() == out).count());
+            }
+            figures.put("send_calls_failed", sendErrors.get());
+            figures.put("devices", (long) devices.size());
+            figures.put("conversations", (long) convs.size());
+            figures.put("membership_changes", membershipDone.get());
+            figures.put("events_committed", h.committed().values().stream().mapToLong(List::size).sum());
+            figures.put("topic_records", (long) h.topic().size());
+            figures.put("faults", (long) nemesis.faults.size());
+            nemesis.counts().forEach((k, v) -> figures.put("faults." + k.name().toLowerCase(), (long) v));
+            figures.put("nemesis_errors", (long) nemesis.errors.size());
+            figures.put("harness_problems", (long) problems.size());
+            figures.put("converge_ms", convergeMs);
+            long lastHeal = nemesis.faults.stream().mapToLong(Nemesis.Fault::healedMillis).max().orElse(quiesceStart);
+            figures.put("last_heal_to_converged_ms", quiesceStart + convergeMs - lastHeal);
+
+            CheckReport report = Checker.check(h);
+            report.figures().forEach((k, v) -> figures.put("check." + k, v));
+            figures.put("violations", (long) report.violations().size());
+            figures.put("total_ms", System.currentTimeMillis() - tStart);
+            log("figures:");
+            figures.forEach((k, v) -> System.out.printf("  %-28s %d%n", k, v));
+            for (String p : problems) log("problem: %s", p);
+            for (String e : nemesis.errors) log("nemesis error: %s", e);
+            if (report.ok()) {
+                log("OK: no violations");
+            } else {
+                log("%d VIOLATIONS:", report.violations().size());
+                for (Violation v : report.violations()) System.out.printf("  %s %s%n", v.kind(), v.detail());
+            }
+            return new Result(report, figures, h, List.copyOf(nemesis.faults));
+        } finally {
+            for (Dev d : devices) {
+                if (d.client != null) d.client.close();
+            }
+            stack.close();
+        }
+    }
+
+    private Thread daemon(String name, Runnable r) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        t.setUncaughtExceptionHandler((th, e) -> {
+            problems.add(th.getName() + " died: " + e);
+            e.printStackTrace();
+        });
+        return t;
+    }
+
+    // ------------------------------------------------------------------ the cast
+
+    private void createCast() throws IOException {
+        List<String> users = new ArrayList<>();
+        for (int i = 0; i < o.users(); i++) {
+            String u = String.format("u%02d", i);
+            directory.createUser(u, "user " + i);
+            users.add(u);
+            memberOf.put(u, ConcurrentHashMap.newKeySet());
+        }
+        for (int i = 0; i < o.users(); i++) {
+            int n = i < o.multiDeviceUsers() ? o.devicesPerUser() : 1;
+            for (int k = 0; k < n; k++) {
+                String id = "d-" + users.get(i) + "-" + k;
+                String token = directory.registerDevice(users.get(i), id).token();
+                devices.add(new Dev(devices.size(), id, users.get(i), token, o.workDir().resolve("clients").resolve(id)));
+            }
+        }
+        Map<String, List<String>> members = new LinkedHashMap<>();
+        for (int g = 0; g < o.groups(); g++) {
+            List<String> shuffled = new ArrayList<>(users);
+            java.util.Collections.shuffle(shuffled, random);
+            int size = Math.min(users.size(), 3 + random.nextInt(4));
+            members.put("g" + g, new ArrayList<>(shuffled.subList(0, size)));
+        }
+        Set<String> pairs = new HashSet<>();
+        for (int c = 0; c < o.directs(); c++) {
+            for (int tries = 0; tries < 100; tries++) {
+                int a = random.nextInt(users.size());
+                int b = random.nextInt(users.size());
+                if (a == b || !pairs.add(Math.min(a, b) + "-" + Math.max(a, b))) continue;
+                members.put("c" + c, List.of(users.get(a), users.get(b)));
+                break;
+            }
+        }
+        // Everyone sends somewhere: a user in no conversation joins a random group.
+        for (String u : users) {
+            boolean in = members.values().stream().anyMatch(l -> l.contains(u));
+            if (!in && o.groups() > 0) members.get("g" + random.nextInt(o.groups())).add(u);
+        }
+        for (Map.Entry<String, List<String>> e : members.entrySet()) {
+            boolean group = e.getKey().startsWith("g");
+            directory.createConversation(e.getKey(), group ? "group" : "direct", e.getValue());
+            convs.add(e.getKey());
+            if (group) groupConvs.add(e.getKey());
+            for (String u : e.getValue()) memberOf.get(u).add(e.getKey());
+            log("conversation %s: %s", e.getKey(), e.getValue());
+        }
+    }
+
+    private void openClient(Dev d) throws IOException {
+        ImClient c = ImClient.open(ClientOptions.of(stack.ws(), d.token, d.stateDir));
+        c.addListener(new ClientListener() {
+            @Override
+            public void onSent(SentAck ack) {
+                d.acked.put(ack.cmid(), ack.seq());
+            }
+        });
+        d.client = c;
+        connectWithRetry(d, 60_000);
+    }
+
+    private void connectWithRetry(Dev d, long millis) {
+        long deadline = System.currentTimeMillis() + millis;
+        while (true) {
+            try {
+                d.client.connect();
+                return;
+            } catch (IOException e) {
+                if (System.currentTimeMillis() > deadline) {
+                    problems.add(d.id + " could not connect: " + e);
+                    return;
+                }
+                LockSupport.parkNanos(200_000_000L);
+            }
+        }
+    }
+
+    /** The nemesis' client fault: disconnect device {@code i}, stay away 0.5–2.5 s, connect again. */
+    private void bounceClient(int i) {
+        Dev d = devices.get(i);
+        d.client.disconnect();
+        LockSupport.parkNanos((500 + (long) (Math.abs(d.id.hashCode() + System.nanoTime()) % 2000)) * 1_000_000L);
+        connectWithRetry(d, 60_000);
+    }
+
+    // ------------------------------------------------------------------ load
+
+    private void sendLoop(Dev d, double perSecond, Random r) {
+        long k = 0;
+        long next = System.currentTimeMillis();
+        while (!stopSenders.get()) {
+            // Poisson arrivals at the device's share of the rate.
+            next += (long) (-Math.log(1 - r.nextDouble()) * 1000.0 / perSecond);
+            long now = System.currentTimeMillis();
+            if (next > now) LockSupport.parkNanos((next - now) * 1_000_000L);
+            else next = now;   // behind (an outage): no burst to catch up
+            if (stopSenders.get()) return;
+            List<String> mine = new ArrayList<>(memberOf.get(d.user));
+            if (mine.isEmpty()) continue;
+            java.util.Collections.sort(mine);
+            String conv = mine.get(r.nextInt(mine.size()));
+            String body = d.id + " #" + k++;
+            String cmid;
+            try {
+                cmid = d.client.enqueue(conv, body);
+            } catch (IOException e) {
+                problems.add(d.id + " enqueue failed: " + e);
+                continue;
+            }
+            d.attempts.add(new Attempt(cmid, conv, body));
+            try {
+                for (SentAck a : d.client.resendPending()) d.acked.put(a.cmid(), a.seq());
+            } catch (IOException e) {
+                sendErrors.incrementAndGet();   // not connected: stays in the outbox
+            }
+        }
+    }
+
+    /** Leaves and (re)joins in groups at evenly spread times; the senders' choice follows. */
+    private void churn(long runStart, long runEnd, Random r) {
+        if (o.membershipChanges() <= 0 || groupConvs.isEmpty()) return;
+        long step = (runEnd - runStart) / (o.membershipChanges() + 1);
+        List<String> groups = new ArrayList<>(groupConvs);
+        List<String> users = new ArrayList<>(new java.util.TreeSet<>(memberOf.keySet()));
+        for (int i = 1; i <= o.membershipChanges() && !stopSenders.get(); i++) {
+            long at = runStart + i * step;
+            long now = System.currentTimeMillis();
+            if (at > now) LockSupport.parkNanos((at - now) * 1_000_000L);
+            String g = groups.get(r.nextInt(groups.size()));
+            String u = users.get(r.nextInt(users.size()));
+            boolean member = memberOf.get(u).contains(g);
+            try {
+                if (member) {
+                    long inGroup = memberOf.values().stream().filter(s -> s.contains(g)).count();
+                    if (inGroup <= 2) continue;
+                    memberOf.get(u).remove(g);   // stop choosing it first: fewer sends rejected as NOT_MEMBER
+                    directory.removeMember(g, u);
+                    log("membership: %s left %s", u, g);
+                } else {
+                    directory.addMember(g, u);
+                    memberOf.get(u).add(g);
+                    log("membership: %s joined %s", u, g);
+                }
+                membershipDone.incrementAndGet();
+            } catch (RuntimeException e) {   // e.g. PostgreSQL is down right now: the change may or may not have happened
+                log("membership change %s %s failed: %s", u, g, e);
+                resyncMemberships();
+            }
+        }
+    }
+
+    private void resyncMemberships() {
+        try {
+            Map<String, Set<String>> now = new HashMap<>();
+            query("SELECT user_id, conv_id FROM memberships WHERE to_seq IS NULL", rs -> {
+                now.computeIfAbsent(rs.getString(1), k -> new HashSet<>()).add(rs.getString(2));
+            });
+            for (Map.Entry<String, Set<String>> e : memberOf.entrySet()) {
+                Set<String> want = now.getOrDefault(e.getKey(), Set.of());
+                e.getValue().retainAll(want);
+                e.getValue().addAll(want);
+            }
+        } catch (SQLException e) {
+            log("cannot re-read memberships: %s", e);
+        }
+    }
+
+    // ------------------------------------------------------------------ observation
+
+    private void pollCursors() {
+        while (!stopPoller.get()) {
+            pollOnce();
+            LockSupport.parkNanos(200_000_000L);
+        }
+    }
+
+    private synchronized void pollOnce() {
+        try {
+            query("SELECT device_id, conv_id, delivered_seq FROM device_cursors", rs -> {
+                List<Long> l = serverCursors.computeIfAbsent(rs.getString(1), k -> new ConcurrentHashMap<>())
+                        .computeIfAbsent(rs.getString(2), k -> new CopyOnWriteArrayList<>());
+                long v = rs.getLong(3);
+                if (l.isEmpty() || l.get(l.size() - 1) != v) l.add(v);
+            });
+        } catch (SQLException e) {
+            // PostgreSQL is down: no sample this time
+        }
+    }
+
+    private interface RowHandler {
+        void row(ResultSet rs) throws SQLException;
+    }
+
+    private void query(String sql, RowHandler h) throws SQLException {
+        try (Connection c = stack.db.dataSource().getConnection();
+             PreparedStatement ps = c.prepareStatement(sql);
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) h.row(rs);
+        }
+    }
+
+    private Map<String, Long> heads() throws SQLException {
+        Map<String, Long> m = new TreeMap<>();
+        query("SELECT conv_id, head_seq FROM conversations", rs -> m.put(rs.getString(1), rs.getLong(2)));
+        return m;
+    }
+
+    // ------------------------------------------------------------------ quiesce
+
+    /** Resends outboxes and waits until every device's cursors (local and server) are at the head of its conversations. */
+    private long quiesce() {
+        long t0 = System.currentTimeMillis();
+        long deadline = t0 + o.quiesceDeadline().toMillis();
+        String lag = "";
+        while (System.currentTimeMillis() < deadline) {
+            for (Dev d : devices) {
+                if (!d.client.isConnected()) connectWithRetry(d, 1_000);
+                if (!d.client.pending().isEmpty() && d.client.isConnected()) {
+                    try {
+                        for (SentAck a : d.client.resendPending()) d.acked.put(a.cmid(), a.seq());
+                    } catch (IOException e) {
+                        // retried next round
+                    }
+                }
+            }
+            pollOnce();
+            lag = lagging();
+            if (lag.isEmpty()) {
+                long ms = System.currentTimeMillis() - t0;
+                log("quiesced in %d ms", ms);
+                return ms;
+            }
+            LockSupport.parkNanos(200_000_000L);
+        }
+        log("NOT quiesced within %d ms: %s", o.quiesceDeadline().toMillis(), lag);
+        return System.currentTimeMillis() - t0;
+    }
+
+    /** What still lags (empty when converged). */
+    private String lagging() {
+        Map<String, Long> heads;
+        Map<String, Set<String>> current = new HashMap<>();
+        try {
+            heads = heads();
+            query("SELECT user_id, conv_id FROM memberships WHERE to_seq IS NULL",
+                    rs -> current.computeIfAbsent(rs.getString(1), k -> new HashSet<>()).add(rs.getString(2)));
+        } catch (SQLException e) {
+            return "database: " + e.getMessage();
+        }
+        for (Dev d : devices) {
+            if (!d.client.pending().isEmpty()) return d.id + " has " + d.client.pending().size() + " pending";
+            for (String conv : current.getOrDefault(d.user, Set.of())) {
+                long head = heads.get(conv);
+                long local = d.client.cursor(conv);
+                List<Long> server = serverCursors.getOrDefault(d.id, Map.of()).getOrDefault(conv, List.of());
+                long srv = server.isEmpty() ? -1 : server.get(server.size() - 1);
+                if (local != head || srv != head) {
+                    return d.id + " in " + conv + ": local " + local + ", server " + srv + ", head " + head;
+                }
+            }
+        }
+        return "";
+    }
+
+    // ------------------------------------------------------------------ history
+
+    private History buildHistory() throws SQLException {
+        List<History.SendRecord> sends = new ArrayList<>();
+        for (Dev d : devices) {
+            Set<String> pending = new HashSet<>();
+            for (PendingSend p : d.client.pending()) pending.add(p.cmid());
+            for (Attempt a : d.attempts) {
+                Long seq = d.acked.get(a.cmid());
+                History.Outcome out = seq != null ? History.Outcome.SENT
+                        : pending.contains(a.cmid()) ? History.Outcome.PENDING : History.Outcome.REJECTED;
+                sends.add(new History.SendRecord(d.id, d.user, a.conv(), a.cmid(), a.body(), out, seq == null ? 0 : seq));
+            }
+        }
+        Map<String, List<History.CommittedEvent>> committed = new TreeMap<>();
+        query("SELECT conv_id, seq, kind, sender, cmid, body FROM events ORDER BY conv_id, seq", rs ->
+                committed.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(new History.CommittedEvent(
+                        rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6))));
+        Map<String, Long> heads = heads();
+        Map<String, Map<String, List<History.Period>>> visibility = new TreeMap<>();
+        query("SELECT conv_id, user_id, from_seq, to_seq FROM memberships ORDER BY conv_id, user_id, from_seq", rs -> {
+            long to = rs.getLong(4);
+            if (rs.wasNull()) to = Long.MAX_VALUE;
+            visibility.computeIfAbsent(rs.getString(1), k -> new TreeMap<>())
+                    .computeIfAbsent(rs.getString(2), k -> new ArrayList<>()).add(new History.Period(rs.getLong(3), to));
+        });
+        Map<String, Map<String, Long>> finalServer = new HashMap<>();
+        query("SELECT device_id, conv_id, delivered_seq FROM device_cursors", rs ->
+                finalServer.computeIfAbsent(rs.getString(1), k -> new TreeMap<>()).put(rs.getString(2), rs.getLong(3)));
+        List<History.DeviceRecord> devs = new ArrayList<>();
+        List<String> online = new ArrayList<>();
+        for (Dev d : devices) {
+            Map<String, List<Long>> stored = new TreeMap<>();
+            Map<String, Long> local = new TreeMap<>();
+            for (String conv : convs) {
+                List<ReceivedEvent> evs = d.client.events(conv);
+                if (!evs.isEmpty()) stored.put(conv, evs.stream().map(ReceivedEvent::seq).toList());
+                long c = d.client.cursor(conv);
+                if (c > 0 || visibility.getOrDefault(conv, Map.of()).containsKey(d.user)) local.put(conv, c);
+            }
+            Map<String, List<Long>> hist = new TreeMap<>();
+            serverCursors.getOrDefault(d.id, Map.of()).forEach((conv, l) -> hist.put(conv, List.copyOf(l)));
+            devs.add(new History.DeviceRecord(d.id, d.user, stored, local, finalServer.getOrDefault(d.id, Map.of()), hist,
+                    d.client.pending().size()));
+            if (d.client.isConnected()) online.add(d.id);
+        }
+        List<History.TopicRecord> topic = readTopic(heads);
+        return new History(sends, committed, heads, topic, visibility, devs, online);
+    }
+
+    /** The whole event topic from the beginning, until it covers every head (or 60 s passed) and a poll comes back empty. */
+    private List<History.TopicRecord> readTopic(Map<String, Long> heads) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.broker.bootstrapServers());
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<History.TopicRecord> out = new ArrayList<>();
+        Map<String, Long> max = new HashMap<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
+            String topic = stack.topics.events();
+            List<TopicPartition> parts = new ArrayList<>();
+            consumer.partitionsFor(topic, Duration.ofSeconds(30)).forEach(i -> parts.add(new TopicPartition(topic, i.partition())));
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (System.currentTimeMillis() < deadline) {
+                var records = consumer.poll(Duration.ofMillis(500));
+                for (ConsumerRecord<String, String> r : records) {
+                    try {
+                        JsonNode v = JSON.readTree(r.value());
+                        String conv = v.get("conv").asText();
+                        long seq = v.get("seq").asLong();
+                        out.add(new History.TopicRecord(conv, seq));
+                        max.merge(conv, seq, Math::max);
+                    } catch (IOException e) {
+                        problems.add("topic record not JSON at " + r.partition() + "/" + r.offset());
+                    }
+                }
+                boolean covered = heads.entrySet().stream().allMatch(e -> max.getOrDefault(e.getKey(), 0L) >= e.getValue());
+                if (covered && records.isEmpty()) break;
+            }
+        }
+        return out;
+    }
+}
