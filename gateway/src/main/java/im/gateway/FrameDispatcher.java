@@ -46,9 +46,10 @@ final class FrameDispatcher {
     private final ExecutorService workers;
     private final Faults faults;
     private final GatewayConfig cfg;
+    private final SendMeters meters;
 
     FrameDispatcher(Directory directory, SendService sends, CursorWriter cursors, ReadPath reads,
-                    ExecutorService workers, Faults faults, GatewayConfig cfg) {
+                    ExecutorService workers, Faults faults, GatewayConfig cfg, SendMeters meters) {
         this.directory = directory;
         this.sends = sends;
         this.cursors = cursors;
@@ -56,10 +57,12 @@ final class FrameDispatcher {
         this.workers = workers;
         this.faults = faults;
         this.cfg = cfg;
+        this.meters = meters;
     }
 
     /** Called on an I/O thread with one complete text frame. */
     void onText(DeviceConnection conn, String text) {
+        long received = System.nanoTime();
         ClientFrame frame;
         try {
             frame = codec.decodeClient(text);
@@ -68,6 +71,7 @@ final class FrameDispatcher {
             return;
         }
         if (!conn.tryAcquireRate()) {
+            if (frame instanceof Send) meters.rejected.increment();
             conn.reply(new ErrorFrame(frame.rid(), ErrorCode.RATE_LIMITED,
                     "more than " + cfg.rateLimitPerSecond() + " frames per second"));
             return;
@@ -78,11 +82,13 @@ final class FrameDispatcher {
                 return;
             }
         } else if (conn.principal() == null) {
+            if (frame instanceof Send) meters.rejected.increment();
             conn.reply(new ErrorFrame(frame.rid(), ErrorCode.NOT_AUTHENTICATED, "the first frame must be auth"));
             return;
         }
         if (!conn.tryBeginRequest(cfg.maxInflight())) {
             if (frame instanceof Auth) conn.endAuth(null);
+            if (frame instanceof Send) meters.rejected.increment();
             conn.reply(new ErrorFrame(frame.rid(), ErrorCode.RATE_LIMITED,
                     "more than " + cfg.maxInflight() + " requests in flight"));
             return;
@@ -98,7 +104,7 @@ final class FrameDispatcher {
         try {
             workers.execute(() -> {
                 try {
-                    handle(conn, frame);
+                    handle(conn, frame, received);
                 } finally {
                     conn.endRequest();
                 }
@@ -106,17 +112,18 @@ final class FrameDispatcher {
         } catch (RejectedExecutionException e) {
             conn.endRequest();
             if (frame instanceof Auth) conn.endAuth(null);
+            if (frame instanceof Send) meters.unavailable.increment();
             conn.reply(new ErrorFrame(frame.rid(), ErrorCode.UNAVAILABLE, "gateway overloaded, retry"));
         }
     }
 
-    private void handle(DeviceConnection conn, ClientFrame frame) {
+    private void handle(DeviceConnection conn, ClientFrame frame, long received) {
         String rid = frame.rid();
         try {
             if (frame instanceof Auth) {
                 authenticate(conn, (Auth) frame);
             } else if (frame instanceof Send) {
-                send(conn, (Send) frame);
+                send(conn, (Send) frame, received);
             } else if (frame instanceof Sub) {
                 conn.reply(reads.subscribe(conn, (Sub) frame));
             } else if (frame instanceof Sync) {
@@ -125,6 +132,7 @@ final class FrameDispatcher {
                 conn.reply(new ErrorFrame(rid, ErrorCode.UNKNOWN_TYPE, "unsupported frame"));
             }
         } catch (SendRejectedException e) {
+            meters.rejected.increment();
             conn.reply(new ErrorFrame(rid, ErrorCode.valueOf(e.reason().name()), e.getMessage()));
         } catch (AckRejectedException e) {
             conn.reply(new ErrorFrame(rid, ErrorCode.valueOf(e.reason().name()), e.getMessage()));
@@ -132,9 +140,11 @@ final class FrameDispatcher {
             conn.reply(new ErrorFrame(rid, ErrorCode.valueOf(e.reason().name()), e.getMessage()));
         } catch (DatabaseUnavailableException e) {
             log.warn("database unavailable: {}", e.getCause() == null ? e.getMessage() : e.getCause().getMessage());
+            if (frame instanceof Send) meters.unavailable.increment();
             conn.reply(new ErrorFrame(rid, ErrorCode.UNAVAILABLE, "database unavailable, retry with the same cmid"));
         } catch (RuntimeException e) {
             log.error("frame {} failed", frame.getClass().getSimpleName(), e);
+            if (frame instanceof Send) meters.error.increment();
             conn.reply(new ErrorFrame(rid, ErrorCode.INTERNAL, "internal error"));
         }
     }
@@ -176,10 +186,12 @@ final class FrameDispatcher {
         conn.reply(new Authed(auth.rid(), p.userId(), p.deviceId(), p.installEpoch()));
     }
 
-    private void send(DeviceConnection conn, Send s) {
+    private void send(DeviceConnection conn, Send s, long received) {
         SendResult r = sends.send(conn.principal(), s.conv(), s.cmid(), s.body());
+        (r.dup() ? meters.dup : meters.sent).increment();
         faults.maybeHalt(FaultPoint.API_AFTER_SEND_COMMIT);
         if (faults.shouldDrop(FaultPoint.GW_REPLY_SEND)) return;
         conn.reply(new Sent(s.rid(), r.conv(), r.seq(), r.mid(), r.dup(), r.epoch()));
+        meters.sentWritten(received);
     }
 }

@@ -5,12 +5,18 @@ import im.cursor.CursorService;
 import im.cursor.CursorWriter;
 import im.delivery.read.ConversationReader;
 import im.infra.fault.Faults;
+import im.infra.ops.Metrics;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import im.ingest.SendService;
 import im.ingest.directory.Directory;
 import io.undertow.Handlers;
 import io.undertow.Undertow;
 import io.undertow.server.HttpHandler;
 import io.undertow.server.handlers.PathHandler;
+import io.undertow.util.Headers;
 import java.net.InetSocketAddress;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -21,20 +27,25 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /**
  * The gateway role: Undertow serving {@code /ws} (devices), {@code /admin/...} (admin API),
- * {@code /healthz} and {@code /readyz}. Sends, acks and reads run in-process against PostgreSQL
- * on a bounded worker pool.
+ * {@code /healthz}, {@code /readyz} and {@code /metrics} (the given Prometheus registry, or a
+ * registry of its own). Sends, acks and reads run in-process against PostgreSQL on a bounded
+ * worker pool.
  */
 public final class Gateway implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Without Kafka there is no push hub: its meters read this zero (held strongly, as meters hold weakly). */
+    private static final AtomicLong NO_PUSHES = new AtomicLong();
 
     private final GatewayConfig cfg;
     private final DataSource db;
     private final Faults faults;
     private final Clock clock;
+    private final PrometheusMeterRegistry meters;
     private Undertow server;
     private ThreadPoolExecutor workers;
     private ScheduledExecutorService timers;
@@ -43,10 +54,16 @@ public final class Gateway implements AutoCloseable {
     private CursorWriter cursorWriter;
 
     public Gateway(GatewayConfig cfg, DataSource db, Faults faults, Clock clock) {
+        this(cfg, db, faults, clock, Metrics.newRegistry());
+    }
+
+    /** A gateway whose meters go to {@code meters} (shared with other roles in {@code im platform}). */
+    public Gateway(GatewayConfig cfg, DataSource db, Faults faults, Clock clock, PrometheusMeterRegistry meters) {
         this.cfg = cfg;
         this.db = db;
         this.faults = faults;
         this.clock = clock;
+        this.meters = meters;
     }
 
     public Gateway start() {
@@ -69,13 +86,22 @@ public final class Gateway implements AutoCloseable {
         Directory directory = new Directory(db, clock);
         cursorWriter = new CursorWriter(new CursorService(db), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2).start();
         FrameDispatcher dispatcher = new FrameDispatcher(directory, new SendService(db, faults, clock),
-                cursorWriter, new ReadPath(new ConversationReader(db), push), workers, faults, cfg);
+                cursorWriter, new ReadPath(new ConversationReader(db), push), workers, faults, cfg,
+                new SendMeters(meters, cfg.gatewayId()));
         endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push);
+        bindMeters();
         PathHandler routes = Handlers.path()
                 .addExactPath("/ws", Handlers.websocket(endpoint))
                 .addPrefixPath("/admin", new AdminApi(directory, cfg.adminToken()))
                 .addExactPath("/healthz", ex -> AdminApi.respond(ex, 200, JSON.createObjectNode().put("status", "ok")))
-                .addExactPath("/readyz", readiness());
+                .addExactPath("/readyz", readiness())
+                .addExactPath("/metrics", ex -> {
+                    if (ex.isInIoThread()) {
+                        ex.dispatch(() -> scrape(ex));
+                        return;
+                    }
+                    scrape(ex);
+                });
         server = Undertow.builder()
                 .addHttpListener(cfg.port(), cfg.host())
                 .setIoThreads(Math.max(2, Runtime.getRuntime().availableProcessors()))
@@ -84,6 +110,31 @@ public final class Gateway implements AutoCloseable {
                 .build();
         server.start();
         return this;
+    }
+
+    private void scrape(io.undertow.server.HttpServerExchange ex) {
+        ex.getResponseHeaders().put(Headers.CONTENT_TYPE, Metrics.CONTENT_TYPE);
+        ex.getResponseSender().send(meters.scrape());
+    }
+
+    /** Counters the components already keep, exposed as meters (read at scrape time). */
+    private void bindMeters() {
+        Tags gw = Tags.of("gateway", cfg.gatewayId());
+        PushHub p = push;
+        FunctionCounter.builder("im.pushes", p == null ? NO_PUSHES : p.pushed, AtomicLong::get)
+                .description("event frames pushed to devices").tags(gw).register(meters);
+        FunctionCounter.builder("im.hints.delivered", p == null ? NO_PUSHES : p.hintsDelivered, AtomicLong::get)
+                .description("hint frames pushed to devices").tags(gw).register(meters);
+        FunctionCounter.builder("im.pushes.dropped", endpoint.droppedPushes, AtomicLong::get)
+                .description("pushes not written: outbound queue full").tags(gw).tag("reason", "queue_full").register(meters);
+        FunctionCounter.builder("im.pushes.dropped", p == null ? NO_PUSHES : p.droppedByFault, AtomicLong::get)
+                .description("pushes not written: injected fault").tags(gw).tag("reason", "fault").register(meters);
+        FunctionCounter.builder("im.acks", cursorWriter, CursorWriter::acks)
+                .description("acks received").tags(gw).register(meters);
+        FunctionCounter.builder("im.cursor.transactions", cursorWriter, CursorWriter::transactions)
+                .description("cursor transactions (batches of acks) committed").tags(gw).register(meters);
+        Gauge.builder("im.connections.open", endpoint, WebSocketEndpoint::openConnections)
+                .description("open WebSocket connections").tags(gw).register(meters);
     }
 
     private HttpHandler readiness() {

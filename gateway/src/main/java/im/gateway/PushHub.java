@@ -53,6 +53,7 @@ final class PushHub implements AutoCloseable {
     private final Map<String, Set<DeviceConnection>> byUser = new ConcurrentHashMap<>();
     final AtomicLong pushed = new AtomicLong();
     final AtomicLong droppedByFault = new AtomicLong();
+    final AtomicLong hintsDelivered = new AtomicLong();
     private KafkaProducer<String, String> producer;
     private KafkaConsumer<String, String> consumer;
     private ScheduledExecutorService timer;
@@ -178,8 +179,9 @@ final class PushHub implements AutoCloseable {
             JsonNode h = msg.get("hint");
             for (JsonNode d : msg.get("devices")) {
                 DeviceConnection c = byDevice.get(d.asText());
-                if (c != null && c.subscribed.containsKey(h.get("conv").asText())) {
-                    c.push(new Hint(h.get("conv").asText(), h.get("head").asLong(), h.get("why").asText()));
+                if (c != null && c.subscribed.containsKey(h.get("conv").asText())
+                        && c.push(new Hint(h.get("conv").asText(), h.get("head").asLong(), h.get("why").asText()))) {
+                    hintsDelivered.incrementAndGet();
                 }
             }
             return;

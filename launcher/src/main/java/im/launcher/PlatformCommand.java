@@ -11,6 +11,10 @@ import im.infra.fault.Faults;
 import im.infra.kafka.EmbeddedKafkaBroker;
 import im.infra.kafka.TopicNames;
 import im.infra.kafka.Topics;
+import im.infra.ops.Metrics;
+import im.infra.ops.OpsConfig;
+import im.infra.ops.OpsServer;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import im.delivery.route.DeliveryConfig;
 import im.delivery.route.DeliveryNode;
 import im.ingest.relay.CdcRelay;
@@ -21,6 +25,8 @@ import im.ingest.directory.DeviceRegistration;
 import im.ingest.directory.Directory;
 import im.ingest.directory.DirectoryException;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.ArrayDeque;
@@ -29,13 +35,16 @@ import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import javax.sql.DataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
  * {@code im platform}: the whole platform in one JVM on one machine. Starts the embedded
  * PostgreSQL and Kafka broker (unless external ones are configured), applies migrations, creates
- * the topics, starts every role, and optionally a demo pair of users in one conversation.
+ * the topics, starts every role, and optionally a demo pair of users in one conversation. All
+ * roles record into one meter registry, served on the ops port (IM_OPS_PORT) and on the
+ * gateway's {@code /metrics}.
  */
 @Command(name = "platform", mixinStandardHelpOptions = true,
         description = "Run every role in one process with embedded PostgreSQL and Kafka (data under var/).")
@@ -89,12 +98,20 @@ final class PlatformCommand implements Callable<Integer> {
                     .with(ConfigKeys.PG_USER, dbCfg.user())
                     .with(ConfigKeys.PG_PASSWORD, dbCfg.password());
 
-            started.push(new CdcRelay(RelayConfig.from(roles), topics).start());
-            started.push(new DeliveryNode(DeliveryConfig.from(roles)).start());
-            started.push(new Sweeper(SweeperConfig.from(roles)).start());
+            PrometheusMeterRegistry meters = Metrics.newRegistry();
+            CdcRelay relay = new CdcRelay(RelayConfig.from(roles), topics, meters).start();
+            started.push(relay);
+            DeliveryNode delivery = new DeliveryNode(DeliveryConfig.from(roles), meters).start();
+            started.push(delivery);
+            Sweeper sweeper = new Sweeper(SweeperConfig.from(roles), meters).start();
+            started.push(sweeper);
             gwCfg = GatewayConfig.from(roles);
-            Gateway gw = new Gateway(gwCfg, db.dataSource(), faults, Clock.systemUTC()).start();
+            Gateway gw = new Gateway(gwCfg, db.dataSource(), faults, Clock.systemUTC(), meters).start();
             started.push(gw);
+            DataSource ds = db.dataSource();
+            OpsServer ops = OpsServer.start(OpsConfig.from(s), meters,
+                    () -> relay.isReady() && delivery.isRunning() && sweeper.isRunning() && databaseValid(ds));
+            started.push(ops);
 
             String ws = "ws://" + gwCfg.host() + ":" + gw.port() + "/ws";
             String http = "http://" + gwCfg.host() + ":" + gw.port();
@@ -102,7 +119,9 @@ final class PlatformCommand implements Callable<Integer> {
             System.out.println("IM platform is running.");
             System.out.println("  WebSocket:   " + ws);
             System.out.println("  Admin API:   " + http + "/admin   (Authorization: Bearer " + gwCfg.adminToken() + ")");
-            System.out.println("  Health:      " + http + "/healthz   " + http + "/readyz");
+            System.out.println("  Health:      " + http + "/healthz   " + http + "/readyz   " + http + "/metrics");
+            System.out.println("  Ops:         " + ops.url() + "/healthz   " + ops.url() + "/readyz   " + ops.url()
+                    + "/metrics   (every role)");
             System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
             System.out.println("  Kafka:       " + bootstrap + "  topics " + topics.conversationKeyed());
             System.out.println("  Roles:       gateway " + gw.id() + ", CDC relay (slot " + s.string(ConfigKeys.RELAY_SLOT) + "), delivery node, sweeper (every " + s.string(ConfigKeys.SWEEP_MS) + " ms)");
@@ -120,6 +139,14 @@ final class PlatformCommand implements Callable<Integer> {
         }
         new CountDownLatch(1).await();
         return 0;
+    }
+
+    private static boolean databaseValid(DataSource ds) {
+        try (Connection c = ds.getConnection()) {
+            return c.isValid(2);
+        } catch (SQLException e) {
+            return false;
+        }
     }
 
     private static void printDemo(Directory dir, String ws) {

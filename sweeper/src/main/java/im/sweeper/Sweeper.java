@@ -1,9 +1,18 @@
 package im.sweeper;
 
 import im.delivery.route.StreamsApps;
+import im.infra.ops.Metrics;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import java.time.Duration;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StoreQueryParameters;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -11,16 +20,32 @@ import org.slf4j.LoggerFactory;
  * The {@link SweeperTopology} in a Kafka Streams application. Instances with the same topic
  * prefix form one application: a second instance takes over partitions (and their lagging pairs,
  * restored from the changelogs) when one dies, so hints continue without a database rescan.
+ *
+ * <p>Meters: {@code im.sweeper.hints} (device hints emitted), {@code im.sweeper.lagging} (RocksDB's
+ * estimate of the entries in this instance's {@value SweeperTopology#LAGGING_STORE} stores; NaN
+ * while they are not queryable) and the Streams client's metrics, tagged {@code group} with the
+ * application (= consumer group) id.
  */
 public final class Sweeper implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Sweeper.class);
 
     private final SweeperConfig cfg;
+    private final MeterRegistry meters;
     private final LongAdder hints = new LongAdder();
     private KafkaStreams streams;
+    private KafkaStreamsMetrics streamsMetrics;
 
     public Sweeper(SweeperConfig cfg) {
+        this(cfg, Metrics.detached());
+    }
+
+    public Sweeper(SweeperConfig cfg, MeterRegistry meters) {
         this.cfg = cfg;
+        this.meters = meters;
+        FunctionCounter.builder("im.sweeper.hints", hints, LongAdder::sum)
+                .description("device hints emitted (a hint to n devices counts n)").register(meters);
+        Gauge.builder("im.sweeper.lagging", this, Sweeper::laggingEstimate)
+                .description("lagging (device, conversation) pairs in this instance's stores (estimate)").register(meters);
     }
 
     public Sweeper start() {
@@ -28,6 +53,8 @@ public final class Sweeper implements AutoCloseable {
         streams = new KafkaStreams(SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(), hints),
                 StreamsApps.properties(appId, cfg.bootstrap(), cfg.stateDir()));
         StreamsApps.replaceFailedThreads(streams, log, "sweeper");
+        streamsMetrics = new KafkaStreamsMetrics(streams, Tags.of("group", appId));
+        streamsMetrics.bindTo(meters);
         streams.start();
         return this;
     }
@@ -40,6 +67,18 @@ public final class Sweeper implements AutoCloseable {
         return streams.state();
     }
 
+    /** RocksDB's estimate of the lagging pairs held by this instance's tasks; NaN while not queryable. */
+    private double laggingEstimate() {
+        KafkaStreams s = streams;
+        if (s == null || s.state() != KafkaStreams.State.RUNNING) return Double.NaN;
+        try {
+            return s.store(StoreQueryParameters.fromNameAndType(SweeperTopology.LAGGING_STORE,
+                    QueryableStoreTypes.<String, String>keyValueStore())).approximateNumEntries();
+        } catch (InvalidStateStoreException e) {
+            return Double.NaN;   // a rebalance began since the state check
+        }
+    }
+
     /** Device hints emitted by this instance since start (a hint to n devices counts n). */
     public long hintsEmitted() {
         return hints.sum();
@@ -47,6 +86,7 @@ public final class Sweeper implements AutoCloseable {
 
     @Override
     public void close() {
+        if (streamsMetrics != null) streamsMetrics.close();
         if (streams != null) streams.close(Duration.ofSeconds(10));
     }
 }

@@ -90,6 +90,12 @@ public final class ConfigKeys {
     public static final ConfigKey HINT_BACKOFF_MS = key("IM_HINT_BACKOFF_MS", "2000",
             "Sweeper: a device that keeps lagging in a conversation is hinted again no more often than this.");
 
+    // --- Operations
+    public static final ConfigKey OPS_HOST = key("IM_OPS_HOST", "127.0.0.1",
+            "Address the ops HTTP server (/healthz, /readyz, /metrics) of the relay, delivery, sweeper and platform roles binds to.");
+    public static final ConfigKey OPS_PORT = key("IM_OPS_PORT", "9090",
+            "Port of that ops server (0 = any free port). The gateway role serves the same paths on its own port instead.");
+
     // --- Fault injection (tests only)
     public static final ConfigKey FAULT = key("IM_FAULT", "",
             "Fault injection for tests, off when empty. Comma-separated rules: <point>:halt (Runtime.halt(137)) "

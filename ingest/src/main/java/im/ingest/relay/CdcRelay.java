@@ -5,6 +5,11 @@ import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import io.debezium.engine.format.ChangeEventFormat;
 import im.infra.kafka.TopicNames;
+import im.infra.ops.Metrics;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -46,6 +51,10 @@ import org.slf4j.LoggerFactory;
  * the slot on a connection of its own; a second instance waits on it and takes over when the
  * first dies (its session, and with it the lock, ends). Slot and publication are created if
  * missing and never dropped.
+ *
+ * <p>Meters (tag {@code slot}): {@code im.cdc.published} (changes acknowledged by Kafka),
+ * {@code im.cdc.lag} (commit in PostgreSQL to Kafka's ack, with a percentile histogram) and
+ * {@code im.relay.active} (1 while this instance holds the lock).
  */
 public final class CdcRelay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
@@ -55,19 +64,31 @@ public final class CdcRelay implements AutoCloseable {
     private final RelayConfig cfg;
     private final TopicNames topics;
     private final ChangeMapper mapper;
+    private final Timer lag;
     private final CountDownLatch stop = new CountDownLatch(1);
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong restarts = new AtomicLong();
     private volatile LongConsumer lagObserver = lag -> { };
     private volatile boolean active;
+    private volatile boolean standby;
     private volatile DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
     private volatile KafkaProducer<String, String> producer;
     private Thread supervisor;
 
     public CdcRelay(RelayConfig cfg, TopicNames topics) {
+        this(cfg, topics, Metrics.detached());
+    }
+
+    public CdcRelay(RelayConfig cfg, TopicNames topics, MeterRegistry meters) {
         this.cfg = cfg;
         this.topics = topics;
         this.mapper = new ChangeMapper(topics);
+        this.lag = Timer.builder("im.cdc.lag").description("commit in PostgreSQL to acknowledged by Kafka")
+                .tag("slot", cfg.slot()).publishPercentileHistogram().register(meters);
+        FunctionCounter.builder("im.cdc.published", this, CdcRelay::published)
+                .description("changes published to Kafka and acknowledged").tag("slot", cfg.slot()).register(meters);
+        Gauge.builder("im.relay.active", this, r -> r.isActive() ? 1 : 0)
+                .description("1 while this instance holds the slot's lock and streams").tag("slot", cfg.slot()).register(meters);
     }
 
     /** Receives, per published change, the milliseconds from its commit in PostgreSQL to Kafka's ack. */
@@ -88,6 +109,14 @@ public final class CdcRelay implements AutoCloseable {
         return active;
     }
 
+    /**
+     * Readiness: active, or a standby that reached PostgreSQL and waits for the lock (both are
+     * doing their job); false before the first attempt and while PostgreSQL is unreachable.
+     */
+    public boolean isReady() {
+        return active || standby;
+    }
+
     public long published() {
         return published.get();
     }
@@ -104,9 +133,11 @@ public final class CdcRelay implements AutoCloseable {
         while (!stopping()) {
             try (Connection lock = DriverManager.getConnection(cfg.jdbcUrl(), cfg.user(), cfg.password())) {
                 if (!tryLock(lock)) {
+                    standby = true;
                     pause(STANDBY_POLL);
                     continue;
                 }
+                standby = false;
                 log.info("relay active for slot {} (this instance holds the lock)", cfg.slot());
                 active = true;
                 try {
@@ -115,6 +146,7 @@ public final class CdcRelay implements AutoCloseable {
                     active = false;
                 }
             } catch (SQLException e) {
+                standby = false;
                 log.warn("relay cannot reach PostgreSQL ({}); retrying", e.getMessage());
                 pause(RESTART_BACKOFF);
             }
@@ -190,7 +222,11 @@ public final class CdcRelay implements AutoCloseable {
         }
         publishUntilAcknowledged(out);
         long now = System.currentTimeMillis();
-        for (long t : commitTimes) if (t > 0) lagObserver.accept(now - t);
+        for (long t : commitTimes) {
+            if (t <= 0) continue;
+            lag.record(Math.max(0, now - t), TimeUnit.MILLISECONDS);
+            lagObserver.accept(now - t);
+        }
         published.addAndGet(out.size());
         for (RecordChangeEvent<SourceRecord> change : batch) committer.markProcessed(change);
         committer.markBatchFinished();

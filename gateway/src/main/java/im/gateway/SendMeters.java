@@ -1,0 +1,41 @@
+package im.gateway;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gateway's send meters: {@code im.sends} counts every decoded {@code send} frame once, by
+ * outcome ({@code sent}, {@code dup}, {@code rejected}: answered with a refusal such as NOT_MEMBER
+ * or RATE_LIMITED, {@code unavailable}: database down or gateway overloaded, {@code error}:
+ * INTERNAL); {@code im.sent.latency} times frame received to {@code sent} reply written.
+ */
+final class SendMeters {
+    final Counter sent;
+    final Counter dup;
+    final Counter rejected;
+    final Counter unavailable;
+    final Counter error;
+    private final Timer latency;
+
+    SendMeters(MeterRegistry meters, String gatewayId) {
+        sent = outcome(meters, gatewayId, "sent");
+        dup = outcome(meters, gatewayId, "dup");
+        rejected = outcome(meters, gatewayId, "rejected");
+        unavailable = outcome(meters, gatewayId, "unavailable");
+        error = outcome(meters, gatewayId, "error");
+        latency = Timer.builder("im.sent.latency").description("send frame received to sent reply written (new and dup)")
+                .tag("gateway", gatewayId).publishPercentileHistogram().register(meters);
+    }
+
+    private static Counter outcome(MeterRegistry meters, String gatewayId, String outcome) {
+        return Counter.builder("im.sends").description("send frames by outcome")
+                .tag("gateway", gatewayId).tag("outcome", outcome).register(meters);
+    }
+
+    /** A {@code sent} reply was written for a frame received at {@code receivedNanos} ({@link System#nanoTime()}). */
+    void sentWritten(long receivedNanos) {
+        latency.record(System.nanoTime() - receivedNanos, TimeUnit.NANOSECONDS);
+    }
+}
