@@ -21,6 +21,8 @@ import org.slf4j.LoggerFactory;
 public final class GatewayLiveness {
     /** Name of the global store: gateway id → latest well-formed heartbeat JSON. */
     public static final String STORE = "gateways";
+    /** Reserved key of the store: the newest heartbeat time seen from any gateway. */
+    static final String NEWEST = "\u0000newest";
 
     private static final Logger log = LoggerFactory.getLogger(GatewayLiveness.class);
 
@@ -37,25 +39,33 @@ public final class GatewayLiveness {
 
     /**
      * Liveness of a gateway registration (gateway, generation). A registration is dead when the
-     * gateway restarted since (a heartbeat of a newer generation) or when its generation stopped
-     * heartbeating for longer than the lease. A gateway with no usable heartbeat, or whose latest
-     * known heartbeat is of an older generation than the registration (its new heartbeat is on its
-     * way on another topic), counts as alive.
+     * gateway restarted since (a heartbeat of a newer generation) or when its generation's last
+     * heartbeat is older than the lease, measured against the newest heartbeat of ANY gateway
+     * (and never against more than {@code now}). So a Kafka outage, during which no heartbeat
+     * arrives from anyone, does not make every gateway look dead and wipe all routes; a gateway
+     * that died while others keep heartbeating expires after the lease. A gateway with no usable
+     * heartbeat, or whose latest known heartbeat is of an older generation than the registration
+     * (its new heartbeat is on its way on another topic), counts as alive.
      */
     public static boolean alive(KeyValueStore<String, String> gateways, String gateway, long gen, long now, Duration lease) {
-        String hb = gateways.get(gateway);
-        if (hb == null) return true;
-        JsonNode h;
-        try {
-            h = RouteJson.parse(hb);
-        } catch (IllegalArgumentException e) {
-            return true;
-        }
-        if (!h.path("gen").canConvertToLong() || !h.path("at").canConvertToLong()) return true;
+        JsonNode h = heartbeat(gateways.get(gateway));
+        if (h == null) return true;
         long hbGen = h.get("gen").asLong();
         if (hbGen > gen) return false;
         if (hbGen < gen) return true;
-        return h.get("at").asLong() >= now - lease.toMillis();
+        JsonNode newest = heartbeat(gateways.get(NEWEST));
+        long reference = newest == null ? now : Math.min(now, newest.get("at").asLong());
+        return h.get("at").asLong() >= reference - lease.toMillis();
+    }
+
+    private static JsonNode heartbeat(String json) {
+        if (json == null) return null;
+        try {
+            JsonNode h = RouteJson.parse(json);
+            return h.path("gen").canConvertToLong() && h.path("at").canConvertToLong() ? h : null;
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     /** Keeps the latest well-formed heartbeat per gateway; a malformed one is ignored (it must not break routing). */
@@ -74,6 +84,10 @@ public final class GatewayLiveness {
                 JsonNode h = RouteJson.parse(r.value());
                 if (h.path("gen").canConvertToLong() && h.path("at").canConvertToLong()) {
                     store.put(r.key(), r.value());
+                    JsonNode newest = heartbeat(store.get(NEWEST));
+                    if (newest == null || h.get("at").asLong() > newest.get("at").asLong()) {
+                        store.put(NEWEST, RouteJson.heartbeat("", 0, h.get("at").asLong()));
+                    }
                     return;
                 }
             } catch (IllegalArgumentException e) {

@@ -323,13 +323,25 @@ class DeliveryTopologyTest {
         advance(Duration.ofSeconds(8));
         heartbeat("gw-b", 1, now);         // gw-b stays alive
         heartbeat("gw-c", 2, now);         // gw-c restarted: its gen-1 entries are dead
-        advance(Duration.ofSeconds(8));    // T0 + 16 s: gw-a silent for 16 s > lease; sweeps ran at 5, 10, 15 s
+        advance(Duration.ofSeconds(4));
+        heartbeat("gw-b", 1, now);         // gw-b keeps heartbeating (newest heartbeat: T0 + 12 s)
+        advance(Duration.ofSeconds(4));    // T0 + 16 s: gw-a 12 s behind the newest heartbeat > lease; sweeps at 5, 10, 15 s
 
         // No event was routed: any removal below is the sweep's.
         assertEquals(Set.of(), outputTopics());
         assertEquals(Set.of("d2"), storedDevices("c1").keySet(), "gw-a's entry swept, gw-b's kept");
         assertNull(interestStore().get("c2"), "a conversation left with no entries is deleted");
         assertNull(interestStore().get("c3"), "gen-1 entries of a gateway now at gen 2 are swept");
+    }
+
+    @Test
+    void aKafkaOutageWithNoHeartbeatsFromAnyoneExpiresNobody() {
+        heartbeat("gw-a", 1, now);
+        online("c1", "d1", "u1", "gw-a", 1);
+        advance(Duration.ofSeconds(30));   // no heartbeat from any gateway: the outage is ours, not theirs
+        events.pipeInput("c1", event("c1", 1, "msg", "u1"));
+        assertEquals(1, gwA.readRecordsToList().size(), "routes survive an outage longer than the lease");
+        assertEquals(Set.of("d1"), storedDevices("c1").keySet());
     }
 
     @Test

@@ -266,6 +266,11 @@ public final class CdcRelay implements AutoCloseable {
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         p.put(ProducerConfig.LINGER_MS_CONFIG, "1");
+        // Fail a stuck batch in seconds, not the default 2 minutes: publishUntilAcknowledged then
+        // re-sends it on a new producer (after a broker restart the old one can hang on a batch).
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
         p.put(ProducerConfig.CLIENT_ID_CONFIG, "im-relay-" + cfg.slot());
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
