@@ -199,19 +199,11 @@ final class DurableOutbox {
     }
 
     private static String text(Path file, JsonNode n, String where, String field) throws IOException {
-        JsonNode v = n.get(field);
-        if (v == null || !v.isTextual()) {
-            throw corrupt(file, where + "." + field + ": expected a string", null);
-        }
-        return v.textValue();
+        return JsonFields.text(n, where, field, true, d -> corrupt(file, d, null));
     }
 
     private static long number(Path file, JsonNode n, String where, String field) throws IOException {
-        JsonNode v = n.get(field);
-        if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
-            throw corrupt(file, where + "." + field + ": expected an integer", null);
-        }
-        return v.longValue();
+        return JsonFields.number(n, where, field, d -> corrupt(file, d, null));
     }
 
     private static IOException corrupt(Path file, String detail, Throwable cause) {

@@ -224,9 +224,8 @@ public final class ImClient implements AutoCloseable {
         return device;
     }
 
-    /** Closes the socket; no automatic reconnect until {@link #connect()} is called again. The durable state stays. */
-    public void disconnect() {
-        Connection old;
+    /** Ends the current session: no more reconnects, and the connection (returned, may be null) is detached. */
+    private Connection detachCurrent() {
         synchronized (stateLock) {
             session++;
             reconnectActive = false;
@@ -234,9 +233,15 @@ public final class ImClient implements AutoCloseable {
                 reconnectTask.cancel(false);
                 reconnectTask = null;
             }
-            old = current;
+            Connection old = current;
             current = null;
+            return old;
         }
+    }
+
+    /** Closes the socket; no automatic reconnect until {@link #connect()} is called again. The durable state stays. */
+    public void disconnect() {
+        Connection old = detachCurrent();
         if (old != null) {
             old.shutdown(new ConnectionLostException("disconnected by the client"));
             old.closeGracefully();
@@ -924,17 +929,7 @@ public final class ImClient implements AutoCloseable {
             log.warn("fault point {}: simulating a client crash ({})", point, e.toString());
             crashed = true;
             pushQueue.clear();
-            Connection old;
-            synchronized (stateLock) {
-                session++;
-                reconnectActive = false;
-                if (reconnectTask != null) {
-                    reconnectTask.cancel(false);
-                    reconnectTask = null;
-                }
-                old = current;
-                current = null;
-            }
+            Connection old = detachCurrent();
             if (old != null) {
                 old.shutdown(new ConnectionLostException("simulated client crash at " + point));
                 old.abortSocket();
