@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 /** {@code im gateway}: one gateway against the PostgreSQL of IM_PG_URL. */
 @Command(name = "gateway", mixinStandardHelpOptions = true,
         description = "Run one gateway (WebSocket + admin API) against IM_PG_URL. Configuration by IM_* variables.")
-final class GatewayCommand implements Callable<Integer> {
+final class GatewayCommand implements Callable<Integer>, Role {
     @Override
     public Integer call() throws InterruptedException {
         GatewayMain.main(new String[0]);

@@ -7,6 +7,11 @@ import picocli.CommandLine.Command;
  * The {@code im} command: one jar, every role. {@code im platform} runs everything on one machine
  * (embedded PostgreSQL and Kafka unless IM_PG_URL / IM_KAFKA_BOOTSTRAP name external ones);
  * {@code im gateway} runs one role against shared services.
+ *
+ * <p>Two kinds of subcommands: <b>roles</b> (classes implementing {@link Role}: platform, gateway,
+ * relay, delivery, sweeper) start long-running parts of the platform — the compose stack runs
+ * exactly these; <b>clients</b> (admin, send, tail, lag, events) talk to a running platform and
+ * exit.
  */
 @Command(name = "im", mixinStandardHelpOptions = true, version = "im 0.1.0",
         description = "Kafka-backed event-log messaging platform.",

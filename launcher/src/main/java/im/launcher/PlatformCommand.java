@@ -48,7 +48,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "platform", mixinStandardHelpOptions = true,
         description = "Run every role in one process with embedded PostgreSQL and Kafka (data under var/).")
-final class PlatformCommand implements Callable<Integer> {
+final class PlatformCommand implements Callable<Integer>, Role {
     @Option(names = "--demo", description = "Create users u-ana and u-bo, one device each, and conversation c-ab; print their tokens.")
     boolean demo;
 
