@@ -1,0 +1,119 @@
+package im.examples;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * One event of a conversation's log, as documented in docs/topics.md ({@code <prefix>events},
+ * schema version 1). The same shape is read from the topic and from PostgreSQL's {@code events}
+ * table, so the two can be compared field by field.
+ *
+ * @param device null for join/leave
+ * @param cmid   null for join/leave
+ * @param at     the row's created_at in epoch milliseconds (microseconds truncated)
+ */
+public record Event(String conv, long seq, String kind, String mid, String sender, String device,
+                    String cmid, String body, long at) {
+
+    /** The schema version this reader understands. */
+    public static final int VERSION = 1;
+
+    /** The fields in the order the relay writes them; every one is always present. */
+    public static final List<String> FIELDS =
+            List.of("v", "conv", "seq", "kind", "mid", "sender", "device", "cmid", "body", "at");
+
+    /** A record that does not follow the documented schema. */
+    public static final class BadRecordException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        BadRecordException(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * Parses a record value strictly: every documented field must be present with its type, and
+     * {@code conv} must equal the record key. Unknown fields are ignored (adding a field does not
+     * change {@code v}); an unknown {@code kind} is accepted (new kinds are additive too).
+     */
+    public static Event fromJson(String key, JsonNode v) throws BadRecordException {
+        if (v == null || !v.isObject()) throw new BadRecordException("value is not a JSON object");
+        JsonNode version = v.get("v");
+        if (version == null || !version.isInt()) throw new BadRecordException("no integer field v");
+        if (version.intValue() != VERSION) {
+            throw new BadRecordException("schema version v=" + version.intValue() + ", this reader knows v=" + VERSION);
+        }
+        for (String f : FIELDS) {
+            if (!v.has(f)) throw new BadRecordException("field " + f + " is absent");
+        }
+        String conv = text(v, "conv", false);
+        if (!conv.equals(key)) throw new BadRecordException("key " + quote(key) + " differs from conv " + quote(conv));
+        long seq = integer(v, "seq");
+        if (seq < 1) throw new BadRecordException("seq " + seq + " is below 1");
+        return new Event(conv, seq, text(v, "kind", false), text(v, "mid", false), text(v, "sender", false),
+                text(v, "device", true), text(v, "cmid", true), text(v, "body", false), integer(v, "at"));
+    }
+
+    /** The names of the fields in which this event and {@code other} differ, in schema order. */
+    public List<String> differences(Event other) {
+        List<String> out = new ArrayList<>();
+        if (!conv.equals(other.conv)) out.add("conv");
+        if (seq != other.seq) out.add("seq");
+        if (!kind.equals(other.kind)) out.add("kind");
+        if (!mid.equals(other.mid)) out.add("mid");
+        if (!sender.equals(other.sender)) out.add("sender");
+        if (!Objects.equals(device, other.device)) out.add("device");
+        if (!Objects.equals(cmid, other.cmid)) out.add("cmid");
+        if (!body.equals(other.body)) out.add("body");
+        if (at != other.at) out.add("at");
+        return out;
+    }
+
+    /** A field's value for reports: strings quoted and shortened, null as {@code null}. */
+    public String show(String field) {
+        return switch (field) {
+            case "conv" -> quote(conv);
+            case "seq" -> Long.toString(seq);
+            case "kind" -> quote(kind);
+            case "mid" -> quote(mid);
+            case "sender" -> quote(sender);
+            case "device" -> quote(device);
+            case "cmid" -> quote(cmid);
+            case "body" -> quote(body);
+            case "at" -> Long.toString(at);
+            default -> throw new IllegalArgumentException("no field " + field);
+        };
+    }
+
+    /** A one-line summary: kind, sender and mid. */
+    public String summary() {
+        return kind + " by " + sender + ", mid " + mid;
+    }
+
+    static String quote(String s) {
+        if (s == null) return "null";
+        String shown = s.length() > 60 ? s.substring(0, 57) + "..." : s;
+        return '"' + shown.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + '"';
+    }
+
+    private static String text(JsonNode v, String field, boolean nullable) throws BadRecordException {
+        JsonNode n = v.get(field);
+        if (n.isNull() && nullable) return null;
+        if (!n.isTextual()) {
+            throw new BadRecordException("field " + field + " is " + n.getNodeType().toString().toLowerCase()
+                    + ", expected a string" + (nullable ? " or null" : ""));
+        }
+        return n.textValue();
+    }
+
+    private static long integer(JsonNode v, String field) throws BadRecordException {
+        JsonNode n = v.get(field);
+        if (!n.isIntegralNumber() || !n.canConvertToLong()) {
+            throw new BadRecordException("field " + field + " is " + n.getNodeType().toString().toLowerCase()
+                    + ", expected an int64");
+        }
+        return n.longValue();
+    }
+}
