@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -57,7 +58,7 @@ public final class EventTopicReader implements AutoCloseable {
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
         } catch (RuntimeException e) {
-            consumer.close(Duration.ZERO);
+            consumer.close(CloseOptions.timeout(Duration.ZERO));
             throw e;
         }
     }
@@ -134,6 +135,6 @@ public final class EventTopicReader implements AutoCloseable {
 
     @Override
     public void close() {
-        consumer.close(Duration.ofSeconds(5));
+        consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
     }
 }

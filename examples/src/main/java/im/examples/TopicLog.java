@@ -57,7 +57,9 @@ public final class TopicLog {
         try {
             e = Event.fromJson(key, value == null ? null : JSON.readTree(value));
         } catch (JsonProcessingException ex) {
-            malformed.add(new Malformed(at, key, "not JSON: " + ex.getOriginalMessage()));
+            // Jackson's message ends with where an unclosed value started, which says nothing here.
+            String why = ex.getOriginalMessage().replaceAll(" \\(start marker at .*\\)$", "");
+            malformed.add(new Malformed(at, key, "not JSON: " + why));
             return;
         } catch (Event.BadRecordException ex) {
             malformed.add(new Malformed(at, key, ex.getMessage()));
