@@ -32,6 +32,7 @@ import javax.sql.DataSource;
 
 /**
  * The gateway role: Undertow serving {@code /ws} (devices), {@code /admin/...} (admin API),
+ * {@code /api/...} (device-authenticated reads), {@code /} and {@code /app/...} (the web client),
  * {@code /healthz}, {@code /readyz} and {@code /metrics} (the given Prometheus registry, or a
  * registry of its own). Sends, acks and reads run in-process against PostgreSQL on a bounded
  * worker pool.
@@ -93,6 +94,9 @@ public final class Gateway implements AutoCloseable {
         PathHandler routes = Handlers.path()
                 .addExactPath("/ws", Handlers.websocket(endpoint))
                 .addPrefixPath("/admin", new AdminApi(directory, cfg.adminToken()))
+                .addPrefixPath("/api", new ClientApi(directory, new ConversationReader(db)))
+                .addExactPath("/", WebApp.index())
+                .addPrefixPath("/app", WebApp.assets())
                 .addExactPath("/healthz", ex -> AdminApi.respond(ex, 200, JSON.createObjectNode().put("status", "ok")))
                 .addExactPath("/readyz", readiness())
                 .addExactPath("/metrics", ex -> {

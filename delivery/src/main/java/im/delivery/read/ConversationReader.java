@@ -33,6 +33,21 @@ public final class ConversationReader {
             + "             AND e.seq >= m.from_seq AND (m.to_seq IS NULL OR e.seq <= m.to_seq))"
             + " ORDER BY e.seq LIMIT ?";
 
+    /**
+     * One statement, so one snapshot: the head, whether the reader is a current member, and the
+     * cursor of every device of every current member (cursors of an older install are ignored).
+     */
+    private static final String DELIVERY =
+            "SELECT c.head_seq, me.ok, d.user_id, d.device_id, COALESCE(dc.delivered_seq, 0)"
+            + " FROM conversations c"
+            + " CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM memberships x"
+            + "     WHERE x.conv_id = c.conv_id AND x.user_id = ? AND x.to_seq IS NULL)) me(ok)"
+            + " LEFT JOIN memberships m ON me.ok AND m.conv_id = c.conv_id AND m.to_seq IS NULL"
+            + " LEFT JOIN devices d ON d.user_id = m.user_id"
+            + " LEFT JOIN device_cursors dc ON dc.device_id = d.device_id AND dc.conv_id = c.conv_id"
+            + "     AND dc.install_epoch = d.install_epoch"
+            + " WHERE c.conv_id = ? ORDER BY d.user_id, d.device_id";
+
     private final DataSource db;
 
     public ConversationReader(DataSource db) {
@@ -51,6 +66,30 @@ public final class ConversationReader {
             return out;
         } catch (SQLException e) {
             throw DatabaseUnavailableException.classify("sub", e);
+        }
+    }
+
+    /**
+     * The delivered cursor of every device of the conversation's current members, for a reader
+     * who is a current member ({@code NOT_MEMBER} otherwise, {@code UNKNOWN_CONV} if it does not exist).
+     */
+    public DeliveryState delivery(DevicePrincipal who, String conv) {
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(DELIVERY)) {
+            ps.setString(1, who.userId());
+            ps.setString(2, conv);
+            long head = -1;
+            List<DeliveryState.Device> devices = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (!rs.getBoolean(2)) throw new ReadRejectedException(ReadRejectedException.Reason.NOT_MEMBER, "not a member of " + conv);
+                    head = rs.getLong(1);
+                    if (rs.getString(4) != null) devices.add(new DeliveryState.Device(rs.getString(3), rs.getString(4), rs.getLong(5)));
+                }
+            }
+            if (head < 0) throw new ReadRejectedException(ReadRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv);
+            return new DeliveryState(conv, head, devices);
+        } catch (SQLException e) {
+            throw DatabaseUnavailableException.classify("delivery state", e);
         }
     }
 

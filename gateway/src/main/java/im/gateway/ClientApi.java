@@ -1,0 +1,111 @@
+package im.gateway;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import im.delivery.read.ConversationReader;
+import im.delivery.read.DeliveryState;
+import im.delivery.read.ReadRejectedException;
+import im.infra.db.DatabaseUnavailableException;
+import im.infra.identity.DevicePrincipal;
+import im.ingest.directory.Directory;
+import im.ingest.directory.DirectoryException;
+import im.protocol.Limits;
+import io.undertow.server.HttpHandler;
+import io.undertow.server.HttpServerExchange;
+import io.undertow.util.Headers;
+import io.undertow.util.Methods;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * HTTP reads for clients, authenticated by a device token ({@code Authorization: Bearer <token>}):
+ * {@code GET /api/conversations/{conv}/delivery}, the delivered cursor of every device of the
+ * conversation's current members, which the WebSocket protocol does not offer (the web client
+ * shows per-message delivery state with it). Errors are {@code {"error":CODE,"msg":...}};
+ * see docs/protocol.md, "HTTP read endpoints for clients".
+ */
+final class ClientApi implements HttpHandler {
+    private static final Logger log = LoggerFactory.getLogger(ClientApi.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern DELIVERY = Pattern.compile("/api/conversations/([^/]+)/delivery");
+    private static final String BEARER = "Bearer ";
+
+    private final Directory directory;
+    private final ConversationReader reader;
+
+    ClientApi(Directory directory, ConversationReader reader) {
+        this.directory = directory;
+        this.reader = reader;
+    }
+
+    @Override
+    public void handleRequest(HttpServerExchange ex) {
+        if (ex.isInIoThread()) {
+            ex.dispatch(this);
+            return;
+        }
+        ex.getResponseHeaders().put(Headers.CACHE_CONTROL, "no-store");
+        try {
+            Matcher m = DELIVERY.matcher(ex.getRequestPath());
+            if (!m.matches()) {
+                fail(ex, 404, "NOT_FOUND", "no such endpoint: " + ex.getRequestPath());
+                return;
+            }
+            if (!ex.getRequestMethod().equals(Methods.GET)) {
+                ex.getResponseHeaders().put(Headers.ALLOW, "GET");
+                fail(ex, 405, "METHOD_NOT_ALLOWED", "use GET");
+                return;
+            }
+            String conv = m.group(1);
+            if (!Limits.isValidId(conv)) {
+                fail(ex, 400, "BAD_FIELD", "conv: must match " + Limits.ID_PATTERN);
+                return;
+            }
+            DevicePrincipal who = authenticate(ex);
+            if (who == null) return;
+            AdminApi.respond(ex, 200, json(reader.delivery(who, conv)));
+        } catch (ReadRejectedException e) {
+            boolean unknown = e.reason() == ReadRejectedException.Reason.UNKNOWN_CONV;
+            fail(ex, unknown ? 404 : 403, e.reason().name(), e.getMessage());
+        } catch (DatabaseUnavailableException e) {
+            fail(ex, 503, "UNAVAILABLE", "database unavailable, retry");
+        } catch (RuntimeException e) {
+            log.error("client request {} {} failed", ex.getRequestMethod(), ex.getRequestPath(), e);
+            fail(ex, 500, "INTERNAL", "internal error");
+        }
+    }
+
+    /** The device of the bearer token, or null after answering 401. */
+    private DevicePrincipal authenticate(HttpServerExchange ex) {
+        String auth = ex.getRequestHeaders().getFirst(Headers.AUTHORIZATION);
+        if (auth == null || !auth.startsWith(BEARER) || auth.length() == BEARER.length()) {
+            ex.getResponseHeaders().put(Headers.WWW_AUTHENTICATE, "Bearer");
+            fail(ex, 401, "BAD_TOKEN", "missing Authorization: Bearer <device token>");
+            return null;
+        }
+        try {
+            return directory.authenticate(auth.substring(BEARER.length()));
+        } catch (DirectoryException e) {
+            boolean stale = e.code() == DirectoryException.Code.STALE_INSTALL;
+            ex.getResponseHeaders().put(Headers.WWW_AUTHENTICATE, "Bearer");
+            fail(ex, 401, stale ? "STALE_INSTALL" : "BAD_TOKEN", e.getMessage());
+            return null;
+        }
+    }
+
+    private static ObjectNode json(DeliveryState s) {
+        ObjectNode o = JSON.createObjectNode().put("conv", s.conv()).put("head", s.head());
+        ArrayNode ds = o.putArray("devices");
+        for (DeliveryState.Device d : s.devices()) {
+            ds.addObject().put("user", d.user()).put("device", d.device()).put("delivered", d.delivered());
+        }
+        return o;
+    }
+
+    private static void fail(HttpServerExchange ex, int status, String code, String msg) {
+        AdminApi.respond(ex, status, JSON.createObjectNode().put("error", code).put("msg", msg));
+    }
+}
