@@ -118,6 +118,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
             System.out.println();
             System.out.println("IM platform is running.");
             System.out.println("  WebSocket:   " + ws);
+            System.out.println("  Web client:  " + http + "/   (sign in with a device token; docs/web-client.md)");
             System.out.println("  Admin API:   " + http + "/admin   (Authorization: Bearer " + gwCfg.adminToken() + ")");
             System.out.println("  Health:      " + http + "/healthz   " + http + "/readyz   " + http + "/metrics");
             System.out.println("  Ops:         " + ops.url() + "/healthz   " + ops.url() + "/readyz   " + ops.url()
@@ -125,7 +126,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
             System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
             System.out.println("  Kafka:       " + bootstrap + "  topics " + topics.conversationKeyed());
             System.out.println("  Roles:       gateway " + gw.id() + ", CDC relay (slot " + s.string(ConfigKeys.RELAY_SLOT) + "), delivery node, sweeper (every " + s.string(ConfigKeys.SWEEP_MS) + " ms)");
-            if (demo) printDemo(new Directory(db.dataSource(), Clock.systemUTC()), ws);
+            if (demo) printDemo(new Directory(db.dataSource(), Clock.systemUTC()), ws, http);
             System.out.println("Ctrl-C stops everything.");
             System.out.println("IM_READY platform port=" + gw.port());
             System.out.flush();
@@ -149,7 +150,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
         }
     }
 
-    private static void printDemo(Directory dir, String ws) {
+    private static void printDemo(Directory dir, String ws, String http) {
         for (String u : List.of("u-ana", "u-bo")) {
             try {
                 dir.createUser(u, u.substring(2));
@@ -168,7 +169,10 @@ final class PlatformCommand implements Callable<Integer>, Role {
         System.out.println("Demo: conversation c-ab between u-ana and u-bo (fresh device tokens on every start).");
         System.out.println("  u-ana / d-ana token: " + ana.token());
         System.out.println("  u-bo  / d-bo  token: " + bo.token());
-        System.out.println("  Try it:  connect to " + ws + " and send");
+        System.out.println("  In a browser (one window each; the part after # stays in the browser):");
+        System.out.println("    as u-ana: " + http + "/#token=" + ana.token());
+        System.out.println("    as u-bo:  " + http + "/#token=" + bo.token());
+        System.out.println("  Or by hand:  connect to " + ws + " and send");
         System.out.println("    {\"t\":\"auth\",\"rid\":\"a1\",\"token\":\"" + ana.token() + "\"}");
         System.out.println("    {\"t\":\"send\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"cmid\":\"hello-1\",\"body\":\"hello\"}");
     }

@@ -39,6 +39,8 @@ class PlatformCommandIT {
         assertTrue(text.contains("IM platform is running."), text);
         assertTrue(text.contains("CDC relay") && text.contains("delivery node") && text.contains("sweeper"), text);
         assertTrue(text.contains("u-ana / d-ana token: imt_"), text);
+        assertTrue(text.matches("(?s).*Web client: +http://127\\.0\\.0\\.1:\\d+/ .*"), text);
+        assertTrue(text.matches("(?s).*as u-bo: +http://127\\.0\\.0\\.1:\\d+/#token=imt_.*"), text);
         assertTrue(text.contains("IM_READY platform port="), text);
         assertTrue(text.matches("(?s).*Ops: +http://127\\.0\\.0\\.1:\\d+/healthz.*"), text);
     }
