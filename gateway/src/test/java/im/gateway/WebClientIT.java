@@ -1,0 +1,300 @@
+package im.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import im.infra.config.ConfigKeys;
+import im.infra.fault.Faults;
+import im.infra.identity.DevicePrincipal;
+import im.infra.test.ImStackExtension;
+import im.infra.test.TestStack;
+import im.ingest.SendService;
+import java.io.File;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+
+/**
+ * The web client served by the gateway, driven in a real headless Chromium (Debian's
+ * {@code chromium} + {@code chromium-driver}) against the whole embedded stack: two users'
+ * browsers chat both ways and see each other's messages as live pushes, the sender's page shows
+ * the other device's delivery state reaching each message, a browser that goes offline catches
+ * up in seq order without duplicates, both reconnect by themselves after a gateway restart, and a
+ * reload restores the local store. Everything is read from the rendered page.
+ */
+@ExtendWith(ImStackExtension.class)
+class WebClientIT {
+    private static final File CHROMIUM = new File("/usr/bin/chromium");
+    private static final File CHROMEDRIVER = new File("/usr/bin/chromedriver");
+    private static final Duration WAIT = Duration.ofSeconds(30);   // per step; generous for a loaded 2-core machine
+    private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+
+    /** What the page shows for one list item (a stored event, or a pending send with seq -1). */
+    record Item(long seq, String kind, String via, String body, Map<String, Boolean> dlv) {}
+
+    @BeforeAll
+    static void browserInstalled() {
+        // Not a skip: without a browser this test cannot prove anything, so the build must say so.
+        assertTrue(CHROMIUM.canExecute() && CHROMEDRIVER.canExecute(),
+                "the web client test needs Debian's Chromium and its driver at " + CHROMIUM + " and " + CHROMEDRIVER
+                        + ": apt-get install chromium chromium-driver (.ci/run installs them when missing)");
+    }
+
+    @Test
+    void twoBrowsersChatGoOfflineCatchUpAndSeeDeliveryState(TestStack stack, @TempDir Path tmp) throws Exception {
+        Fixture fx = new Fixture(stack);
+        try (Pipeline p = new Pipeline(stack, Map.of(ConfigKeys.SWEEP_MS.name(), "500"))) {
+            p.addSweeper();
+            Gateway gw = p.addGateway("gw-web", "");
+            int port = gw.port();
+            String site = "http://127.0.0.1:" + port + "/";
+            p.awaitRunning();
+            long t0 = System.nanoTime();
+            List<Page> pages = Page.startAll(tmp, "ana", "bo");
+            try (Page ana = pages.get(0); Page bo = pages.get(1)) {
+                phase(t0, "browsers started");
+                // A wrong token is refused visibly and the page stays signed out.
+                ana.open(site);
+                ana.signIn("imt_not-a-real-token");
+                ana.await("the refused token is reported", x -> x.text("error").contains("BAD_TOKEN")
+                        && x.state().equals("signed-out") && x.visible("signin"));
+
+                phase(t0, "bad token refused");
+                // Sign in by pasting the token (ana) and by a demo link (bo).
+                ana.signIn(fx.anaToken);
+                bo.open(site + "#token=" + fx.boToken);
+                // Each sees the join events from their own on (bo joined at seq 2: ana's join is not his to see).
+                ana.await("online in c-ab with both join events", x -> x.state().equals("online")
+                        && x.seqs().equals(List.of(1L, 2L)) && x.text("whoami").startsWith("u-ana / d-ana"));
+                bo.await("online in c-ab with his join event", x -> x.state().equals("online")
+                        && x.seqs().equals(List.of(2L)) && x.text("whoami").startsWith("u-bo / d-bo"));
+                assertTrue(!ana.visible("error"), "the earlier error is cleared after a good sign-in: " + ana.dump());
+
+                phase(t0, "both online");
+                // Both ways, live.
+                ana.send("hello bo");
+                Item hello = bo.awaitMessage("hello bo");
+                assertEquals("push", hello.via(), "bo got ana's message as a live push: " + bo.dump());
+                bo.send("hi ana");
+                Item hi = ana.awaitMessage("hi ana");
+                assertEquals("push", hi.via(), "ana got bo's message as a live push: " + ana.dump());
+                assertTrue(hi.seq() > hello.seq(), "seqs follow the order of the sends");
+
+                phase(t0, "chatted both ways");
+                // Each page shows the other device holding the message (its cursor reached the seq).
+                ana.awaitDelivered("hello bo", "d-bo", true);
+                bo.awaitDelivered("hi ana", "d-ana", true);
+
+                phase(t0, "delivery state shown");
+                // bo goes offline; ana keeps sending; ana's page shows d-bo does not have them.
+                bo.click("offline");
+                bo.await("offline", x -> x.state().equals("offline"));
+                Await.until(WAIT, () -> gw.openConnections() == 1, "only ana's socket is open at the gateway");
+                List<String> offline = List.of("while you were away 1", "while you were away 2", "while you were away 3");
+                for (String m : offline) ana.send(m);
+                long last = ana.awaitMessage(offline.get(2)).seq();
+                ana.await("delivery state read after the last send",
+                        x -> x.attr("delivery-summary", "data-head").equals(Long.toString(last)));
+                for (String m : offline) assertEquals(false, ana.message(m).dlv().get("d-bo"), "d-bo is offline: " + ana.dump());
+                assertEquals(hi.seq(), fx.count("SELECT delivered_seq FROM device_cursors WHERE device_id = 'd-bo' AND conv_id = 'c-ab'"));
+
+                phase(t0, "offline sends not delivered");
+                // bo comes back: catches up in seq order, once each; ana sees them delivered.
+                bo.click("offline");
+                List<String> expected = new ArrayList<>(List.of("hello bo", "hi ana"));
+                expected.addAll(offline);
+                bo.await("caught up with every message", x -> x.bodies().equals(expected));
+                for (String m : offline) ana.awaitDelivered(m, "d-bo", true);
+
+                phase(t0, "caught up");
+                // The gateway restarts on the same port: both pages show it and reconnect by themselves;
+                // a message committed meanwhile reaches bo by sub + sync.
+                gw.close();
+                for (Page x : List.of(ana, bo)) x.await("reconnecting", y -> y.state().equals("reconnecting"));
+                new SendService(stack.dataSource(), Faults.parse(""), Clock.systemUTC())
+                        .send(new DevicePrincipal("u-ana", "d-ana", 1), "c-ab", "while-down-1", "sent while the gateway was down");
+                expected.add("sent while the gateway was down");
+                Gateway again = new Gateway(GatewayConfig.from(p.settings.with(ConfigKeys.GATEWAY_ID, "gw-web")
+                        .with(ConfigKeys.GATEWAY_PORT, Integer.toString(port))), stack.dataSource(), Faults.parse(""),
+                        Clock.systemUTC()).start();
+                p.gateways.add(again);
+                for (Page x : List.of(ana, bo)) {
+                    x.await("back online with every message", y -> y.state().equals("online") && y.bodies().equals(expected));
+                }
+                ana.awaitDelivered("sent while the gateway was down", "d-bo", true);
+
+                phase(t0, "reconnected after gateway restart");
+                // A reload keeps the local store: same list, nothing twice.
+                List<Long> before = bo.seqs();
+                bo.driver.navigate().refresh();
+                bo.await("reloaded, still signed in, same messages", x -> x.state().equals("online")
+                        && x.seqs().equals(before) && x.bodies().equals(expected));
+                assertTrue(bo.items().stream().filter(i -> i.seq() >= 0).allMatch(i -> i.via().equals("store") || i.via().equals("push")),
+                        "after a reload the events come from the local store: " + bo.dump());
+
+                phase(t0, "reloaded");
+                long head = fx.head("c-ab");
+                Await.until(WAIT, () -> fx.count("SELECT delivered_seq FROM device_cursors WHERE device_id = 'd-bo' AND conv_id = 'c-ab'") == head
+                        && fx.count("SELECT delivered_seq FROM device_cursors WHERE device_id = 'd-ana' AND conv_id = 'c-ab'") == head,
+                        "both devices' cursors at the head " + head);
+            }
+        }
+    }
+
+    private static void phase(long t0, String what) {
+        System.out.printf("web client IT: %-36s at %5d ms%n", what, (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    /** One browser with a fresh profile, and what its page shows. */
+    static final class Page implements AutoCloseable {
+        final String name;
+        final ChromeDriver driver;
+
+        Page(String name, Path profile) {
+            this.name = name;
+            ChromeDriverService service = new ChromeDriverService.Builder()
+                    .usingDriverExecutable(CHROMEDRIVER)   // never Selenium Manager: nothing is downloaded
+                    .usingAnyFreePort()
+                    .build();
+            ChromeOptions o = new ChromeOptions();
+            o.setBinary(CHROMIUM);
+            o.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    "--disable-dev-shm-usage", "--user-data-dir=" + profile.toAbsolutePath(), "--window-size=1200,900");
+            this.driver = new ChromeDriver(service, o);
+        }
+
+        /** Starts the browsers side by side (each takes seconds); none is left running if one fails. */
+        static List<Page> startAll(Path tmp, String... names) {
+            List<CompletableFuture<Page>> starting = new ArrayList<>();
+            for (String n : names) starting.add(CompletableFuture.supplyAsync(() -> new Page(n, tmp.resolve(n))));
+            try {
+                CompletableFuture.allOf(starting.toArray(CompletableFuture[]::new)).join();
+            } catch (CompletionException e) {
+                for (CompletableFuture<Page> f : starting) f.thenAccept(Page::close);
+                throw e;
+            }
+            return starting.stream().map(CompletableFuture::join).toList();
+        }
+
+        void open(String url) {
+            driver.get(url);
+        }
+
+        void signIn(String token) {
+            driver.findElement(By.id("token")).sendKeys(token);
+            driver.findElement(By.id("signin-button")).click();
+        }
+
+        void send(String body) {
+            driver.findElement(By.id("body")).sendKeys(body);
+            driver.findElement(By.id("send")).click();
+        }
+
+        void click(String id) {
+            driver.findElement(By.id(id)).click();
+        }
+
+        String state() {
+            return attr("status", "data-state");
+        }
+
+        String text(String id) {
+            return (String) js("var e = document.getElementById(arguments[0]); return e ? e.textContent : '';", id);
+        }
+
+        String attr(String id, String attribute) {
+            Object v = js("var e = document.getElementById(arguments[0]); return e && e.getAttribute(arguments[1]) || '';", id, attribute);
+            return v == null ? "" : v.toString();
+        }
+
+        boolean visible(String id) {
+            return Boolean.TRUE.equals(js("var e = document.getElementById(arguments[0]); return !!e && e.offsetParent !== null;", id));
+        }
+
+        /** Every list item of the open conversation, as rendered, top to bottom. */
+        List<Item> items() {
+            String json = (String) js("return JSON.stringify(Array.from(document.querySelectorAll('#messages > li')).map(li => ({"
+                    + " seq: li.dataset.seq ? Number(li.dataset.seq) : -1, kind: li.dataset.kind || 'pending',"
+                    + " via: li.dataset.via || '', body: (li.querySelector('.body') || {}).textContent || '',"
+                    + " dlv: Object.fromEntries(Array.from(li.querySelectorAll('.dev')).map(d => [d.dataset.device, d.dataset.delivered === 'true']))"
+                    + " })));");
+            try {
+                return JSON.readValue(json, new TypeReference<List<Item>>() {});
+            } catch (java.io.IOException e) {
+                throw new AssertionError(name + ": unreadable list " + json, e);
+            }
+        }
+
+        List<Long> seqs() {
+            return items().stream().map(Item::seq).toList();
+        }
+
+        /** Bodies of the messages in the order shown (pending sends included, at the end). */
+        List<String> bodies() {
+            return items().stream().filter(i -> i.kind().equals("msg") || i.kind().equals("pending")).map(Item::body).toList();
+        }
+
+        Item message(String body) {
+            List<Item> found = items().stream().filter(i -> i.kind().equals("msg") && i.body().equals(body)).toList();
+            assertEquals(1, found.size(), name + ": exactly one stored copy of '" + body + "': " + dump());
+            return found.get(0);
+        }
+
+        Item awaitMessage(String body) {
+            await("shows '" + body + "' once, with its seq",
+                    x -> x.items().stream().filter(i -> i.kind().equals("msg") && i.body().equals(body)).count() == 1);
+            return message(body);
+        }
+
+        void awaitDelivered(String body, String device, boolean delivered) {
+            await("'" + body + "' marked " + (delivered ? "delivered" : "not delivered") + " to " + device,
+                    x -> x.items().stream().anyMatch(i -> i.kind().equals("msg") && i.body().equals(body)
+                            && Boolean.valueOf(delivered).equals(i.dlv().get(device))));
+        }
+
+        void await(String what, Predicate<Page> condition) {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (!condition.test(this)) {
+                if (System.nanoTime() > deadline) throw new AssertionError(name + ": not within " + WAIT + ": " + what + "\n" + dump());
+                LockSupport.parkNanos(100_000_000);
+            }
+        }
+
+        /** What the user sees, for failure messages. */
+        String dump() {
+            return name + " page: status=" + state() + " '" + text("status") + "' error='" + text("error")
+                    + "' delivery='" + text("delivery-summary") + "' items=" + items();
+        }
+
+        private Object js(String script, Object... args) {
+            return ((JavascriptExecutor) driver).executeScript(script, args);
+        }
+
+        @Override
+        public void close() {
+            WebDriver d = driver;
+            d.quit();
+        }
+    }
+}
