@@ -133,9 +133,18 @@ class AckAndReadIT {
             assertEquals("join", page.get("events").get(0).get("kind").asText());
             assertEquals("leave", page.get("events").get(2).get("kind").asText());
             assertFalse(page.get("more").asBoolean());
-            // A removed member can no longer send, and sub no longer lists the conversation.
+            // A removed member can no longer send. Sub still lists the conversation while this
+            // device has not acknowledged everything up to the leave (it may have been offline
+            // through the events it could see), and no longer once it has.
             assertEquals("NOT_MEMBER", cy.request(send("c-ab", "sneaky")).get("code").asText());
-            assertEquals(0, cy.request("{\"t\":\"sub\",\"rid\":\"s\"}").get("convs").size());
+            JsonNode left = cy.request("{\"t\":\"sub\",\"rid\":\"s\"}").get("convs");
+            assertEquals(1, left.size(), left.toString());
+            assertEquals("c-ab", left.get(0).get("conv").asText());
+            assertEquals(7, left.get(0).get("head").asLong());
+            assertEquals(0, left.get(0).get("delivered").asLong());
+            assertEquals(leave, cy.request(ack("c-ab", leave)).get("delivered").asLong());
+            assertEquals(0, cy.request("{\"t\":\"sub\",\"rid\":\"s2\"}").get("convs").size(),
+                    "everything up to the leave acknowledged: no longer listed");
             // Never a member: refused outright.
             fx.dir.createConversation("c-private", "group", List.of("u-ana"));
             assertEquals("NOT_MEMBER", cy.request("{\"t\":\"sync\",\"rid\":\"y2\",\"conv\":\"c-private\",\"after\":0}").get("code").asText());

@@ -20,7 +20,12 @@ public final class ConversationReader {
             "SELECT c.conv_id, c.head_seq, COALESCE(dc.delivered_seq, 0), m.from_seq"
             + " FROM memberships m JOIN conversations c ON c.conv_id = m.conv_id"
             + " LEFT JOIN device_cursors dc ON dc.device_id = ? AND dc.conv_id = m.conv_id"
-            + " WHERE m.user_id = ? AND m.to_seq IS NULL ORDER BY c.conv_id";
+            + " WHERE m.user_id = ? AND (m.to_seq IS NULL"
+            // a conversation the user left is listed until this device acknowledged its leave:
+            // a device offline through the events it could see must still be able to catch up
+            + "   OR (COALESCE(dc.delivered_seq, 0) < m.to_seq AND NOT EXISTS (SELECT 1 FROM memberships x"
+            + "       WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq)))"
+            + " ORDER BY c.conv_id";
 
     private static final String ACCESS =
             "SELECT c.head_seq, EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = c.conv_id AND m.user_id = ?)"
@@ -54,7 +59,10 @@ public final class ConversationReader {
         this.db = db;
     }
 
-    /** The user's current conversations with head and this device's cursor. */
+    /**
+     * The user's current conversations with head and this device's cursor, and the conversations
+     * the user left whose leave event this device has not acknowledged yet.
+     */
     public List<ConvCursor> conversations(DevicePrincipal who) {
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(CONVERSATIONS)) {
             ps.setString(1, who.deviceId());
