@@ -1,0 +1,50 @@
+# syntax=docker/dockerfile:1
+#
+# One image for every role of the platform: the container's command is the `im` subcommand,
+# e.g. `docker run im-eventlog gateway` (see docker-compose.yml and docs/operations.md).
+#
+# No Docker engine exists on the machines this project is developed on: this file is checked
+# by launcher/src/test/java/im/launcher/ComposeFileTest.java (parsed and cross-checked against
+# the root pom and the launcher), not by building it there.
+
+# ---- build: the shaded launcher jar (Maven + Temurin 17) ----------------------------------
+FROM maven:3.9-eclipse-temurin-17 AS build
+WORKDIR /src
+# The poms first, so the dependency layer is rebuilt only when a pom changes. Every module of
+# the root pom must be here, or Maven cannot read the reactor.
+COPY pom.xml ./
+COPY protocol/pom.xml protocol/
+COPY infra/pom.xml infra/
+COPY ingest/pom.xml ingest/
+COPY cursor-service/pom.xml cursor-service/
+COPY delivery/pom.xml delivery/
+COPY sweeper/pom.xml sweeper/
+COPY gateway/pom.xml gateway/
+COPY client/pom.xml client/
+COPY launcher/pom.xml launcher/
+COPY reliability/pom.xml reliability/
+COPY bench/pom.xml bench/
+COPY examples/pom.xml examples/
+# A package run without sources downloads every dependency and plugin the real build needs
+# (dependency:go-offline would also fetch every optional dependency of every library).
+RUN mvn -B -q -pl launcher -am -DskipTests package
+# Then the sources (.dockerignore keeps target/, var/ and .git/ out).
+COPY . .
+RUN mvn -B -DskipTests -pl launcher -am package
+
+# ---- runtime: JRE only, non-root ------------------------------------------------------------
+FROM eclipse-temurin:17-jre
+# curl runs the compose health checks (GET /readyz).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends curl \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --user-group --uid 10001 --no-create-home --shell /usr/sbin/nologin im
+WORKDIR /app
+COPY --from=build /src/launcher/target/im.jar /app/im.jar
+USER im
+# IM_GATEWAY_PORT (gateway: WebSocket, admin API, /healthz /readyz /metrics) and IM_OPS_PORT
+# (relay, delivery, sweeper: /healthz /readyz /metrics); both are the configuration defaults.
+EXPOSE 8080 9090
+# Kafka Streams state (IM_STATE_DIR empty) goes to a fresh directory under /tmp on every start.
+ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError", "-jar", "/app/im.jar"]
+CMD ["--help"]
