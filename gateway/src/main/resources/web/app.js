@@ -224,6 +224,7 @@
   }
 
   function onSubbed(f) {
+    s.requests.delete(f.rid);
     const current = new Set();
     for (const cs of f.convs) {
       current.add(cs.conv);

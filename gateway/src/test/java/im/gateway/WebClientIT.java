@@ -180,7 +180,8 @@ class WebClientIT {
             o.setBinary(CHROMIUM);
             o.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    "--disable-dev-shm-usage", "--user-data-dir=" + profile.toAbsolutePath(), "--window-size=1200,900");
+                    "--disable-dev-shm-usage", "--disable-extensions", "--disable-background-timer-throttling",
+                    "--disable-renderer-backgrounding", "--user-data-dir=" + profile.toAbsolutePath(), "--window-size=1200,900");
             this.driver = new ChromeDriver(service, o);
         }
 
