@@ -29,7 +29,7 @@ final class ReadPath {
         java.util.Map<String, Long> from = new java.util.HashMap<>();
         for (ConvCursor c : reader.conversations(conn.principal())) {
             convs.add(new ConvState(c.conv(), c.head(), c.delivered()));
-            from.put(c.conv(), c.fromSeq());
+            if (c.member()) from.put(c.conv(), c.fromSeq());   // a left conversation is caught up by sync only
         }
         if (push != null) push.subscribe(conn, from);
         return new Subbed(sub.rid(), convs);

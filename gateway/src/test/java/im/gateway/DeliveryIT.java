@@ -2,7 +2,9 @@ package im.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import im.client.ClientListener;
 import im.client.ClientOptions;
 import im.client.ImClient;
@@ -104,6 +106,40 @@ class DeliveryIT {
                 for (String d : List.of("d-bo", "d-bo-tablet", "d-ana")) {
                     String dev = d;
                     Await.until(CONVERGE, () -> cursorRow(fx, dev, "g1") == head, dev + " cursor row at head");
+                }
+            }
+        }
+    }
+
+    @Test
+    void aDeviceOfflineWhenItsUserLeftCatchesUpToTheLeaveAndNoFurther(TestStack stack, @TempDir Path dir) throws Exception {
+        Fixture fx = new Fixture(stack);
+        String boTablet = fx.dir.registerDevice("u-bo", "d-bo-tablet").token();
+        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo"));         // joins 1, 2
+        try (Pipeline p = new Pipeline(stack, Map.of())) {
+            Gateway gw = p.addGateway("gw-a", "");
+            p.awaitRunning();
+            try (ImClient ana = client(gw, fx.anaToken, dir.resolve("ana"))) {
+                for (int i = 0; i < 3; i++) ana.send("g1", "while the tablet is off " + i);   // 3..5
+                long leave = fx.dir.removeMember("g1", "u-bo").seq();                         // 6
+                ana.send("g1", "bo is gone");                                                 // 7
+                List<Long> pushed = new CopyOnWriteArrayList<>();
+                try (ImClient tablet = client(gw, boTablet, dir.resolve("tablet"))) {
+                    tablet.addListener(pushRecorder("g1", pushed));
+                    Await.until(CONVERGE, () -> cursorRow(fx, "d-bo-tablet", "g1") >= leave,
+                            "the tablet acknowledged up to bo's leave");
+                    assertEquals(range(2, leave), seqs(tablet, "g1"), "everything bo could see, nothing after");
+                    long later = ana.send("g1", "still gone").seq();                          // 8
+                    Await.until(CONVERGE, () -> cursorRow(fx, "d-ana", "g1") >= later, "ana has 8");
+                    Thread.sleep(500);
+                    assertTrue(pushed.stream().noneMatch(s -> s > leave), "nothing after the leave pushed: " + pushed);
+                    assertEquals(range(2, leave), seqs(tablet, "g1"));
+                }
+                // Acknowledged: sub no longer lists g1 for the tablet.
+                try (RawSocket raw = new RawSocket(Pipeline.ws(gw))) {
+                    raw.auth(boTablet);
+                    JsonNode convs = raw.request("{\"t\":\"sub\",\"rid\":\"s\"}").get("convs");
+                    for (JsonNode c : convs) assertNotEquals("g1", c.get("conv").asText(), convs.toString());
                 }
             }
         }

@@ -17,7 +17,7 @@ import javax.sql.DataSource;
  */
 public final class ConversationReader {
     private static final String CONVERSATIONS =
-            "SELECT c.conv_id, c.head_seq, COALESCE(dc.delivered_seq, 0), m.from_seq"
+            "SELECT c.conv_id, c.head_seq, COALESCE(dc.delivered_seq, 0), m.from_seq, m.to_seq IS NULL"
             + " FROM memberships m JOIN conversations c ON c.conv_id = m.conv_id"
             + " LEFT JOIN device_cursors dc ON dc.device_id = ? AND dc.conv_id = m.conv_id"
             + " WHERE m.user_id = ? AND (m.to_seq IS NULL"
@@ -69,7 +69,7 @@ public final class ConversationReader {
             ps.setString(2, who.userId());
             List<ConvCursor> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) out.add(new ConvCursor(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)));
+                while (rs.next()) out.add(new ConvCursor(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getBoolean(5)));
             }
             return out;
         } catch (SQLException e) {
