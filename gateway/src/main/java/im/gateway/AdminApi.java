@@ -6,12 +6,18 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import im.infra.db.DatabaseUnavailableException;
+import im.ingest.directory.ConversationCursors;
 import im.ingest.directory.ConversationInfo;
+import im.ingest.directory.ConversationSummary;
+import im.ingest.directory.DeviceCursor;
+import im.ingest.directory.DeviceSummary;
 import im.ingest.directory.DeviceRegistration;
 import im.ingest.directory.Directory;
 import im.ingest.directory.DirectoryException;
 import im.ingest.directory.Membership;
 import im.ingest.directory.MembershipChange;
+import im.ingest.directory.Page;
+import im.ingest.directory.UserSummary;
 import io.undertow.server.HttpHandler;
 import io.undertow.server.HttpServerExchange;
 import io.undertow.util.Headers;
@@ -22,6 +28,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -40,6 +47,10 @@ final class AdminApi implements HttpHandler {
     private static final Pattern DEVICE_REINSTALL = Pattern.compile("/admin/devices/([^/]+)/reinstall");
     private static final Pattern CONVERSATION = Pattern.compile("/admin/conversations/([^/]+)");
     private static final Pattern MEMBER = Pattern.compile("/admin/conversations/([^/]+)/members/([^/]+)");
+    private static final Pattern USER_DEVICES = Pattern.compile("/admin/users/([^/]+)/devices");
+    private static final Pattern CURSORS = Pattern.compile("/admin/conversations/([^/]+)/cursors");
+    /** Page size of the listings when the request gives no {@code limit}. */
+    static final int DEFAULT_LIMIT = 100;
 
     private final Directory directory;
     private final byte[] adminToken;
@@ -79,7 +90,13 @@ final class AdminApi implements HttpHandler {
         String path = ex.getRequestPath();
         HttpString method = ex.getRequestMethod();
         Matcher m;
-        if (path.equals("/admin/users")) {
+        if (path.equals("/admin/users") && method.equals(Methods.GET)) {
+            Page<UserSummary> p = directory.listUsers(query(ex, "after"), limit(ex));
+            ObjectNode o = JSON.createObjectNode();
+            ArrayNode us = o.putArray("users");
+            for (UserSummary u : p.items()) us.addObject().put("user", u.user()).put("name", u.name()).put("devices", u.devices());
+            respond(ex, 200, next(o, p));
+        } else if (path.equals("/admin/users")) {
             requireMethod(method, Methods.POST);
             JsonNode b = body(ex);
             String user = text(b, "user", true);
@@ -92,6 +109,14 @@ final class AdminApi implements HttpHandler {
         } else if ((m = DEVICE_REINSTALL.matcher(path)).matches()) {
             requireMethod(method, Methods.POST);
             respond(ex, 200, registration(directory.reinstallDevice(m.group(1))));
+        } else if (path.equals("/admin/conversations") && method.equals(Methods.GET)) {
+            Page<ConversationSummary> p = directory.listConversations(query(ex, "after"), limit(ex));
+            ObjectNode o = JSON.createObjectNode();
+            ArrayNode cs = o.putArray("conversations");
+            for (ConversationSummary c : p.items()) {
+                cs.addObject().put("conv", c.conv()).put("kind", c.kind()).put("head", c.head()).put("members", c.members());
+            }
+            respond(ex, 200, next(o, p));
         } else if (path.equals("/admin/conversations")) {
             requireMethod(method, Methods.POST);
             JsonNode b = body(ex);
@@ -119,6 +144,27 @@ final class AdminApi implements HttpHandler {
         } else if ((m = CONVERSATION.matcher(path)).matches()) {
             requireMethod(method, Methods.GET);
             respond(ex, 200, conversation(directory.conversation(m.group(1))));
+        } else if ((m = USER_DEVICES.matcher(path)).matches()) {
+            requireMethod(method, Methods.GET);
+            ObjectNode o = JSON.createObjectNode().put("user", m.group(1));
+            ArrayNode ds = o.putArray("devices");
+            for (DeviceSummary d : directory.devices(m.group(1))) {
+                ds.addObject().put("device", d.device()).put("epoch", d.epoch())
+                        .put("created", d.createdMillis()).put("updated", d.updatedMillis());
+            }
+            respond(ex, 200, o);
+        } else if ((m = CURSORS.matcher(path)).matches()) {
+            requireMethod(method, Methods.GET);
+            ConversationCursors cc = directory.cursors(m.group(1));
+            ObjectNode o = JSON.createObjectNode().put("conv", cc.conv()).put("head", cc.head());
+            ArrayNode ds = o.putArray("devices");
+            for (DeviceCursor d : cc.devices()) {
+                ObjectNode n = ds.addObject().put("user", d.user()).put("device", d.device()).put("member", d.member())
+                        .put("visibleHead", d.visibleHead()).put("delivered", d.delivered()).put("lag", d.lag());
+                if (d.updatedMillis() == null) n.putNull("updated");
+                else n.put("updated", d.updatedMillis());
+            }
+            respond(ex, 200, o);
         } else {
             throw new BadRequest(404, "NOT_FOUND", "no such admin endpoint: " + path);
         }
@@ -137,6 +183,30 @@ final class AdminApi implements HttpHandler {
             if (m.toSeq() == null) n.putNull("to");
             else n.put("to", m.toSeq());
         }
+        return o;
+    }
+
+    /** A query parameter given at most once; null when absent. */
+    private static String query(HttpServerExchange ex, String name) {
+        Deque<String> values = ex.getQueryParameters().get(name);
+        if (values == null || values.isEmpty()) return null;
+        if (values.size() > 1) throw new BadRequest(400, "INVALID", name + ": given more than once");
+        return values.getFirst();
+    }
+
+    private static int limit(HttpServerExchange ex) {
+        String v = query(ex, "limit");
+        if (v == null) return DEFAULT_LIMIT;
+        try {
+            return Integer.parseInt(v);   // the range is checked by the directory
+        } catch (NumberFormatException e) {
+            throw new BadRequest(400, "INVALID", "limit: must be an integer from 1 to " + Directory.MAX_PAGE);
+        }
+    }
+
+    private static ObjectNode next(ObjectNode o, Page<?> p) {
+        if (p.next() == null) o.putNull("next");
+        else o.put("next", p.next());
         return o;
     }
 

@@ -105,7 +105,7 @@ class AdminApiIT {
         assertEquals(404, admin("POST", "/admin/devices", "{\"user\":\"u-none\",\"device\":\"d1\"}").status());
         assertEquals(404, admin("GET", "/admin/conversations/none", null).status());
         assertEquals(404, admin("GET", "/admin/nothing-here", null).status());
-        assertEquals(405, admin("GET", "/admin/users", null).status());
+        assertEquals(405, admin("DELETE", "/admin/users", null).status());
         assertEquals(400, admin("POST", "/admin/conversations", "{\"conv\":\"c\",\"members\":\"u1\"}").status());
         assertEquals(404, admin("DELETE", "/admin/conversations/none/members/u1", null).status());
     }
