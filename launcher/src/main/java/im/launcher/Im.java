@@ -1,5 +1,11 @@
 package im.launcher;
 
+import im.launcher.cli.AdminCommand;
+import im.launcher.cli.CliException;
+import im.launcher.cli.EventsCommand;
+import im.launcher.cli.LagCommand;
+import im.launcher.cli.SendCommand;
+import im.launcher.cli.TailCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -11,11 +17,14 @@ import picocli.CommandLine.Command;
  * <p>Two kinds of subcommands: <b>roles</b> (classes implementing {@link Role}: platform, gateway,
  * relay, delivery, sweeper) start long-running parts of the platform — the compose stack runs
  * exactly these; <b>clients</b> (admin, send, tail, lag, events) talk to a running platform and
- * exit.
+ * exit. A client command that fails prints one line on stderr and exits 1
+ * ({@link CliException}); a usage error prints the usage and exits 2.
  */
 @Command(name = "im", mixinStandardHelpOptions = true, version = "im 0.1.0",
         description = "Kafka-backed event-log messaging platform.",
-        subcommands = {PlatformCommand.class, GatewayCommand.class, RelayCommand.class, DeliveryCommand.class, SweeperCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {PlatformCommand.class, GatewayCommand.class, RelayCommand.class, DeliveryCommand.class, SweeperCommand.class,
+                AdminCommand.class, SendCommand.class, TailCommand.class, LagCommand.class, EventsCommand.class,
+                CommandLine.HelpCommand.class})
 public final class Im implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -25,16 +34,31 @@ public final class Im implements Runnable {
         spec.commandLine().usage(System.out);
     }
 
-    public static void main(String[] args) {
-        int code = new CommandLine(new Im())
+    /** The {@code im} command line with its error handling; tests run commands through it. */
+    public static CommandLine commandLine() {
+        return new CommandLine(new Im())
                 .setExecutionExceptionHandler((ex, cmd, parsed) -> {
                     if (ex instanceof im.infra.config.ConfigException) {
                         cmd.getErr().println("configuration error: " + ex.getMessage());
+                        cmd.getErr().flush();
                         return 2;
                     }
+                    if (ex instanceof CliException) {
+                        cmd.getErr().println(ex.getMessage());
+                        cmd.getErr().flush();
+                        return CliException.EXIT_CODE;
+                    }
+                    if (!(cmd.getCommand() instanceof Role)) {   // a client command: one line, never a stack trace
+                        cmd.getErr().println("error: " + ex);
+                        cmd.getErr().flush();
+                        return CliException.EXIT_CODE;
+                    }
                     throw ex;
-                })
-                .execute(args);
+                });
+    }
+
+    public static void main(String[] args) {
+        int code = commandLine().execute(args);
         // Roles keep non-daemon threads (broker, Undertow, pools): exit explicitly once the command
         // returned; the shutdown hooks close what it started.
         System.exit(code);

@@ -1,0 +1,117 @@
+package im.launcher.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.UnknownHostException;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.channels.UnresolvedAddressException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * The admin API of a running gateway over HTTP (docs/operations.md). Every failure becomes a
+ * {@link CliException} with one line: the gateway could not be reached, did not answer in time,
+ * or answered an error ({@code admin API: 404 NOT_FOUND no user u-x}).
+ */
+public final class AdminClient {
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    private final URI base;
+    private final String token;
+    private final Duration timeout;
+    private final HttpClient http;
+
+    public AdminClient(URI base, String token, Duration timeout) {
+        this.base = base;
+        this.token = token;
+        this.timeout = timeout;
+        this.http = HttpClient.newBuilder().connectTimeout(timeout).build();
+    }
+
+    /** One path segment, percent-encoded (ids are plain, but a typo must not change the path). */
+    public static String segment(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    public JsonNode get(String path) {
+        return call("GET", path, null);
+    }
+
+    public JsonNode post(String path, JsonNode body) {
+        return call("POST", path, body);
+    }
+
+    public JsonNode put(String path) {
+        return call("PUT", path, null);
+    }
+
+    public JsonNode delete(String path) {
+        return call("DELETE", path, null);
+    }
+
+    private JsonNode call(String method, String path, JsonNode body) {
+        HttpRequest.BodyPublisher publisher;
+        try {
+            publisher = body == null ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+        HttpRequest req = HttpRequest.newBuilder(URI.create(base + path))
+                .timeout(timeout)
+                .header("Authorization", "Bearer " + token)
+                .header("Content-Type", "application/json")
+                .method(method, publisher)
+                .build();
+        HttpResponse<String> resp;
+        try {
+            resp = http.send(req, HttpResponse.BodyHandlers.ofString());
+        } catch (HttpConnectTimeoutException e) {
+            throw new CliException("cannot reach gateway at " + base + ": no connection within " + timeout.toSeconds() + " s");
+        } catch (HttpTimeoutException e) {
+            throw new CliException("gateway at " + base + " did not answer within " + timeout.toSeconds() + " s");
+        } catch (IOException e) {
+            throw new CliException("cannot reach gateway at " + base + ": " + describe(e));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CliException("interrupted");
+        }
+        JsonNode reply;
+        try {
+            reply = JSON.readTree(resp.body());
+        } catch (JsonProcessingException e) {
+            reply = null;
+        }
+        if (resp.statusCode() / 100 == 2 && reply != null && reply.isObject()) return reply;
+        if (reply != null && reply.hasNonNull("error")) {
+            throw new CliException("admin API: " + resp.statusCode() + " " + reply.get("error").asText() + " "
+                    + reply.path("msg").asText(""));
+        }
+        throw new CliException("admin API: unexpected HTTP " + resp.statusCode() + " from " + base + path
+                + " (is this an im gateway?)");
+    }
+
+    /** A short reason for a failed connection: "connection refused", "unknown host x", ... */
+    static String describe(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof ConnectException) {
+                String m = t.getMessage();
+                return m == null || m.toLowerCase(java.util.Locale.ROOT).contains("refused") ? "connection refused" : m;
+            }
+            if (t instanceof UnresolvedAddressException || t instanceof UnknownHostException) return "unknown host";
+            if (t instanceof HttpTimeoutException) return "timed out";
+        }
+        Throwable root = e;
+        while (root.getCause() != null) root = root.getCause();
+        return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+    }
+}

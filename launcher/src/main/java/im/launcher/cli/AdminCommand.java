@@ -1,0 +1,305 @@
+package im.launcher.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.PrintWriter;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code im admin}: users, devices, conversations and membership of a running platform, through
+ * the gateway's admin API. Not a role: it connects, does one request (or a few), and exits.
+ */
+@Command(name = "admin", mixinStandardHelpOptions = true,
+        description = "Manage users, devices, conversations and membership of a running platform (admin API).",
+        subcommands = {AdminCommand.User.class, AdminCommand.Device.class, AdminCommand.Conv.class, AdminCommand.Member.class})
+public final class AdminCommand {
+
+    /** What every admin leaf command shares: the admin options and where to print. */
+    abstract static class Leaf implements Callable<Integer> {
+        @Mixin
+        AdminOptions admin;
+
+        @Spec
+        CommandSpec spec;
+
+        PrintWriter out() {
+            return spec.commandLine().getOut();
+        }
+
+        PrintWriter err() {
+            return spec.commandLine().getErr();
+        }
+
+        /** With --json prints the reply and returns true; the caller then prints nothing else. */
+        boolean printedJson(JsonNode reply) {
+            if (!admin.json) return false;
+            out().println(reply.toString());
+            out().flush();
+            return true;
+        }
+
+        static String time(JsonNode millis) {
+            return millis == null || millis.isNull() ? "-" : Instant.ofEpochMilli(millis.asLong()).toString();
+        }
+
+        /** On a listing with more pages: how to get the next one, on stderr so stdout stays a table. */
+        void more(JsonNode reply) {
+            if (reply.hasNonNull("next")) err().println("more: repeat with --after " + reply.get("next").asText());
+            err().flush();
+        }
+    }
+
+    /** Paging options of the list commands. */
+    static final class Paging {
+        @Option(names = "--limit", paramLabel = "N", defaultValue = "100", description = "At most N rows (1-1000; default: ${DEFAULT-VALUE}).")
+        int limit;
+
+        @Option(names = "--after", paramLabel = "ID", description = "Start after this id (the `more:` line of the previous page names it).")
+        String after;
+
+        String query() {
+            return "?limit=" + limit + (after == null ? "" : "&after=" + AdminClient.segment(after));
+        }
+    }
+
+    // ------------------------------------------------------------------ users
+
+    @Command(name = "user", aliases = "users", mixinStandardHelpOptions = true, description = "Create and list users.",
+            subcommands = {UserCreate.class, UserList.class})
+    static final class User {
+    }
+
+    @Command(name = "create", mixinStandardHelpOptions = true, description = "Create a user.")
+    static final class UserCreate extends Leaf {
+        @Parameters(index = "0", paramLabel = "USER", description = "User id, [A-Za-z0-9._:-]{1,64}, e.g. u-ana.")
+        String user;
+
+        @Option(names = "--name", paramLabel = "NAME", description = "Display name.")
+        String name;
+
+        @Override
+        public Integer call() {
+            ObjectNode body = AdminClient.JSON.createObjectNode().put("user", user);
+            if (name != null) body.put("name", name);
+            JsonNode r = admin.client().post("/admin/users", body);
+            if (!printedJson(r)) out().println("created user " + r.get("user").asText());
+            return 0;
+        }
+    }
+
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "List users in id order, with their number of devices.")
+    static final class UserList extends Leaf {
+        @Mixin
+        Paging paging;
+
+        @Override
+        public Integer call() {
+            JsonNode r = admin.client().get("/admin/users" + paging.query());
+            if (printedJson(r)) return 0;
+            Table t = new Table("USER", "NAME", "DEVICES");
+            for (JsonNode u : r.get("users")) t.row(u.get("user").asText(), u.get("name").asText(), u.get("devices").asInt());
+            t.print(out());
+            more(r);
+            return 0;
+        }
+    }
+
+    // ------------------------------------------------------------------ devices
+
+    @Command(name = "device", aliases = "devices", mixinStandardHelpOptions = true,
+            description = "Register, reinstall and list devices (register and reinstall print the device's token).",
+            subcommands = {DeviceRegister.class, DeviceReinstall.class, DeviceList.class})
+    static final class Device {
+    }
+
+    /** Prints the token alone on stdout (so {@code TOKEN=$(im admin device register ...)} works), the rest on stderr. */
+    abstract static class TokenLeaf extends Leaf {
+        int printToken(JsonNode r, String what) {
+            if (printedJson(r)) return 0;
+            err().println(what + " device " + r.get("device").asText() + " of " + r.get("user").asText()
+                    + " (install " + r.get("epoch").asInt() + "); its token, shown only now:");
+            err().flush();
+            out().println(r.get("token").asText());
+            out().flush();
+            return 0;
+        }
+    }
+
+    @Command(name = "register", mixinStandardHelpOptions = true,
+            description = "Register a new device of a user; prints its token (shown only once).")
+    static final class DeviceRegister extends TokenLeaf {
+        @Parameters(index = "0", paramLabel = "USER", description = "The device's user.")
+        String user;
+
+        @Parameters(index = "1", paramLabel = "DEVICE", description = "Device id, e.g. d-ana-phone.")
+        String device;
+
+        @Override
+        public Integer call() {
+            JsonNode r = admin.client().post("/admin/devices",
+                    AdminClient.JSON.createObjectNode().put("user", user).put("device", device));
+            return printToken(r, "registered");
+        }
+    }
+
+    @Command(name = "reinstall", mixinStandardHelpOptions = true,
+            description = "Reinstall a device: next install epoch and a new token; the old token gets STALE_INSTALL and the device's cursors are cleared.")
+    static final class DeviceReinstall extends TokenLeaf {
+        @Parameters(index = "0", paramLabel = "DEVICE", description = "Device id.")
+        String device;
+
+        @Override
+        public Integer call() {
+            JsonNode r = admin.client().post("/admin/devices/" + AdminClient.segment(device) + "/reinstall", null);
+            return printToken(r, "reinstalled");
+        }
+    }
+
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "List a user's devices with their install epoch.")
+    static final class DeviceList extends Leaf {
+        @Parameters(index = "0", paramLabel = "USER", description = "User id.")
+        String user;
+
+        @Override
+        public Integer call() {
+            JsonNode r = admin.client().get("/admin/users/" + AdminClient.segment(user) + "/devices");
+            if (printedJson(r)) return 0;
+            Table t = new Table("DEVICE", "EPOCH", "CREATED", "UPDATED");
+            for (JsonNode d : r.get("devices")) {
+                t.row(d.get("device").asText(), d.get("epoch").asInt(), time(d.get("created")), time(d.get("updated")));
+            }
+            t.print(out());
+            return 0;
+        }
+    }
+
+    // ------------------------------------------------------------------ conversations
+
+    @Command(name = "conv", aliases = {"conversation", "conversations"}, mixinStandardHelpOptions = true,
+            description = "Create, show and list conversations.",
+            subcommands = {ConvCreate.class, ConvShow.class, ConvList.class})
+    static final class Conv {
+    }
+
+    abstract static class ConvLeaf extends Leaf {
+        void printConversation(JsonNode r) {
+            out().println(r.get("conv").asText() + "  " + r.get("kind").asText() + "  head " + r.get("head").asLong());
+            Table t = new Table("MEMBER", "FROM", "TO");
+            for (JsonNode m : r.get("members")) {
+                t.row(m.get("user").asText(), m.get("from").asLong(), m.get("to").isNull() ? "-" : m.get("to").asText());
+            }
+            t.print(out());
+        }
+    }
+
+    @Command(name = "create", mixinStandardHelpOptions = true,
+            description = "Create a conversation; each member gets a join event (seq 1, 2, ... in the order given).")
+    static final class ConvCreate extends ConvLeaf {
+        @Parameters(index = "0", paramLabel = "CONV", description = "Conversation id, e.g. c-ab.")
+        String conv;
+
+        @Parameters(index = "1..*", arity = "1..*", paramLabel = "MEMBER", description = "User ids of the members.")
+        List<String> members;
+
+        @Option(names = "--kind", paramLabel = "KIND", defaultValue = "group",
+                description = "direct (exactly two members) or group (default: ${DEFAULT-VALUE}).")
+        String kind;
+
+        @Override
+        public Integer call() {
+            ObjectNode body = AdminClient.JSON.createObjectNode().put("conv", conv).put("kind", kind);
+            members.forEach(body.putArray("members")::add);
+            JsonNode r = admin.client().post("/admin/conversations", body);
+            if (printedJson(r)) return 0;
+            out().print("created ");
+            printConversation(r);
+            return 0;
+        }
+    }
+
+    @Command(name = "show", mixinStandardHelpOptions = true,
+            description = "Show a conversation: kind, head and every membership period (FROM..TO seqs; TO '-' = current member).")
+    static final class ConvShow extends ConvLeaf {
+        @Parameters(index = "0", paramLabel = "CONV", description = "Conversation id.")
+        String conv;
+
+        @Override
+        public Integer call() {
+            JsonNode r = admin.client().get("/admin/conversations/" + AdminClient.segment(conv));
+            if (!printedJson(r)) printConversation(r);
+            return 0;
+        }
+    }
+
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "List conversations in id order with head and current member count.")
+    static final class ConvList extends Leaf {
+        @Mixin
+        Paging paging;
+
+        @Override
+        public Integer call() {
+            JsonNode r = admin.client().get("/admin/conversations" + paging.query());
+            if (printedJson(r)) return 0;
+            Table t = new Table("CONV", "KIND", "HEAD", "MEMBERS");
+            for (JsonNode c : r.get("conversations")) {
+                t.row(c.get("conv").asText(), c.get("kind").asText(), c.get("head").asLong(), c.get("members").asInt());
+            }
+            t.print(out());
+            more(r);
+            return 0;
+        }
+    }
+
+    // ------------------------------------------------------------------ membership
+
+    @Command(name = "member", aliases = "members", mixinStandardHelpOptions = true,
+            description = "Add and remove members (join and leave events in the conversation log).",
+            subcommands = {MemberAdd.class, MemberRemove.class})
+    static final class Member {
+    }
+
+    abstract static class MemberLeaf extends Leaf {
+        @Parameters(index = "0", paramLabel = "CONV", description = "Conversation id.")
+        String conv;
+
+        @Parameters(index = "1", paramLabel = "USER", description = "User id.")
+        String user;
+
+        String path() {
+            return "/admin/conversations/" + AdminClient.segment(conv) + "/members/" + AdminClient.segment(user);
+        }
+    }
+
+    @Command(name = "add", mixinStandardHelpOptions = true,
+            description = "Add a member (a join event); adding a current member changes nothing.")
+    static final class MemberAdd extends MemberLeaf {
+        @Override
+        public Integer call() {
+            JsonNode r = admin.client().put(path());
+            if (printedJson(r)) return 0;
+            out().println(r.get("changed").asBoolean()
+                    ? user + " joined " + conv + " at seq " + r.get("seq").asLong()
+                    : user + " is already a member of " + conv + " (joined at seq " + r.get("seq").asLong() + ")");
+            return 0;
+        }
+    }
+
+    @Command(name = "remove", mixinStandardHelpOptions = true,
+            description = "Remove a member (a leave event, which the member still sees); NOT_MEMBER if not one.")
+    static final class MemberRemove extends MemberLeaf {
+        @Override
+        public Integer call() {
+            JsonNode r = admin.client().delete(path());
+            if (!printedJson(r)) out().println(user + " left " + conv + " at seq " + r.get("seq").asLong());
+            return 0;
+        }
+    }
+}

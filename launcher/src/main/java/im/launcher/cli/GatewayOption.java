@@ -1,0 +1,56 @@
+package im.launcher.cli;
+
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
+import java.net.URI;
+import java.time.Duration;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** {@code --gateway URL} and {@code --timeout}: where a client command finds a running gateway. */
+public final class GatewayOption {
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
+
+    @Option(names = "--gateway", paramLabel = "URL",
+            description = "Base URL of a running gateway (default: http://127.0.0.1:<IM_GATEWAY_PORT>, i.e. http://127.0.0.1:8080).")
+    String gateway;
+
+    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "10",
+            description = "How long to wait for a connection or a reply (default: ${DEFAULT-VALUE}).")
+    int timeoutSeconds;
+
+    /** The gateway's base URL ({@code http://host:port}), validated. */
+    public URI base() {
+        String url = gateway != null ? gateway
+                : "http://127.0.0.1:" + Settings.fromEnvironment().string(ConfigKeys.GATEWAY_PORT);
+        URI uri;
+        try {
+            uri = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
+        } catch (IllegalArgumentException e) {
+            throw usage("--gateway: not a URL: " + url);
+        }
+        if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null
+                || (uri.getPath() != null && !uri.getPath().isEmpty())) {
+            throw usage("--gateway: expected http://host:port, got " + url);
+        }
+        return uri;
+    }
+
+    /** The gateway's WebSocket endpoint: ws(s)://host:port/ws. */
+    public URI webSocket() {
+        URI b = base();
+        return URI.create(("https".equals(b.getScheme()) ? "wss" : "ws") + "://" + b.getRawAuthority() + "/ws");
+    }
+
+    public Duration timeout() {
+        if (timeoutSeconds < 1) throw usage("--timeout: must be at least 1 second");
+        return Duration.ofSeconds(timeoutSeconds);
+    }
+
+    ParameterException usage(String msg) {
+        return new ParameterException(mixee.commandLine(), msg);
+    }
+}

@@ -1,0 +1,64 @@
+package im.launcher.cli;
+
+import im.protocol.Send;
+import im.protocol.Sent;
+import java.io.PrintWriter;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code im send}: connects as a device, sends one message and prints the committed seq. Without a
+ * reply the message may or may not be stored; resending with the same {@code --cmid} tells which
+ * (the server answers {@code dup=true} with the original seq).
+ */
+@Command(name = "send", mixinStandardHelpOptions = true,
+        description = "Send one message as a device (WebSocket) and print its seq, mid and dup flag.")
+public final class SendCommand implements Callable<Integer> {
+    @Mixin
+    GatewayOption gateway;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--token", required = true, paramLabel = "TOKEN", description = "The sending device's token (from `im admin device register`).")
+    String token;
+
+    @Option(names = "--conv", required = true, paramLabel = "CONV", description = "Conversation id.")
+    String conv;
+
+    @Option(names = "--cmid", paramLabel = "CMID",
+            description = "Client message id (idempotency key; default: a new UUID). Resend with the same cmid after a timeout: the reply then says dup=true.")
+    String cmid;
+
+    @Parameters(index = "0", paramLabel = "TEXT", description = "The message body (1 to 16384 UTF-8 bytes).")
+    String text;
+
+    @Override
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        String id = cmid != null ? cmid : UUID.randomUUID().toString();
+        err.println("connecting to " + gateway.webSocket() + " ...");
+        err.flush();
+        try (DeviceSocket s = DeviceSocket.open(gateway.webSocket(), token, gateway.timeout())) {
+            err.println("authenticated as " + s.authed().user() + " / " + s.authed().device() + "; sending cmid " + id);
+            err.flush();
+            Sent sent;
+            try {
+                sent = (Sent) s.request(new Send(s.nextRid(), conv, id, text));
+            } catch (DeviceSocket.NoReply e) {
+                throw new CliException(e.getMessage() + "; the message may or may not be stored: resend with --cmid " + id
+                        + " (a stored one is answered dup=true)");
+            }
+            PrintWriter out = spec.commandLine().getOut();
+            out.println("sent " + sent.conv() + " seq=" + sent.seq() + " mid=" + sent.mid() + " dup=" + sent.dup());
+            out.flush();
+        }
+        return 0;
+    }
+}

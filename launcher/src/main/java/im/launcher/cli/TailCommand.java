@@ -1,0 +1,202 @@
+package im.launcher.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import im.protocol.Ack;
+import im.protocol.Acked;
+import im.protocol.ConvState;
+import im.protocol.ErrorFrame;
+import im.protocol.Event;
+import im.protocol.EventPush;
+import im.protocol.Hint;
+import im.protocol.Limits;
+import im.protocol.Sub;
+import im.protocol.Subbed;
+import im.protocol.Sync;
+import im.protocol.Synced;
+import java.io.PrintWriter;
+import java.time.Instant;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code im tail}: follows one conversation as a device would. It subscribes, syncs the history
+ * from {@code --from} (default: the first seq this device has not acked), then prints live pushes;
+ * a gap or a {@code hint} makes it sync again. Printing a line is this device's "durable store":
+ * after each batch it acks the contiguous cursor of what it printed, so {@code im lag} shows the
+ * device caught up. It never acks what it did not print: with {@code --from} above the device's
+ * cursor + 1 (events in between not shown) or {@code --no-ack} it only reads.
+ */
+@Command(name = "tail", mixinStandardHelpOptions = true,
+        description = "Print a conversation's events as a device: history from --from, then live pushes, acking what was printed.")
+public final class TailCommand implements Callable<Integer> {
+    private static final Object STOP = new Object();
+
+    @Mixin
+    GatewayOption gateway;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--token", required = true, paramLabel = "TOKEN", description = "The device's token (from `im admin device register`).")
+    String token;
+
+    @Option(names = "--conv", required = true, paramLabel = "CONV", description = "Conversation id.")
+    String conv;
+
+    @Option(names = "--from", paramLabel = "SEQ",
+            description = "First seq to print (default: this device's delivered cursor + 1; 1 = the whole visible history).")
+    Long from;
+
+    @Option(names = "--no-ack", description = "Only read: never move this device's delivered cursor.")
+    boolean noAck;
+
+    @Option(names = {"-n", "--count"}, paramLabel = "N", description = "Stop after printing N events (default: follow until Ctrl-C).")
+    Long count;
+
+    @Option(names = "--json", description = "Print each event as its JSON object (the wire format's ev) instead of text.")
+    boolean json;
+
+    private PrintWriter out;
+    private PrintWriter err;
+    private DeviceSocket socket;
+    /** Every visible event up to here was printed (or lies below --from). */
+    private long cursor;
+    /** The device's delivered cursor as the server last reported it. */
+    private long acked;
+    private boolean acking;
+    private long printed;
+
+    @Override
+    public Integer call() {
+        out = spec.commandLine().getOut();
+        err = spec.commandLine().getErr();
+        if (from != null && from < 0) throw gateway.usage("--from: must be 0 or more");
+        if (count != null && count < 1) throw gateway.usage("--count: must be at least 1");
+        err.println("connecting to " + gateway.webSocket() + " ...");
+        err.flush();
+        try (DeviceSocket s = DeviceSocket.open(gateway.webSocket(), token, gateway.timeout())) {
+            socket = s;
+            Subbed subbed = (Subbed) s.request(new Sub(s.nextRid()));
+            long delivered = subbed.convs().stream().filter(c -> c.conv().equals(conv)).mapToLong(ConvState::delivered)
+                    .findFirst().orElse(0);
+            long first = from != null ? Math.max(1, from) : delivered + 1;
+            cursor = first - 1;
+            acked = delivered;
+            acking = !noAck && first <= delivered + 1;   // acks must be contiguous from what the server has
+            String device = s.authed().user() + " / " + s.authed().device();
+            err.println("subscribed as " + device + ", following " + conv + " from seq " + first
+                    + (acking ? " (acking; delivered cursor " + delivered + ")"
+                       : noAck ? " (--no-ack: not acking)"
+                       : " (not acking: seqs " + (delivered + 1) + ".." + (first - 1) + " are not shown)"));
+            err.flush();
+            try (StopHook ctrlC = new StopHook("im-tail-stop", () -> s.inbox().add(STOP))) {
+                follow(s);
+            }
+            err.println("stopped after " + printed + " events; " + s.authed().device() + " delivered cursor in " + conv + ": " + acked);
+            err.flush();
+        }
+        return 0;
+    }
+
+    private void follow(DeviceSocket s) {
+        if (!sync()) return;
+        ack();
+        while (true) {
+            Object f;
+            try {
+                f = s.inbox().take();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            if (f == STOP) return;
+            if (f instanceof DeviceSocket.Closed c) throw new CliException(c.why());
+            if (f instanceof EventPush p && p.ev().conv().equals(conv)) {
+                Event e = p.ev();
+                if (e.seq() == cursor + 1) {
+                    if (!print(e)) return;
+                } else if (e.seq() > cursor + 1 && !sync()) {   // a gap: lost push or events this user cannot see
+                    return;
+                }
+            } else if (f instanceof Hint h && h.conv().equals(conv) && h.head() > cursor) {
+                if (!sync()) return;
+            } else if (f instanceof ErrorFrame e) {
+                err.println("gateway: " + e.code().wire() + ": " + e.msg());
+                err.flush();
+            }
+            if (s.inbox().isEmpty()) ack();   // one ack per burst, like a device coalescing its acks
+        }
+    }
+
+    /** Pages through the visible events after the cursor; false once --count is reached. */
+    private boolean sync() {
+        while (true) {
+            Synced page = (Synced) socket.request(new Sync(socket.nextRid(), conv, cursor, Limits.SYNC_MAX_LIMIT));
+            for (Event e : page.events()) {
+                if (e.seq() <= cursor) continue;
+                if (!print(e)) return false;
+            }
+            if (!page.more()) {
+                cursor = Math.max(cursor, page.head());   // every visible event up to the head was in the pages
+                return true;
+            }
+        }
+    }
+
+    /** Prints one event and moves the cursor to it; false (after acking) once --count is reached. */
+    private boolean print(Event e) {
+        if (json) {
+            try {
+                out.println(AdminClient.JSON.writeValueAsString(e));
+            } catch (JsonProcessingException x) {
+                throw new IllegalStateException(x);
+            }
+        } else {
+            out.println(e.seq() + "  " + Instant.ofEpochMilli(e.at()) + "  " + e.sender() + "  " + text(e.kind(), e.body()));
+        }
+        out.flush();
+        cursor = e.seq();
+        printed++;
+        if (count != null && printed >= count) {
+            ack();
+            return false;
+        }
+        return true;
+    }
+
+    /** Acks the contiguous cursor once it is printed (flushed), if it moved. */
+    private void ack() {
+        if (!acking || cursor <= acked) return;
+        out.flush();
+        Acked a = (Acked) socket.request(new Ack(socket.nextRid(), conv, cursor));
+        acked = a.delivered();
+    }
+
+    /** What an event says, on one line: the body (newlines as \n), or {@code * joined} / {@code * left}. */
+    static String text(String kind, String body) {
+        return switch (kind) {
+            case Event.JOIN -> "* joined";
+            case Event.LEAVE -> "* left";
+            default -> oneLine(body);
+        };
+    }
+
+    static String oneLine(String body) {
+        if (body == null) return "";
+        StringBuilder b = new StringBuilder(body.length());
+        for (char c : body.toCharArray()) {
+            switch (c) {
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                case '\\' -> b.append("\\\\");
+                default -> b.append(c);
+            }
+        }
+        return b.toString();
+    }
+}

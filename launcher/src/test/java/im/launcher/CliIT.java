@@ -1,0 +1,298 @@
+package im.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import im.delivery.route.DeliveryConfig;
+import im.delivery.route.DeliveryNode;
+import im.gateway.Gateway;
+import im.gateway.GatewayConfig;
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
+import im.infra.fault.Faults;
+import im.infra.kafka.TopicNames;
+import im.infra.kafka.Topics;
+import im.infra.test.ImStackExtension;
+import im.infra.test.TestStack;
+import im.ingest.relay.CdcRelay;
+import im.ingest.relay.RelayConfig;
+import im.sweeper.Sweeper;
+import im.sweeper.SweeperConfig;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.ServerSocket;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import picocli.CommandLine;
+
+/**
+ * The client commands against a real running platform (PostgreSQL, Kafka, CDC relay, a delivery
+ * node, a sweeper and a gateway in this JVM), run in-process through {@link Im#commandLine()} with their
+ * stdout and stderr captured.
+ */
+@ExtendWith(ImStackExtension.class)
+class CliIT {
+    private static final String ADMIN = "cli-test-admin-token-0123456789";
+    private final List<AutoCloseable> started = new ArrayList<>();
+    private final ExecutorService background = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void stop() throws Exception {
+        background.shutdownNow();
+        for (int i = started.size() - 1; i >= 0; i--) started.get(i).close();
+    }
+
+    record Run(int code, String out, String err) {
+        @Override
+        public String toString() {
+            return "exit " + code + "\n--- stdout\n" + out + "--- stderr\n" + err;
+        }
+    }
+
+    /** Runs {@code im args...} in this JVM; {@code live} receives stdout/stderr as they are written. */
+    private static Run im(StringWriter out, StringWriter err, String... args) {
+        CommandLine cl = Im.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        int code = cl.execute(args);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    private static Run im(String... args) {
+        return im(new StringWriter(), new StringWriter(), args);
+    }
+
+    private static String[] with(String[] first, String... more) {
+        String[] all = new String[first.length + more.length];
+        System.arraycopy(first, 0, all, 0, first.length);
+        System.arraycopy(more, 0, all, first.length, more.length);
+        return all;
+    }
+
+    private Gateway gateway(TestStack stack, Settings s, String faults) {
+        Gateway g = new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC()).start();
+        started.add(g);
+        return g;
+    }
+
+    private static Run ok(Run r) {
+        assertEquals(0, r.code(), r.toString());
+        return r;
+    }
+
+    /** A failed client command: exit 1 (or 2 for usage), the expected text on stderr, no stack trace. */
+    private static Run fails(int code, String expected, Run r) {
+        assertEquals(code, r.code(), r.toString());
+        assertTrue(r.err().contains(expected), "stderr should say '" + expected + "'\n" + r);
+        assertFalse(r.err().contains("\tat ") || r.err().contains("Exception"), "no stack trace\n" + r);
+        return r;
+    }
+
+    private static void await(BooleanSupplier cond, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > deadline) throw new AssertionError("timed out waiting for " + what);
+            Thread.sleep(50);
+        }
+    }
+
+    private static int closedPort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    void adminSendTailLagAndEventsTailAgainstARunningPlatform(TestStack stack) throws Exception {
+        String bootstrap = stack.kafkaBootstrap();
+        Settings s = stack.settings(Map.of(
+                ConfigKeys.RELAY_SLOT.name(), "s_" + stack.database(),
+                ConfigKeys.GATEWAY_PORT.name(), "0",
+                ConfigKeys.ADMIN_TOKEN.name(), ADMIN,
+                ConfigKeys.GATEWAY_HEARTBEAT_MS.name(), "500",
+                ConfigKeys.GATEWAY_LEASE_MS.name(), "3000",
+                ConfigKeys.SWEEP_MS.name(), "500",
+                ConfigKeys.PARTITIONS.name(), "3"));
+        TopicNames topics = TopicNames.from(s);
+        Topics.create(bootstrap, topics.conversationKeyed(), 3);
+        Topics.create(bootstrap, topics.singlePartition(), 1);
+        CdcRelay relay = new CdcRelay(RelayConfig.from(s), topics).start();
+        started.add(relay);
+        DeliveryNode node = new DeliveryNode(DeliveryConfig.from(s)).start();
+        started.add(node);
+        Sweeper sweeper = new Sweeper(SweeperConfig.from(s)).start();   // repairs a push lost before the interest was routed
+        started.add(sweeper);
+        Gateway gw = gateway(stack, s, "");
+        await(() -> relay.isActive() && node.isRunning() && sweeper.isRunning(), "relay active, delivery node and sweeper running");
+        String url = "http://127.0.0.1:" + gw.port();
+        String[] admin = {"--gateway", url, "--admin-token", ADMIN};
+
+        // users, devices, a conversation, membership
+        assertEquals("created user u-ana\n", ok(im(with(new String[] {"admin", "user", "create", "u-ana", "--name", "Ana"}, admin))).out());
+        ok(im(with(new String[] {"admin", "user", "create", "u-bo"}, admin)));
+        ok(im(with(new String[] {"admin", "users", "create", "u-cy"}, admin)));
+        Run reg = ok(im(with(new String[] {"admin", "device", "register", "u-ana", "d-ana"}, admin)));
+        String ana = reg.out().trim();
+        assertTrue(ana.startsWith("imt_") && !ana.contains("\n"), "stdout is the token alone: " + reg);
+        assertTrue(reg.err().contains("registered device d-ana of u-ana (install 1)"), reg.toString());
+        String bo = ok(im(with(new String[] {"admin", "device", "register", "u-bo", "d-bo"}, admin))).out().trim();
+        String cy = ok(im(with(new String[] {"admin", "device", "register", "u-cy", "d-cy"}, admin))).out().trim();
+        Run created = ok(im(with(new String[] {"admin", "conv", "create", "c-ab", "u-ana", "u-bo", "--kind", "direct"}, admin)));
+        assertTrue(created.out().startsWith("created c-ab  direct  head 2\n"), created.toString());
+        assertTrue(created.out().contains("u-bo    2     -"), created.toString());
+
+        Run users = ok(im(with(new String[] {"admin", "user", "list", "--limit", "2"}, admin)));
+        assertTrue(users.out().matches("(?s)USER +NAME +DEVICES\nu-ana +Ana +1\nu-bo +1\n"), users.toString());
+        assertTrue(users.err().contains("more: repeat with --after u-bo"), users.toString());
+        assertTrue(ok(im(with(new String[] {"admin", "user", "list", "--after", "u-bo"}, admin))).out().contains("u-cy"));
+        assertTrue(ok(im(with(new String[] {"admin", "device", "list", "u-ana"}, admin))).out().matches("(?s)DEVICE +EPOCH.*\nd-ana +1 .*"));
+        assertTrue(ok(im(with(new String[] {"admin", "conv", "list"}, admin))).out().matches("(?s)CONV +KIND +HEAD +MEMBERS\nc-ab +direct +2 +2\n"));
+        assertEquals("u-cy joined c-ab at seq 3\n", ok(im(with(new String[] {"admin", "member", "add", "c-ab", "u-cy"}, admin))).out());
+        assertEquals("u-cy is already a member of c-ab (joined at seq 3)\n",
+                ok(im(with(new String[] {"admin", "member", "add", "c-ab", "u-cy"}, admin))).out());
+        assertEquals("u-cy left c-ab at seq 4\n", ok(im(with(new String[] {"admin", "member", "remove", "c-ab", "u-cy"}, admin))).out());
+        Run show = ok(im(with(new String[] {"admin", "conv", "show", "c-ab"}, admin)));
+        assertTrue(show.out().matches("(?s)c-ab  direct  head 4\n.*u-cy +3 +4\n"), show.toString());
+        assertTrue(ok(im(with(new String[] {"admin", "conv", "show", "c-ab", "--json"}, admin))).out().startsWith("{\"conv\":\"c-ab\""));
+        Run reinstall = ok(im(with(new String[] {"admin", "device", "reinstall", "d-cy"}, admin)));
+        assertTrue(reinstall.err().contains("install 2"), reinstall.toString());
+        fails(1, "STALE_INSTALL: ", im("send", "--gateway", url, "--token", cy, "--conv", "c-ab", "hi"));
+        cy = reinstall.out().trim();
+
+        // tail as bo: the history from seq 1 (bo sees from his join, seq 2), then live pushes of what ana sends
+        StringWriter tailOut = new StringWriter();
+        StringWriter tailErr = new StringWriter();
+        Future<Run> tail = background.submit(() ->
+                im(tailOut, tailErr, "tail", "--gateway", url, "--token", bo, "--conv", "c-ab", "--from", "1", "-n", "5"));
+        await(() -> tailOut.toString().contains("* left"), "tail printed the history");
+        assertTrue(tailErr.toString().contains("subscribed as u-bo / d-bo, following c-ab from seq 1 (acking; delivered cursor 0)"),
+                tailErr.toString());
+
+        Run sent = ok(im("send", "--gateway", url, "--token", ana, "--conv", "c-ab", "hello bo"));
+        assertTrue(sent.out().matches("sent c-ab seq=5 mid=[0-9a-f-]{36} dup=false\n"), sent.toString());
+        assertTrue(sent.err().contains("connecting to ws://127.0.0.1:" + gw.port() + "/ws"), sent.toString());
+        Run second = ok(im("send", "--gateway", url, "--token", ana, "--conv", "c-ab", "--cmid", "m-2", "line one\nline two"));
+        Run resend = ok(im("send", "--gateway", url, "--token", ana, "--conv", "c-ab", "--cmid", "m-2", "line one\nline two"));
+        assertTrue(second.out().contains("seq=6") && second.out().contains("dup=false"), second.toString());
+        String mid = second.out().replaceAll("(?s).*mid=(\\S+).*", "$1");
+        assertEquals("sent c-ab seq=6 mid=" + mid + " dup=true\n", resend.out(), "a resend with the same cmid: the original seq");
+
+        Run tailed;
+        try {
+            tailed = tail.get(60, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new AssertionError("tail did not print 5 events\n--- stdout\n" + tailOut + "--- stderr\n" + tailErr);
+        }
+        ok(tailed);
+        String[] lines = tailed.out().split("\n");
+        assertEquals(5, lines.length, tailed.toString());
+        assertTrue(lines[0].matches("2  \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z  u-bo  \\* joined"), "seq 1 is before bo's join: " + lines[0]);
+        assertTrue(lines[2].matches("4  .*  u-cy  \\* left"), lines[2]);
+        assertTrue(lines[3].matches("5  .*  u-ana  hello bo"), lines[3]);
+        assertTrue(lines[4].matches("6  .*  u-ana  line one\\\\nline two"), "one line per event: " + lines[4]);
+        assertTrue(tailed.err().contains("stopped after 5 events; d-bo delivered cursor in c-ab: 6"), tailed.toString());
+
+        // lag: bo acked everything it printed; ana never acked; cy (left at seq 4) sees only up to 4
+        Run lag = ok(im(with(new String[] {"lag", "--conv", "c-ab"}, admin)));
+        assertTrue(lag.out().matches("(?s)CONV +USER +DEVICE +DELIVERED +HEAD +LAG\n"
+                + "c-ab +u-ana +d-ana +0 +6 +6\n"
+                + "c-ab +u-bo +d-bo +6 +6 +0\n"
+                + "c-ab +u-cy \\(left\\) +d-cy +0 +4 +4\n"), lag.toString());
+        Run lagging = ok(im(with(new String[] {"lag", "--lagging"}, admin)));
+        assertFalse(lagging.out().contains("d-bo"), lagging.toString());
+        assertTrue(lagging.out().contains("d-ana"), lagging.toString());
+
+        // tail again without --from: resumes after the device's cursor, so only the new message is printed
+        StringWriter resumedErr = new StringWriter();
+        Future<Run> resumed = background.submit(() -> im(new StringWriter(), resumedErr,
+                "tail", "--gateway", url, "--token", bo, "--conv", "c-ab", "--no-ack", "-n", "1", "--json"));
+        await(() -> resumedErr.toString().contains("following c-ab from seq 7 (--no-ack: not acking)"), "resumed tail subscribed");
+        ok(im("send", "--gateway", url, "--token", ana, "--conv", "c-ab", "seven"));
+        Run r7 = ok(resumed.get(60, TimeUnit.SECONDS));
+        assertTrue(r7.out().matches("\\{\"conv\":\"c-ab\",\"seq\":7,\"kind\":\"msg\".*\"body\":\"seven\".*\\}\n"), r7.toString());
+        Run lag7 = ok(im(with(new String[] {"lag", "--conv", "c-ab"}, admin)));
+        assertTrue(lag7.out().matches("(?s).*\nc-ab +u-bo +d-bo +6 +7 +1\n.*"), "--no-ack left the cursor: " + lag7);
+
+        // the public event topic as a data team sees it
+        String[] events = {"events", "tail", "--bootstrap", bootstrap, "--topic-prefix", stack.topicPrefix(), "--from-beginning"};
+        Run ev = ok(im(with(events, "--conv", "c-ab", "-n", "6")));
+        assertTrue(ev.err().contains("following " + topics.events() + " (conversation c-ab on partition "), ev.toString());
+        assertTrue(ev.out().matches("(?s)p\\d@0  c-ab #1  join  u-ana  .*"), ev.toString());
+        assertTrue(ev.out().matches("(?s).*\np\\d@4  c-ab #5  msg  u-ana  \\d{4}-[^ ]+Z  hello bo\n.*"), ev.toString());
+        Run raw = ok(im(with(events, "--json", "-n", "1")));
+        assertTrue(raw.out().startsWith("{\"v\":1,\"conv\":\"c-ab\",\"seq\":1,"), raw.toString());
+        fails(1, "topic nope.events does not exist at " + bootstrap,
+                im("events", "tail", "--bootstrap", bootstrap, "--topic-prefix", "nope.", "--timeout", "5"));
+
+        // refusals by the platform
+        fails(1, "NOT_MEMBER: ", im("send", "--gateway", url, "--token", cy, "--conv", "c-ab", "hi"));
+        ok(im(with(new String[] {"admin", "conv", "create", "c-solo", "u-ana"}, admin)));
+        fails(1, "NOT_MEMBER: ", im("tail", "--gateway", url, "--token", bo, "--conv", "c-solo"));
+        fails(1, "UNKNOWN_CONV: ", im("tail", "--gateway", url, "--token", bo, "--conv", "c-none"));
+    }
+
+    @Test
+    void failuresAreOneClearLineWithANonZeroExit(TestStack stack) throws Exception {
+        Gateway gw = gateway(stack, stack.settings(Map.of(ConfigKeys.GATEWAY_PORT.name(), "0", ConfigKeys.ADMIN_TOKEN.name(), ADMIN)), "");
+        String url = "http://127.0.0.1:" + gw.port();
+        String down = "http://127.0.0.1:" + closedPort();
+
+        fails(1, "admin API: 401 UNAUTHORIZED missing or wrong admin token",
+                im("admin", "user", "list", "--gateway", url, "--admin-token", "not-the-admin-token"));
+        fails(1, "cannot reach gateway at " + down + ": connection refused",
+                im("admin", "user", "list", "--gateway", down, "--admin-token", ADMIN));
+        fails(1, "admin API: 400 INVALID user: must match",
+                im("admin", "user", "create", "has space", "--gateway", url, "--admin-token", ADMIN));
+        fails(1, "admin API: 404 NOT_FOUND no conversation c-none",
+                im("admin", "conv", "show", "c-none", "--gateway", url, "--admin-token", ADMIN));
+        fails(1, "BAD_TOKEN: ", im("send", "--gateway", url, "--token", "imt_not-a-token", "--conv", "c-ab", "hi"));
+        fails(1, "BAD_TOKEN: ", im("tail", "--gateway", url, "--token", "imt_not-a-token", "--conv", "c-ab"));
+        fails(1, "cannot reach gateway at ws://127.0.0.1:" + down.substring(down.lastIndexOf(':') + 1) + "/ws: connection refused",
+                im("send", "--gateway", down, "--token", "imt_x", "--conv", "c-ab", "hi"));
+        fails(1, "cannot reach Kafka at 127.0.0.1:", im("events", "tail", "--bootstrap", "127.0.0.1:" + closedPort(), "--timeout", "2"));
+        if (System.getenv("IM_ADMIN_TOKEN") == null) {
+            fails(2, "no admin token: pass --admin-token or set IM_ADMIN_TOKEN", im("admin", "user", "list", "--gateway", url));
+        }
+
+        // usage errors: exit 2 with the usage
+        fails(2, "Missing required option", im("send", "--gateway", url, "--conv", "c-ab", "hi"));
+        fails(2, "Missing required parameter", im("send", "--gateway", url, "--token", "imt_x", "--conv", "c-ab"));
+        fails(2, "Missing required subcommand", im("admin"));
+        fails(2, "Missing required parameter", im("admin", "conv", "create", "c-x"));
+        fails(2, "--gateway: expected http://host:port, got ftp://x", im("admin", "user", "list", "--gateway", "ftp://x", "--admin-token", ADMIN));
+        fails(2, "Invalid value for option '--limit'", im("admin", "user", "list", "--limit", "many"));
+    }
+
+    @Test
+    void sendWaitsForTheSentReplyAndDoesNotHangOnALostOne(TestStack stack) throws Exception {
+        // the gateway drops every sent reply: the send is committed, the reply never comes
+        Gateway gw = gateway(stack, stack.settings(Map.of(ConfigKeys.GATEWAY_PORT.name(), "0",
+                ConfigKeys.ADMIN_TOKEN.name(), ADMIN)), "gw.reply.send:drop");
+        String url = "http://127.0.0.1:" + gw.port();
+        String[] admin = {"--gateway", url, "--admin-token", ADMIN};
+        ok(im(with(new String[] {"admin", "user", "create", "u-ana"}, admin)));
+        ok(im(with(new String[] {"admin", "user", "create", "u-bo"}, admin)));
+        String ana = ok(im(with(new String[] {"admin", "device", "register", "u-ana", "d-ana"}, admin))).out().trim();
+        ok(im(with(new String[] {"admin", "conv", "create", "c-ab", "u-ana", "u-bo"}, admin)));
+        Run r = fails(1, "no reply from the gateway", im("send", "--gateway", url, "--token", ana, "--conv", "c-ab",
+                "--cmid", "m-lost", "--timeout", "2", "hi"));
+        assertTrue(r.err().contains("resend with --cmid m-lost"), r.toString());
+        Matcher m = Pattern.compile("head (\\d+)").matcher(ok(im(with(new String[] {"admin", "conv", "show", "c-ab"}, admin))).out());
+        assertTrue(m.find());
+        assertEquals("3", m.group(1), "the send was committed although its reply was lost");
+    }
+}
