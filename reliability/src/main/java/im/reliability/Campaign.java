@@ -10,6 +10,7 @@ import im.client.ReceivedEvent;
 import im.client.SentAck;
 import im.ingest.directory.Directory;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -68,17 +69,21 @@ public final class Campaign {
      * @param faultInterval     mean time between faults (each 0.5..1.5 times this)
      * @param faults            enabled fault kinds (empty: no faults)
      * @param membershipChanges leave/join changes in groups during the run
+     * @param offlineAtEnd      devices that go offline halfway through the run and stay away until the
+     *                          first check is done; then they reconnect and must catch up (second check)
      * @param quiesceDeadline   how long the system may take to converge after the faults stop
      * @param workDir           PostgreSQL, Kafka and client state go here
      */
     public record Options(long seed, Duration duration, int users, int devicesPerUser, int multiDeviceUsers,
                           int groups, int directs, double sendsPerSecond, Duration faultInterval,
-                          List<Nemesis.Kind> faults, int membershipChanges, Duration quiesceDeadline, Path workDir) {
+                          List<Nemesis.Kind> faults, int membershipChanges, int offlineAtEnd, Duration quiesceDeadline,
+                          Path workDir) {
         public Options {
             if (users < 2) throw new IllegalArgumentException("users: at least 2");
             if (devicesPerUser < 1) throw new IllegalArgumentException("devicesPerUser: at least 1");
             if (groups + directs < 1) throw new IllegalArgumentException("at least one conversation");
             if (sendsPerSecond <= 0) throw new IllegalArgumentException("sendsPerSecond: positive");
+            if (offlineAtEnd < 0 || offlineAtEnd >= users) throw new IllegalArgumentException("offlineAtEnd: 0 .. users-1");
             faults = List.copyOf(faults);
         }
     }
@@ -99,6 +104,10 @@ public final class Campaign {
         final String user;
         final String token;
         final Path stateDir;
+        /** A probe device: sends only the nemesis' probe messages, never faulted. */
+        boolean probe;
+        /** Parked offline (see {@link Options#offlineAtEnd}): nobody reconnects it until the first check is done. */
+        volatile boolean parked;
         volatile ImClient client;
         final ConcurrentLinkedQueue<Attempt> attempts = new ConcurrentLinkedQueue<>();
         final Map<String, Long> acked = new ConcurrentHashMap<>();
@@ -128,6 +137,9 @@ public final class Campaign {
     private final List<String> problems = new CopyOnWriteArrayList<>();
     private Stack stack;
     private Directory directory;
+    private Dev probeSender;
+    private Dev probeReceiver;
+    private static final String PROBE_CONV = "probe";
 
     private Campaign(Options o) {
         this.o = o;
@@ -149,15 +161,16 @@ public final class Campaign {
                 o.faultInterval().toMillis());
         stack = new Stack(o.workDir());
         try {
-            log("stack up in %d ms (gateway %s)", System.currentTimeMillis() - tStart, stack.ws());
+            log("stack up in %d ms (gateways %s, %s)", System.currentTimeMillis() - tStart, stack.ws(0), stack.ws(1));
             directory = new Directory(stack.db.dataSource(), Clock.systemUTC());
             createCast();
             for (Dev d : devices) openClient(d);
             Thread poller = daemon("cursor-poller", this::pollCursors);
             poller.start();
 
-            Nemesis nemesis = new Nemesis(stack, o.faults(), random.nextLong(), o.faultInterval().toMillis(), devices.size(),
-                    this::bounceClient);
+            int faultable = (int) devices.stream().filter(d -> !d.probe).count();
+            Nemesis nemesis = new Nemesis(stack, o.faults(), random.nextLong(), o.faultInterval().toMillis(), faultable,
+                    this::bounceClient, this::probe);
             List<Thread> senders = new ArrayList<>();
             long senderCount = devices.stream().filter(d -> !memberOf.get(d.user).isEmpty()).count();
             double perDevice = o.sendsPerSecond() / Math.max(1, senderCount);
@@ -171,10 +184,23 @@ public final class Campaign {
             }
             Thread churn = daemon("membership-churn", () -> churn(runStart, runEnd, new Random(random.nextLong())));
             churn.start();
+            List<Dev> parked = new ArrayList<>();
+            for (Dev d : devices) {
+                if (parked.size() < o.offlineAtEnd() && !d.probe) parked.add(d);
+            }
+            Thread parker = daemon("park-offline", () -> {
+                LockSupport.parkNanos((runEnd - runStart) / 2 * 1_000_000L);
+                for (Dev d : parked) {
+                    d.parked = true;
+                    d.client.disconnect();
+                    log("device %s is offline from now until after the first check", d.id);
+                }
+            });
+            parker.start();
             nemesis.start();
             // The run lasts its duration and, so that a short run still tries every enabled kind, until
-            // each was injected once (at most three times the duration).
-            long hardEnd = runStart + 3 * o.duration().toMillis();
+            // each was injected once (at most five times the duration).
+            long hardEnd = runStart + 5 * o.duration().toMillis();
             while (System.currentTimeMillis() < runEnd
                     || (!nemesis.coveredAll() && System.currentTimeMillis() < hardEnd)) {
                 LockSupport.parkNanos(100_000_000L);
@@ -182,6 +208,7 @@ public final class Campaign {
             stopSenders.set(true);
             for (Thread t : senders) t.join(120_000);
             churn.join(60_000);
+            parker.join(60_000);
             nemesis.stopAndHeal();
             log("run over after %d ms; %d faults: %s", System.currentTimeMillis() - runStart, nemesis.faults.size(), nemesis.counts());
 
@@ -205,14 +232,41 @@ public final class Campaign {
             figures.put("topic_records", (long) h.topic().size());
             figures.put("faults", (long) nemesis.faults.size());
             nemesis.counts().forEach((k, v) -> figures.put("faults." + k.name().toLowerCase(), (long) v));
+            stack.droppedFrames().forEach((k, v) -> figures.put("frames_dropped." + k, v));
+            for (Nemesis.Kind k : Nemesis.Kind.values()) {
+                List<Long> rec = nemesis.faults.stream().filter(f -> f.kind() == k).map(Nemesis.Fault::recoveryMillis).sorted().toList();
+                if (rec.isEmpty()) continue;
+                String key = "recovery_ms." + k.name().toLowerCase();
+                figures.put(key + ".max", rec.contains(-1L) ? -1L : rec.get(rec.size() - 1));
+                figures.put(key + ".median", rec.get(rec.size() / 2));
+            }
             figures.put("nemesis_errors", (long) nemesis.errors.size());
             figures.put("harness_problems", (long) problems.size());
             figures.put("converge_ms", convergeMs);
             long lastHeal = nemesis.faults.stream().mapToLong(Nemesis.Fault::healedMillis).max().orElse(quiesceStart);
             figures.put("last_heal_to_converged_ms", quiesceStart + convergeMs - lastHeal);
 
+            figures.put("devices_offline_at_check", (long) parked.size());
             CheckReport report = Checker.check(h);
             report.figures().forEach((k, v) -> figures.put("check." + k, v));
+            if (report.ok() && !parked.isEmpty()) {
+                // The offline devices come back: they must catch up like everyone else.
+                for (Dev d : parked) {
+                    d.parked = false;
+                    connectWithRetry(d, 60_000);
+                }
+                long catchUp = quiesce();
+                pollOnce();
+                figures.put("offline_catch_up_ms", catchUp);
+                History h2 = buildHistory();
+                CheckReport second = Checker.check(h2);
+                second.figures().forEach((k, v) -> figures.put("check2." + k, v));
+                if (!second.ok()) {
+                    log("second check (after the offline devices returned) FAILED");
+                    report = second;
+                }
+                h = h2;
+            }
             figures.put("violations", (long) report.violations().size());
             figures.put("total_ms", System.currentTimeMillis() - tStart);
             log("figures:");
@@ -247,6 +301,7 @@ public final class Campaign {
     // ------------------------------------------------------------------ the cast
 
     private void createCast() throws IOException {
+        for (String u : List.of("u-probe-s", "u-probe-r")) directory.createUser(u, "probe");
         List<String> users = new ArrayList<>();
         for (int i = 0; i < o.users(); i++) {
             String u = String.format("u%02d", i);
@@ -263,6 +318,7 @@ public final class Campaign {
             }
         }
         Map<String, List<String>> members = new LinkedHashMap<>();
+        members.put(PROBE_CONV, List.of("u-probe-s", "u-probe-r"));
         for (int g = 0; g < o.groups(); g++) {
             List<String> shuffled = new ArrayList<>(users);
             java.util.Collections.shuffle(shuffled, random);
@@ -286,16 +342,67 @@ public final class Campaign {
         }
         for (Map.Entry<String, List<String>> e : members.entrySet()) {
             boolean group = e.getKey().startsWith("g");
+            if (e.getKey().equals(PROBE_CONV)) {
+                directory.createConversation(PROBE_CONV, "direct", e.getValue());
+                convs.add(PROBE_CONV);
+                continue;
+            }
             directory.createConversation(e.getKey(), group ? "group" : "direct", e.getValue());
             convs.add(e.getKey());
             if (group) groupConvs.add(e.getKey());
             for (String u : e.getValue()) memberOf.get(u).add(e.getKey());
             log("conversation %s: %s", e.getKey(), e.getValue());
         }
+        // The probe pair: after every heal the nemesis measures one message end to end (sender on
+        // gateway 0, receiver on gateway 1).
+        probeSender = probeDevice("u-probe-s", "d-probe-s");
+        probeReceiver = probeDevice("u-probe-r", "d-probe-r");
+    }
+
+    private Dev probeDevice(String user, String id) {
+        memberOf.put(user, ConcurrentHashMap.newKeySet());
+        memberOf.get(user).add(PROBE_CONV);
+        Dev d = new Dev(devices.size(), id, user, directory.registerDevice(user, id).token(),
+                o.workDir().resolve("clients").resolve(id));
+        d.probe = true;
+        devices.add(d);
+        return d;
+    }
+
+    /**
+     * One probe message after a heal: the time until its {@code sent} arrived (resent as the SDK
+     * does while the platform is still recovering) and the receiver on the other gateway stored
+     * and acknowledged it. -1 if that took more than 60 s.
+     */
+    private long probe() {
+        long t0 = System.currentTimeMillis();
+        long deadline = t0 + 60_000;
+        try {
+            String cmid = probeSender.client.enqueue(PROBE_CONV, "probe at " + t0);
+            probeSender.attempts.add(new Attempt(cmid, PROBE_CONV, "probe at " + t0));
+            Long seq;
+            while ((seq = probeSender.acked.get(cmid)) == null) {
+                if (System.currentTimeMillis() > deadline) return -1;
+                try {
+                    for (SentAck a : probeSender.client.resendPending()) probeSender.acked.put(a.cmid(), a.seq());
+                } catch (IOException e) {
+                    LockSupport.parkNanos(50_000_000L);   // not connected yet: the SDK reconnects
+                }
+            }
+            while (probeReceiver.client.cursor(PROBE_CONV) < seq) {
+                if (System.currentTimeMillis() > deadline) return -1;
+                LockSupport.parkNanos(10_000_000L);
+            }
+            return System.currentTimeMillis() - t0;
+        } catch (IOException e) {
+            problems.add("probe failed: " + e);
+            return -1;
+        }
     }
 
     private void openClient(Dev d) throws IOException {
-        ImClient c = ImClient.open(ClientOptions.of(stack.ws(), d.token, d.stateDir));
+        URI uri = d == probeSender ? stack.ws(0) : d == probeReceiver ? stack.ws(1) : stack.ws(d.index % Stack.GATEWAYS);
+        ImClient c = ImClient.open(ClientOptions.of(uri, d.token, d.stateDir));
         c.addListener(new ClientListener() {
             @Override
             public void onSent(SentAck ack) {
@@ -325,9 +432,10 @@ public final class Campaign {
     /** The nemesis' client fault: disconnect device {@code i}, stay away 0.5–2.5 s, connect again. */
     private void bounceClient(int i) {
         Dev d = devices.get(i);
+        if (d.parked) return;
         d.client.disconnect();
         LockSupport.parkNanos((500 + (long) (Math.abs(d.id.hashCode() + System.nanoTime()) % 2000)) * 1_000_000L);
-        connectWithRetry(d, 60_000);
+        if (!d.parked) connectWithRetry(d, 60_000);
     }
 
     // ------------------------------------------------------------------ load
@@ -335,6 +443,7 @@ public final class Campaign {
     private void sendLoop(Dev d, double perSecond, Random r) {
         long k = 0;
         long next = System.currentTimeMillis();
+        if (d.probe) return;
         while (!stopSenders.get()) {
             // Poisson arrivals at the device's share of the rate.
             next += (long) (-Math.log(1 - r.nextDouble()) * 1000.0 / perSecond);
@@ -369,6 +478,7 @@ public final class Campaign {
         long step = (runEnd - runStart) / (o.membershipChanges() + 1);
         List<String> groups = new ArrayList<>(groupConvs);
         List<String> users = new ArrayList<>(new java.util.TreeSet<>(memberOf.keySet()));
+        users.removeIf(u -> u.startsWith("u-probe"));
         for (int i = 1; i <= o.membershipChanges() && !stopSenders.get(); i++) {
             long at = runStart + i * step;
             long now = System.currentTimeMillis();
@@ -461,6 +571,7 @@ public final class Campaign {
         String lag = "";
         while (System.currentTimeMillis() < deadline) {
             for (Dev d : devices) {
+                if (d.parked) continue;
                 if (!d.client.isConnected()) connectWithRetry(d, 1_000);
                 if (!d.client.pending().isEmpty() && d.client.isConnected()) {
                     try {
@@ -487,14 +598,19 @@ public final class Campaign {
     private String lagging() {
         Map<String, Long> heads;
         Map<String, Set<String>> current = new HashMap<>();
+        Map<String, Map<String, Long>> leftAt = new HashMap<>();   // user -> conv -> seq of the leave
         try {
             heads = heads();
             query("SELECT user_id, conv_id FROM memberships WHERE to_seq IS NULL",
                     rs -> current.computeIfAbsent(rs.getString(1), k -> new HashSet<>()).add(rs.getString(2)));
+            query("SELECT m.user_id, m.conv_id, m.to_seq FROM memberships m WHERE m.to_seq IS NOT NULL AND NOT EXISTS"
+                    + " (SELECT 1 FROM memberships x WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq)",
+                    rs -> leftAt.computeIfAbsent(rs.getString(1), k -> new HashMap<>()).put(rs.getString(2), rs.getLong(3)));
         } catch (SQLException e) {
             return "database: " + e.getMessage();
         }
         for (Dev d : devices) {
+            if (d.parked) continue;
             if (!d.client.pending().isEmpty()) return d.id + " has " + d.client.pending().size() + " pending";
             for (String conv : current.getOrDefault(d.user, Set.of())) {
                 long head = heads.get(conv);
@@ -504,6 +620,11 @@ public final class Campaign {
                 if (local != head || srv != head) {
                     return d.id + " in " + conv + ": local " + local + ", server " + srv + ", head " + head;
                 }
+            }
+            // A conversation the user left: the device must still hold everything up to the leave.
+            for (Map.Entry<String, Long> e : leftAt.getOrDefault(d.user, Map.of()).entrySet()) {
+                long local = d.client.cursor(e.getKey());
+                if (local < e.getValue()) return d.id + " in " + e.getKey() + " (left at " + e.getValue() + "): local " + local;
             }
         }
         return "";

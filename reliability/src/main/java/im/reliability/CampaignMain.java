@@ -35,6 +35,8 @@ public final class CampaignMain implements Callable<Integer> {
     List<Nemesis.Kind> faults = List.of(Nemesis.Kind.values());
     @Option(names = "--membership-changes", description = "leave/join changes during the run, default ${DEFAULT-VALUE}")
     int membershipChanges = 10;
+    @Option(names = "--offline-at-end", description = "devices offline from halfway until after the first check, default ${DEFAULT-VALUE}")
+    int offlineAtEnd = 2;
     @Option(names = "--quiesce-seconds", description = "deadline to converge after the faults stop, default ${DEFAULT-VALUE}")
     int quiesceSeconds = 90;
     @Option(names = "--work-dir", description = "where PostgreSQL, Kafka and client state go, default a new temporary directory")
@@ -45,7 +47,7 @@ public final class CampaignMain implements Callable<Integer> {
         Path dir = workDir != null ? workDir : Files.createTempDirectory("im-campaign-");
         long s = seed != null ? seed : System.currentTimeMillis();
         Campaign.Result r = Campaign.run(new Campaign.Options(s, Duration.ofSeconds(seconds), users, devicesPerUser,
-                multiDeviceUsers, groups, directs, rate, Duration.ofMillis(faultIntervalMs), faults, membershipChanges,
+                multiDeviceUsers, groups, directs, rate, Duration.ofMillis(faultIntervalMs), faults, membershipChanges, offlineAtEnd,
                 Duration.ofSeconds(quiesceSeconds), dir));
         System.out.println(r.ok() ? "CAMPAIGN OK (seed " + s + ")" : "CAMPAIGN FAILED (seed " + s + "): "
                 + r.report().violations().size() + " violations");

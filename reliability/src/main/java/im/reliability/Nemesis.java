@@ -11,11 +11,13 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntConsumer;
+import java.util.function.LongSupplier;
 
 /**
  * Injects one fault at a time at random (seeded) times and heals it before the next. The kinds are
  * taken in rounds: each enabled kind once per round, in a random order, so a short run still
- * covers every kind. Each fault is down for a random 0.5–3 s before it is healed.
+ * covers every kind. Each fault is down for a random 0.5–3 s before it is healed (frame drops:
+ * 3.5–6 s). After each heal a probe message measures the time until the platform delivers again.
  */
 public final class Nemesis implements Runnable {
     /** The faults the nemesis knows. */
@@ -24,26 +26,36 @@ public final class Nemesis implements Runnable {
         BROKER_KILL,
         /** SIGQUIT to the postmaster (pg_ctl -m immediate), restart with WAL recovery. */
         PG_CRASH,
-        /** CDC relay closed, a new one started (it resumes from its slot). */
-        RELAY_RESTART,
-        /** Delivery node closed, a new one started (fresh state dir, state from changelogs). */
-        DELIVERY_RESTART,
-        /** Sweeper closed, a new one started. */
-        SWEEPER_RESTART,
-        /** Gateway closed (every socket drops), a new one on the same port: clients reconnect. */
-        GATEWAY_RESTART,
+        /** kill -9 of one of the two CDC relay processes (the active one or the standby), then a new one. */
+        RELAY_KILL,
+        /** kill -9 of one of the two delivery node processes (its partitions move to the other), then a new one. */
+        DELIVERY_KILL,
+        /** kill -9 of the sweeper process, then a new one (state from its changelogs). */
+        SWEEPER_KILL,
+        /** kill -9 of one gateway process (its sockets reset), a new one on the same port: clients reconnect. */
+        GATEWAY_KILL,
+        /**
+         * One gateway is restarted with IM_FAULT rules that drop a burst of {@code sent} replies,
+         * {@code acked} replies, event pushes and incoming acks, for the fault's window; then it is
+         * restarted clean. Both restarts are graceful (SIGTERM), like a rolling deploy.
+         */
+        FRAME_DROP,
         /** One random device disconnects and connects again. */
         CLIENT_DISCONNECT
     }
 
-    /** One injected fault: when it started and when it was healed (epoch ms). */
-    record Fault(Kind kind, long startMillis, long healedMillis, String detail) {}
+    /**
+     * One injected fault: when it started and when it was healed (epoch ms), and how long after the
+     * heal a probe message was confirmed to its sender and delivered to its receiver (-1: not within 60 s).
+     */
+    record Fault(Kind kind, long startMillis, long healedMillis, String detail, long recoveryMillis) {}
 
     private final Stack stack;
     private final List<Kind> kinds;
     private final Random random;
     private final long intervalMillis;
     private final IntConsumer disconnectClient;
+    private final LongSupplier probe;
     private final int clients;
     private final AtomicBoolean stop = new AtomicBoolean();
     private final CountDownLatch stopLatch = new CountDownLatch(1);
@@ -53,14 +65,18 @@ public final class Nemesis implements Runnable {
 
     /**
      * @param disconnectClient disconnects device {@code i}, waits and connects it again (blocking)
+     * @param probe            sends one message end to end after a heal; returns the ms it took to be
+     *                         confirmed and delivered, or -1
      */
-    Nemesis(Stack stack, List<Kind> kinds, long seed, long intervalMillis, int clients, IntConsumer disconnectClient) {
+    Nemesis(Stack stack, List<Kind> kinds, long seed, long intervalMillis, int clients, IntConsumer disconnectClient,
+            LongSupplier probe) {
         this.stack = stack;
         this.kinds = List.copyOf(kinds);
         this.random = new Random(seed);
         this.intervalMillis = intervalMillis;
         this.clients = clients;
         this.disconnectClient = disconnectClient;
+        this.probe = probe;
     }
 
     void start() {
@@ -112,8 +128,11 @@ public final class Nemesis implements Runnable {
                 System.err.println("nemesis: " + k + " failed: " + e);
                 e.printStackTrace();
             }
-            faults.add(new Fault(k, t0, System.currentTimeMillis(), detail));
-            System.out.printf("nemesis: %s %s down %d ms, healed after %d ms%n", k, detail, down, System.currentTimeMillis() - t0);
+            long healed = System.currentTimeMillis();
+            long recovery = probe.getAsLong();
+            faults.add(new Fault(k, t0, healed, detail, recovery));
+            System.out.printf("nemesis: %s %s down %d ms, healed after %d ms, probe delivered %d ms after the heal%n",
+                    k, detail, down, healed - t0, recovery);
         }
     }
 
@@ -132,29 +151,49 @@ public final class Nemesis implements Runnable {
                 stack.pg.restartAfterCrash();
                 return "";
             }
-            case RELAY_RESTART -> {
-                stack.relay.close();
+            case RELAY_KILL -> {
+                int i = random.nextInt(Stack.RELAYS);
+                String name = stack.relays[i].name;
+                stack.relays[i].kill();
                 pause(down);
-                stack.startRelay();
+                stack.restartRelay(i);
+                return name;
+            }
+            case DELIVERY_KILL -> {
+                int i = random.nextInt(Stack.NODES);
+                String name = stack.nodes[i].name;
+                stack.nodes[i].kill();
+                pause(down);
+                stack.restartNode(i);
+                return name;
+            }
+            case SWEEPER_KILL -> {
+                stack.sweeper.kill();
+                pause(down);
+                stack.restartSweeper();
                 return "";
             }
-            case DELIVERY_RESTART -> {
-                stack.node.close();
+            case GATEWAY_KILL -> {
+                int i = random.nextInt(Stack.GATEWAYS);
+                String name = stack.gateways[i].name;
+                stack.stopGateway(i, false);
                 pause(down);
-                stack.startNode();
-                return "";
+                stack.restartGateway(i, "");
+                return name;
             }
-            case SWEEPER_RESTART -> {
-                stack.sweeper.close();
-                pause(down);
-                stack.startSweeper();
-                return "";
-            }
-            case GATEWAY_RESTART -> {
-                stack.gateway.close();
-                pause(down);
-                stack.startGateway();
-                return stack.gateway.id();
+            case FRAME_DROP -> {
+                int i = random.nextInt(Stack.GATEWAYS);
+                String rules = "gw.reply.send:drop:" + random.nextInt(5) + ":" + (1 + random.nextInt(6))
+                        + ",gw.reply.ack:drop:" + random.nextInt(10) + ":" + (1 + random.nextInt(8))
+                        + ",gw.push:drop:" + random.nextInt(10) + ":" + (5 + random.nextInt(30))
+                        + ",gw.ack:drop:" + random.nextInt(10) + ":" + (1 + random.nextInt(8));
+                stack.stopGateway(i, true);
+                stack.restartGateway(i, rules);
+                pause(3000 + down);
+                Map<String, Long> dropped = stack.gateways[i].dropped();
+                stack.stopGateway(i, true);
+                stack.restartGateway(i, "");
+                return "gateway" + i + " " + rules + " dropped " + dropped;
             }
             case CLIENT_DISCONNECT -> {
                 disconnectClient.accept(victim);

@@ -1,42 +1,47 @@
 package im.reliability;
 
-import im.delivery.route.DeliveryConfig;
-import im.delivery.route.DeliveryNode;
-import im.gateway.Gateway;
-import im.gateway.GatewayConfig;
+import im.delivery.route.DeliveryMain;
+import im.gateway.GatewayMain;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.db.Database;
 import im.infra.db.EmbeddedPg;
-import im.infra.fault.Faults;
 import im.infra.kafka.KafkaBrokerProcess;
 import im.infra.kafka.TopicNames;
 import im.infra.kafka.Topics;
-import im.ingest.relay.CdcRelay;
-import im.ingest.relay.RelayConfig;
-import im.sweeper.Sweeper;
-import im.sweeper.SweeperConfig;
+import im.ingest.relay.RelayMain;
+import im.sweeper.SweeperMain;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Path;
-import java.time.Clock;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
- * The whole platform for a campaign: its own embedded PostgreSQL (data kept, so it can be crashed
- * and restarted with WAL recovery), a Kafka broker in its own JVM (kill -9 and restart on the same
- * port and data), and, in this JVM, the CDC relay, one delivery node, one sweeper and one gateway.
- * The in-process roles are restarted by {@code close()} and a new instance; the gateway comes back
- * on the same port so clients reconnect to the URI they know.
+ * The whole platform for a campaign, every part in its own process so the nemesis can kill it:
+ * an embedded PostgreSQL (data kept, so it can be crashed and restarted with WAL recovery), a Kafka
+ * broker JVM, and child JVMs for two CDC relays (one active, one standby on the advisory lock), two
+ * delivery nodes, one sweeper and two gateways on fixed ports (clients reconnect to the URI they
+ * know). Roles are the production main classes ({@code RelayMain}, {@code DeliveryMain},
+ * {@code SweeperMain}, {@code GatewayMain}) configured by IM_* variables only. Logs go to
+ * {@code <dir>/logs/<role>-<generation>.log}.
  */
 final class Stack implements AutoCloseable {
     static final String ADMIN_TOKEN = "campaign-admin-token-0123456789";
     static final int PARTITIONS = 3;
+    static final int RELAYS = 2;
+    static final int NODES = 2;
+    static final int GATEWAYS = 2;
+    private static final long READY_MS = 180_000;
 
     final Path dir;
     final EmbeddedPg pg;
@@ -44,13 +49,15 @@ final class Stack implements AutoCloseable {
     final KafkaBrokerProcess broker;
     final Settings settings;
     final TopicNames topics;
-    final int gatewayPort;
-    private int gatewayGeneration;
+    final int[] gatewayPorts = new int[GATEWAYS];
+    private final AtomicInteger generation = new AtomicInteger();
 
-    volatile CdcRelay relay;
-    volatile DeliveryNode node;
-    volatile Sweeper sweeper;
-    volatile Gateway gateway;
+    final RoleProcess[] relays = new RoleProcess[RELAYS];
+    final RoleProcess[] nodes = new RoleProcess[NODES];
+    final RoleProcess[] gateways = new RoleProcess[GATEWAYS];
+    volatile RoleProcess sweeper;
+    /** Frames dropped by fault rules of gateways that are gone, per point. */
+    private final Map<String, Long> droppedByGone = new java.util.TreeMap<>();
 
     Stack(Path dir) {
         this.dir = dir;
@@ -59,7 +66,7 @@ final class Stack implements AutoCloseable {
         db = Database.open(pg.dbConfig("campaign", 16), "campaign");
         Database.migrate(db.dataSource());
         broker = KafkaBrokerProcess.start(dir.resolve("kafka"), 0, true);
-        gatewayPort = freePort();
+        for (int i = 0; i < GATEWAYS; i++) gatewayPorts[i] = freePort();
         Map<String, String> m = new HashMap<>();
         m.put(ConfigKeys.PG_URL.name(), pg.jdbcUrl("campaign"));
         m.put(ConfigKeys.PG_USER.name(), EmbeddedPg.USER);
@@ -69,61 +76,108 @@ final class Stack implements AutoCloseable {
         m.put(ConfigKeys.TOPIC_PREFIX.name(), "camp.");
         m.put(ConfigKeys.RELAY_SLOT.name(), "s_campaign");
         m.put(ConfigKeys.PARTITIONS.name(), String.valueOf(PARTITIONS));
-        m.put(ConfigKeys.GATEWAY_PORT.name(), String.valueOf(gatewayPort));
         m.put(ConfigKeys.ADMIN_TOKEN.name(), ADMIN_TOKEN);
         m.put(ConfigKeys.GATEWAY_HEARTBEAT_MS.name(), "500");
         m.put(ConfigKeys.GATEWAY_LEASE_MS.name(), "3000");
         m.put(ConfigKeys.SWEEP_MS.name(), "500");
         m.put(ConfigKeys.HINT_BACKOFF_MS.name(), "1000");
+        m.put(ConfigKeys.WORKER_THREADS.name(), "8");
+        m.put(ConfigKeys.OPS_PORT.name(), "0");
         settings = Settings.of(m);
         topics = TopicNames.from(settings);
         Topics.create(broker.bootstrapServers(), topics.conversationKeyed(), PARTITIONS);
         Topics.create(broker.bootstrapServers(), topics.singlePartition(), 1);
-        startRelay();
-        startNode();
-        startSweeper();
-        startGateway();
-        await(120_000, () -> relay.isActive() && node.isRunning() && sweeper.isRunning(),
-                "relay active, delivery node and sweeper running");
+        // Start everything at once, then wait: the JVMs boot in parallel.
+        List<Runnable> waits = new ArrayList<>();
+        for (int i = 0; i < RELAYS; i++) waits.add(launchRelay(i));
+        for (int i = 0; i < NODES; i++) waits.add(launchNode(i, "IM_RUNNING"));
+        waits.add(launchSweeper("IM_RUNNING"));
+        for (int i = 0; i < GATEWAYS; i++) waits.add(launchGateway(i, ""));
+        waits.forEach(Runnable::run);
     }
 
-    URI ws() {
-        return URI.create("ws://127.0.0.1:" + gatewayPort + "/ws");
+    URI ws(int gateway) {
+        return URI.create("ws://127.0.0.1:" + gatewayPorts[gateway] + "/ws");
     }
 
-    void startRelay() {
-        relay = new CdcRelay(RelayConfig.from(settings), topics).start();
+    private Runnable launch(String role, Class<?> main, Map<String, String> extra, String readyPrefix, Consumer<RoleProcess> set) {
+        Map<String, String> env = new HashMap<>(settings.explicitValues());
+        env.putAll(extra);
+        String name = role + "-" + generation.incrementAndGet();
+        CompletableFuture<Void> ready = new CompletableFuture<>();
+        RoleProcess p = RoleProcess.start(name, main, env, dir.resolve("logs").resolve(name + ".log"), readyPrefix, ready);
+        set.accept(p);
+        return () -> RoleProcess.awaitReady(ready, name, READY_MS);
     }
 
-    void startNode() {
-        node = new DeliveryNode(DeliveryConfig.from(settings)).start();
+    private Runnable launchRelay(int i) {
+        return launch("relay" + i, RelayMain.class, Map.of(), "IM_READY", p -> relays[i] = p);
     }
 
-    void startSweeper() {
-        sweeper = new Sweeper(SweeperConfig.from(settings)).start();
+    private Runnable launchNode(int i, String readyPrefix) {
+        return launch("delivery" + i, DeliveryMain.class, Map.of(), readyPrefix, p -> nodes[i] = p);
     }
 
-    /** A new gateway (new id, as a restarted process would get) on the campaign's fixed port; retries while the port is still held. */
-    void startGateway() {
-        String id = "gw-" + (++gatewayGeneration);
-        Settings s = settings.with(ConfigKeys.GATEWAY_ID, id);
+    private Runnable launchSweeper(String readyPrefix) {
+        return launch("sweeper", SweeperMain.class, Map.of(), readyPrefix, p -> sweeper = p);
+    }
+
+    /** A gateway with a new id (as a restarted process gets) on its fixed port, with the given IM_FAULT rules. */
+    private Runnable launchGateway(int i, String faults) {
+        Map<String, String> extra = new HashMap<>();
+        extra.put(ConfigKeys.GATEWAY_PORT.name(), String.valueOf(gatewayPorts[i]));
+        extra.put(ConfigKeys.GATEWAY_ID.name(), "gw" + i + "-" + (generation.get() + 1));
+        if (!faults.isEmpty()) extra.put(ConfigKeys.FAULT.name(), faults);
+        return launch("gateway" + i, GatewayMain.class, extra, "IM_READY", p -> gateways[i] = p);
+    }
+
+    void restartRelay(int i) {
+        launchRelay(i).run();
+    }
+
+    void restartNode(int i) {
+        launchNode(i, "IM_READY").run();
+    }
+
+    void restartSweeper() {
+        launchSweeper("IM_READY").run();
+    }
+
+    /** Starts gateway {@code i} again; retries while its port is still held by the dying process. */
+    void restartGateway(int i, String faults) {
         RuntimeException last = null;
-        for (int attempt = 0; attempt < 50; attempt++) {
-            Gateway g = new Gateway(GatewayConfig.from(s), db.dataSource(), Faults.none(), Clock.systemUTC());
+        for (int attempt = 0; attempt < 20; attempt++) {
             try {
-                gateway = g.start();
+                launchGateway(i, faults).run();
                 return;
-            } catch (RuntimeException e) {   // e.g. the port is not free yet
+            } catch (RuntimeException e) {
                 last = e;
-                try {
-                    g.close();
-                } catch (RuntimeException ignored) {
-                    // partially started
-                }
-                LockSupport.parkNanos(200_000_000L);
+                LockSupport.parkNanos(500_000_000L);
             }
         }
-        throw new IllegalStateException("gateway did not start on port " + gatewayPort, last);
+        throw new IllegalStateException("gateway " + i + " did not start on port " + gatewayPorts[i], last);
+    }
+
+    /** Kills gateway {@code i} (kill -9, or SIGTERM when {@code graceful}) and keeps its drop counts. */
+    void stopGateway(int i, boolean graceful) {
+        RoleProcess g = gateways[i];
+        if (graceful) g.stop();
+        else g.kill();
+        synchronized (droppedByGone) {
+            g.dropped().forEach((k, v) -> droppedByGone.merge(k, v, Long::sum));
+        }
+    }
+
+    /** Frames dropped by gateway fault rules so far, per fault point. */
+    Map<String, Long> droppedFrames() {
+        Map<String, Long> m;
+        synchronized (droppedByGone) {
+            m = new java.util.TreeMap<>(droppedByGone);
+        }
+        for (RoleProcess g : gateways) {
+            if (g != null) g.dropped().forEach((k, v) -> m.merge(k, v, Long::sum));
+        }
+        return m;
     }
 
     static void await(long millis, BooleanSupplier cond, String what) {
@@ -153,10 +207,10 @@ final class Stack implements AutoCloseable {
 
     @Override
     public void close() {
-        if (gateway != null) quietly(gateway::close);
-        if (sweeper != null) quietly(sweeper::close);
-        if (node != null) quietly(node::close);
-        if (relay != null) quietly(relay::close);
+        for (RoleProcess g : gateways) if (g != null) quietly(g::kill);
+        if (sweeper != null) quietly(sweeper::kill);
+        for (RoleProcess n : nodes) if (n != null) quietly(n::kill);
+        for (RoleProcess r : relays) if (r != null) quietly(r::kill);
         quietly(broker::close);
         quietly(db::close);
         quietly(pg::close);

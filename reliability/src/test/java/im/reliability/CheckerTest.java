@@ -448,10 +448,18 @@ class CheckerTest {
     @Test
     void outboxLeftNonEmpty() {
         History h = valid();
-        replaceDevice(h, "ana-2", d -> new DeviceRecord(d.device(), d.user(), d.stored(), d.localCursor(),
+        replaceDevice(h, "ana-1", d -> new DeviceRecord(d.device(), d.user(), d.stored(), d.localCursor(),
                 d.serverCursor(), d.cursorHistory(), 2));
         Violation v = only(h, Kind.OUTBOX_NOT_EMPTY);
-        assertNames(v, "device=ana-2", "2");
+        assertNames(v, "device=ana-1", "2");
+    }
+
+    @Test
+    void anOfflineDeviceMayStillHoldItsOutbox() {
+        History h = valid();
+        replaceDevice(h, "ana-2", d -> new DeviceRecord(d.device(), d.user(), d.stored(), d.localCursor(),
+                d.serverCursor(), d.cursorHistory(), 2));
+        assertTrue(Checker.check(h).ok(), "ana-2 is offline");
     }
 
     @Test

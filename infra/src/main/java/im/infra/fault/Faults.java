@@ -84,12 +84,17 @@ public final class Faults {
         }
     }
 
-    /** True if this occurrence of the point must be dropped. Counts every call. */
+    /**
+     * True if this occurrence of the point must be dropped. Counts every call; prints
+     * {@code IM_FAULT: dropped <point>} on stderr for each drop (harnesses count these lines).
+     */
     public boolean shouldDrop(FaultPoint point) {
         Rule r = rules.get(point);
         if (r == null || r.halt) return false;
         long n = r.seen.getAndIncrement();
-        return n >= r.skip && n - r.skip < r.count;
+        boolean drop = n >= r.skip && n - r.skip < r.count;
+        if (drop) System.err.println("IM_FAULT: dropped " + point.wireName());
+        return drop;
     }
 
     private static final class Rule {
