@@ -45,6 +45,7 @@ final class AdminApi implements HttpHandler {
     private static final Logger log = LoggerFactory.getLogger(AdminApi.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern DEVICE_REINSTALL = Pattern.compile("/admin/devices/([^/]+)/reinstall");
+    private static final Pattern DEVICE_TOKEN = Pattern.compile("/admin/devices/([^/]+)/token");
     private static final Pattern CONVERSATION = Pattern.compile("/admin/conversations/([^/]+)");
     private static final Pattern MEMBER = Pattern.compile("/admin/conversations/([^/]+)/members/([^/]+)");
     private static final Pattern USER_DEVICES = Pattern.compile("/admin/users/([^/]+)/devices");
@@ -109,6 +110,9 @@ final class AdminApi implements HttpHandler {
         } else if ((m = DEVICE_REINSTALL.matcher(path)).matches()) {
             requireMethod(method, Methods.POST);
             respond(ex, 200, registration(directory.reinstallDevice(m.group(1))));
+        } else if ((m = DEVICE_TOKEN.matcher(path)).matches()) {
+            requireMethod(method, Methods.POST);
+            respond(ex, 200, registration(directory.renewToken(m.group(1))));
         } else if (path.equals("/admin/conversations") && method.equals(Methods.GET)) {
             Page<ConversationSummary> p = directory.listConversations(query(ex, "after"), limit(ex));
             ObjectNode o = JSON.createObjectNode();
@@ -149,8 +153,10 @@ final class AdminApi implements HttpHandler {
             ObjectNode o = JSON.createObjectNode().put("user", m.group(1));
             ArrayNode ds = o.putArray("devices");
             for (DeviceSummary d : directory.devices(m.group(1))) {
-                ds.addObject().put("device", d.device()).put("epoch", d.epoch())
+                ObjectNode dn = ds.addObject().put("device", d.device()).put("epoch", d.epoch())
                         .put("created", d.createdMillis()).put("updated", d.updatedMillis());
+                if (d.tokenExpiresMillis() == null) dn.putNull("tokenExpires");
+                else dn.put("tokenExpires", d.tokenExpiresMillis());
             }
             respond(ex, 200, o);
         } else if ((m = CURSORS.matcher(path)).matches()) {
@@ -171,8 +177,11 @@ final class AdminApi implements HttpHandler {
     }
 
     private static ObjectNode registration(DeviceRegistration r) {
-        return JSON.createObjectNode().put("user", r.user()).put("device", r.device())
+        ObjectNode o = JSON.createObjectNode().put("user", r.user()).put("device", r.device())
                 .put("epoch", r.epoch()).put("token", r.token());
+        if (r.expires() == null) o.putNull("expires");
+        else o.put("expires", r.expires().toString());
+        return o;
     }
 
     private static ObjectNode conversation(ConversationInfo info) {

@@ -84,7 +84,7 @@ public final class Gateway implements AutoCloseable {
             push = new PushHub(cfg.kafkaBootstrap().get(), cfg.topics(), cfg.gatewayId(), clock.millis(),
                     cfg.heartbeat(), faults).start(cfg.partitions());
         }
-        Directory directory = new Directory(db, clock);
+        Directory directory = new Directory(db, clock, cfg.tokenTtl());
         cursorWriter = new CursorWriter(new CursorService(db), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2).start();
         FrameDispatcher dispatcher = new FrameDispatcher(directory, new SendService(db, faults, clock),
                 cursorWriter, new ReadPath(new ConversationReader(db), push), workers, faults, cfg,

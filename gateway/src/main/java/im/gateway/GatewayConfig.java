@@ -24,7 +24,8 @@ public record GatewayConfig(
         Duration heartbeat,
         Duration ackBatchDelay,
         int ackBatchMax,
-        int partitions) {
+        int partitions,
+        Duration tokenTtl) {
 
     public static GatewayConfig from(Settings s) {
         String admin = s.required(ConfigKeys.ADMIN_TOKEN);
@@ -48,6 +49,7 @@ public record GatewayConfig(
                 s.millis(ConfigKeys.GATEWAY_HEARTBEAT_MS, 100, 60_000),
                 s.millis(ConfigKeys.ACK_BATCH_MS, 0, 100),
                 s.intValue(ConfigKeys.ACK_BATCH_MAX, 1, 10_000),
-                s.intValue(ConfigKeys.PARTITIONS, 1, 10_000));
+                s.intValue(ConfigKeys.PARTITIONS, 1, 10_000),
+                Duration.ofSeconds(s.longValue(ConfigKeys.TOKEN_TTL_S, 0, 100L * 365 * 86_400)));
     }
 }

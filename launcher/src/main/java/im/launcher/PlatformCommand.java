@@ -126,7 +126,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
             System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
             System.out.println("  Kafka:       " + bootstrap + "  topics " + topics.conversationKeyed());
             System.out.println("  Roles:       gateway " + gw.id() + ", CDC relay (slot " + s.string(ConfigKeys.RELAY_SLOT) + "), delivery node, sweeper (every " + s.string(ConfigKeys.SWEEP_MS) + " ms)");
-            if (demo) printDemo(new Directory(db.dataSource(), Clock.systemUTC()), ws, http);
+            if (demo) printDemo(new Directory(db.dataSource(), Clock.systemUTC(), gwCfg.tokenTtl()), ws, http);
             System.out.println("Ctrl-C stops everything.");
             System.out.println("IM_READY platform port=" + gw.port());
             System.out.flush();

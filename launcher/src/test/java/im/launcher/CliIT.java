@@ -172,6 +172,13 @@ class CliIT {
         assertTrue(reinstall.err().contains("install 2"), reinstall.toString());
         fails(1, "STALE_INSTALL: ", im("send", "--gateway", url, "--token", cy, "--conv", "c-ab", "hi"));
         cy = reinstall.out().trim();
+        Run renew = ok(im(with(new String[] {"admin", "device", "renew", "d-cy"}, admin)));
+        assertTrue(renew.err().contains("renewed device d-cy of u-cy (install 2)") && renew.err().contains("valid until 20"),
+                renew.toString());
+        fails(1, "BAD_TOKEN: ", im("send", "--gateway", url, "--token", cy, "--conv", "c-ab", "hi"));
+        cy = renew.out().trim();
+        assertTrue(ok(im(with(new String[] {"admin", "device", "list", "u-cy"}, admin))).out()
+                .matches("(?s)DEVICE +EPOCH +CREATED +UPDATED +TOKEN EXPIRES\\nd-cy +2 .* 20\\d\\d-.*"));
 
         // tail as bo: the history from seq 1 (bo sees from his join, seq 2), then live pushes of what ana sends
         StringWriter tailOut = new StringWriter();

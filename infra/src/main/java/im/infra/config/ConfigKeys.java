@@ -67,6 +67,8 @@ public final class ConfigKeys {
             "Frames per second one connection may send (token bucket, burst = 2x); over it: RATE_LIMITED (1-1000000).");
     public static final ConfigKey AUTH_TIMEOUT_MS = key("IM_AUTH_TIMEOUT_MS", "10000",
             "A connection that has not authenticated within this time is closed.");
+    public static final ConfigKey TOKEN_TTL_S = key("IM_TOKEN_TTL_S", "2592000",
+            "Lifetime in seconds of a device token issued by registration, reinstall or renewal (default 30 days; 0 = never expires). An expired token is answered BAD_TOKEN.");
     public static final ConfigKey OUTBOUND_QUEUE = key("IM_OUTBOUND_QUEUE", "1024",
             "Frames queued per connection for writing; pushes beyond it are dropped (counted) and repaired by sync/hints.");
 

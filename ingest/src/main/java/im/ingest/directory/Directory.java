@@ -7,6 +7,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -23,17 +27,31 @@ public final class Directory {
     private static final Pattern ID = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
     private static final int MAX_GROUP_MEMBERS = 1000;
 
+    /** Token lifetime when none is configured: the default of {@code IM_TOKEN_TTL_S}. */
+    public static final Duration DEFAULT_TOKEN_TTL = Duration.ofDays(30);
+
     private final DataSource db;
     private final Clock clock;
+    private final Duration tokenTtl;
 
     public Directory(DataSource db, Clock clock) {
+        this(db, clock, DEFAULT_TOKEN_TTL);
+    }
+
+    /** @param tokenTtl lifetime of issued device tokens; {@link Duration#ZERO} = never expire */
+    public Directory(DataSource db, Clock clock, Duration tokenTtl) {
+        if (tokenTtl.isNegative()) throw new IllegalArgumentException("tokenTtl must not be negative");
         this.db = db;
         this.clock = clock;
+        this.tokenTtl = tokenTtl;
     }
 
     // ---------------------------------------------------------------- authentication
 
-    /** Resolves a device token; {@code BAD_TOKEN} or {@code STALE_INSTALL} otherwise. */
+    /**
+     * Resolves a device token; {@code BAD_TOKEN} (unknown, replaced by a renewal, or expired) or
+     * {@code STALE_INSTALL} (the token of an earlier install) otherwise.
+     */
     public DevicePrincipal authenticate(String token) {
         if (token == null || !token.startsWith(Tokens.PREFIX)) {
             throw new DirectoryException(DirectoryException.Code.BAD_TOKEN, "unknown token");
@@ -41,10 +59,18 @@ public final class Directory {
         byte[] hash = Tokens.hash(token);
         return inTx("authenticate", c -> {
             try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT user_id, device_id, install_epoch FROM devices WHERE token_hash = ?")) {
+                    "SELECT user_id, device_id, install_epoch, token_expires_at FROM devices WHERE token_hash = ?")) {
                 ps.setBytes(1, hash);
                 try (ResultSet rs = ps.executeQuery()) {
-                    if (rs.next()) return new DevicePrincipal(rs.getString(1), rs.getString(2), rs.getInt(3));
+                    if (rs.next()) {
+                        OffsetDateTime expires = rs.getObject(4, OffsetDateTime.class);
+                        if (expires != null && !clock.instant().isBefore(expires.toInstant())) {
+                            throw new DirectoryException(DirectoryException.Code.BAD_TOKEN,
+                                    "token expired at " + expires.toInstant() + "; renew it (POST /admin/devices/"
+                                    + rs.getString(2) + "/token)");
+                        }
+                        return new DevicePrincipal(rs.getString(1), rs.getString(2), rs.getInt(3));
+                    }
                 }
             }
             try (PreparedStatement ps = c.prepareStatement(
@@ -85,20 +111,22 @@ public final class Directory {
         checkId("user", user);
         checkId("device", device);
         String token = Tokens.newToken();
+        Instant expires = expiry();
         return inTx("register device", c -> {
             requireUser(c, user);
             try (PreparedStatement ps = c.prepareStatement(
-                    "INSERT INTO devices (device_id, user_id, install_epoch, token_hash) VALUES (?, ?, 1, ?)"
-                    + " ON CONFLICT DO NOTHING")) {
+                    "INSERT INTO devices (device_id, user_id, install_epoch, token_hash, token_expires_at)"
+                    + " VALUES (?, ?, 1, ?, ?) ON CONFLICT DO NOTHING")) {
                 ps.setString(1, device);
                 ps.setString(2, user);
                 ps.setBytes(3, Tokens.hash(token));
+                ps.setObject(4, timestamp(expires));
                 if (ps.executeUpdate() == 0) {
                     throw new DirectoryException(DirectoryException.Code.ALREADY_EXISTS,
                             "device " + device + " exists; reinstall it to get a new token");
                 }
             }
-            return new DeviceRegistration(user, device, 1, token);
+            return new DeviceRegistration(user, device, 1, token, expires);
         });
     }
 
@@ -109,6 +137,7 @@ public final class Directory {
     public DeviceRegistration reinstallDevice(String device) {
         checkId("device", device);
         String token = Tokens.newToken();
+        Instant expires = expiry();
         return inTx("reinstall device", c -> {
             String user;
             int oldEpoch;
@@ -131,18 +160,52 @@ public final class Directory {
                 ps.executeUpdate();
             }
             try (PreparedStatement ps = c.prepareStatement(
-                    "UPDATE devices SET install_epoch = ?, token_hash = ?, updated_at = clock_timestamp() WHERE device_id = ?")) {
+                    "UPDATE devices SET install_epoch = ?, token_hash = ?, token_expires_at = ?,"
+                    + " updated_at = clock_timestamp() WHERE device_id = ?")) {
                 ps.setInt(1, oldEpoch + 1);
                 ps.setBytes(2, Tokens.hash(token));
-                ps.setString(3, device);
+                ps.setObject(3, timestamp(expires));
+                ps.setString(4, device);
                 ps.executeUpdate();
             }
             try (PreparedStatement ps = c.prepareStatement("DELETE FROM device_cursors WHERE device_id = ?")) {
                 ps.setString(1, device);
                 ps.executeUpdate();
             }
-            return new DeviceRegistration(user, device, oldEpoch + 1, token);
+            return new DeviceRegistration(user, device, oldEpoch + 1, token, expires);
         });
+    }
+
+    /**
+     * Issues a fresh token for the device's current install (same epoch, cursors kept), with a new
+     * expiry. The previous token stops working at once and is answered {@code BAD_TOKEN}.
+     */
+    public DeviceRegistration renewToken(String device) {
+        checkId("device", device);
+        String token = Tokens.newToken();
+        Instant expires = expiry();
+        return inTx("renew token", c -> {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "UPDATE devices SET token_hash = ?, token_expires_at = ?, updated_at = clock_timestamp()"
+                    + " WHERE device_id = ? RETURNING user_id, install_epoch")) {
+                ps.setBytes(1, Tokens.hash(token));
+                ps.setObject(2, timestamp(expires));
+                ps.setString(3, device);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no device " + device);
+                    return new DeviceRegistration(rs.getString(1), device, rs.getInt(2), token, expires);
+                }
+            }
+        });
+    }
+
+    /** When a token issued now expires; null when tokens never expire. */
+    private Instant expiry() {
+        return tokenTtl.isZero() ? null : clock.instant().plus(tokenTtl);
+    }
+
+    private static OffsetDateTime timestamp(Instant instant) {
+        return instant == null ? null : instant.atOffset(ZoneOffset.UTC);
     }
 
     // ---------------------------------------------------------------- conversations
@@ -261,12 +324,14 @@ public final class Directory {
             requireUser(c, user);
             List<DeviceSummary> out = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT device_id, install_epoch, created_at, updated_at FROM devices WHERE user_id = ? ORDER BY device_id")) {
+                    "SELECT device_id, install_epoch, created_at, updated_at, token_expires_at FROM devices WHERE user_id = ? ORDER BY device_id")) {
                 ps.setString(1, user);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
+                        java.sql.Timestamp expires = rs.getTimestamp(5);
                         out.add(new DeviceSummary(user, rs.getString(1), rs.getInt(2),
-                                rs.getTimestamp(3).getTime(), rs.getTimestamp(4).getTime()));
+                                rs.getTimestamp(3).getTime(), rs.getTimestamp(4).getTime(),
+                                expires == null ? null : expires.getTime()));
                     }
                 }
             }

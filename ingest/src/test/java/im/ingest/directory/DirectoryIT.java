@@ -13,6 +13,10 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.List;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
@@ -44,6 +48,52 @@ class DirectoryIT {
         assertEquals(DirectoryException.Code.BAD_TOKEN, code(() -> dir.authenticate("imt_wrong")));
         assertEquals(DirectoryException.Code.BAD_TOKEN, code(() -> dir.authenticate("")));
         assertEquals(DirectoryException.Code.BAD_TOKEN, code(() -> dir.authenticate(null)));
+    }
+
+    /** A clock the test moves forward. */
+    private static final class MovableClock extends Clock {
+        private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
+
+        void advance(Duration d) { now = now.plus(d); }
+        @Override public Instant instant() { return now; }
+        @Override public ZoneId getZone() { return ZoneOffset.UTC; }
+        @Override public Clock withZone(ZoneId zone) { return this; }
+    }
+
+    @Test
+    void tokensExpireAfterTheirTtlAndRenewalReplacesThem() {
+        MovableClock clock = new MovableClock();
+        Directory timed = new Directory(db, clock, Duration.ofHours(1));
+        DeviceRegistration reg = timed.registerDevice("u-ana", "d-exp");
+        assertEquals(Instant.parse("2026-01-01T01:00:00Z"), reg.expires());
+        clock.advance(Duration.ofMinutes(59));
+        assertEquals("d-exp", timed.authenticate(reg.token()).deviceId());
+        clock.advance(Duration.ofMinutes(1));   // exactly at the expiry: no longer valid
+        DirectoryException expired = assertThrows(DirectoryException.class, () -> timed.authenticate(reg.token()));
+        assertEquals(DirectoryException.Code.BAD_TOKEN, expired.code());
+        assertTrue(expired.getMessage().contains("expired"), expired.getMessage());
+
+        DeviceRegistration renewed = timed.renewToken("d-exp");
+        assertEquals(1, renewed.epoch(), "renewal keeps the install");
+        assertEquals(clock.instant().plus(Duration.ofHours(1)), renewed.expires());
+        assertEquals(new DevicePrincipal("u-ana", "d-exp", 1), timed.authenticate(renewed.token()));
+        DirectoryException old = assertThrows(DirectoryException.class, () -> timed.authenticate(reg.token()));
+        assertEquals(DirectoryException.Code.BAD_TOKEN, old.code(), "the replaced token is unknown, not stale");
+        assertEquals(DirectoryException.Code.NOT_FOUND, code(() -> timed.renewToken("d-none")));
+
+        // a reinstall issues a token with a fresh lifetime too
+        clock.advance(Duration.ofMinutes(30));
+        DeviceRegistration re = timed.reinstallDevice("d-exp");
+        assertEquals(clock.instant().plus(Duration.ofHours(1)), re.expires());
+        clock.advance(Duration.ofMinutes(45));
+        assertEquals(2, timed.authenticate(re.token()).installEpoch());
+
+        // TTL zero: never expires
+        Directory forever = new Directory(db, clock, Duration.ZERO);
+        DeviceRegistration f = forever.registerDevice("u-bo", "d-forever");
+        assertNull(f.expires());
+        clock.advance(Duration.ofDays(3650));
+        assertEquals("d-forever", timed.authenticate(f.token()).deviceId());
     }
 
     @Test

@@ -116,7 +116,7 @@ public final class AdminCommand {
 
     @Command(name = "device", aliases = "devices", mixinStandardHelpOptions = true,
             description = "Register, reinstall and list devices (register and reinstall print the device's token).",
-            subcommands = {DeviceRegister.class, DeviceReinstall.class, DeviceList.class})
+            subcommands = {DeviceRegister.class, DeviceReinstall.class, DeviceRenew.class, DeviceList.class})
     static final class Device {
     }
 
@@ -125,7 +125,8 @@ public final class AdminCommand {
         int printToken(JsonNode r, String what) {
             if (printedJson(r)) return 0;
             err().println(what + " device " + r.get("device").asText() + " of " + r.get("user").asText()
-                    + " (install " + r.get("epoch").asInt() + "); its token, shown only now:");
+                    + " (install " + r.get("epoch").asInt() + "); its token, shown only now"
+                    + (r.hasNonNull("expires") ? ", valid until " + r.get("expires").asText() : "") + ":");
             err().flush();
             out().println(r.get("token").asText());
             out().flush();
@@ -163,7 +164,21 @@ public final class AdminCommand {
         }
     }
 
-    @Command(name = "list", mixinStandardHelpOptions = true, description = "List a user's devices with their install epoch.")
+    @Command(name = "renew", mixinStandardHelpOptions = true,
+            description = "Renew a device's token (before or after it expired): same install, cursors kept, a new token"
+                    + " with a fresh lifetime (IM_TOKEN_TTL_S); the old token gets BAD_TOKEN at once.")
+    static final class DeviceRenew extends TokenLeaf {
+        @Parameters(index = "0", paramLabel = "DEVICE", description = "Device id.")
+        String device;
+
+        @Override
+        public Integer call() {
+            JsonNode r = admin.client().post("/admin/devices/" + AdminClient.segment(device) + "/token", null);
+            return printToken(r, "renewed");
+        }
+    }
+
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "List a user's devices with their install epoch and token expiry.")
     static final class DeviceList extends Leaf {
         @Parameters(index = "0", paramLabel = "USER", description = "User id.")
         String user;
@@ -172,9 +187,10 @@ public final class AdminCommand {
         public Integer call() {
             JsonNode r = admin.client().get("/admin/users/" + AdminClient.segment(user) + "/devices");
             if (printedJson(r)) return 0;
-            Table t = new Table("DEVICE", "EPOCH", "CREATED", "UPDATED");
+            Table t = new Table("DEVICE", "EPOCH", "CREATED", "UPDATED", "TOKEN EXPIRES");
             for (JsonNode d : r.get("devices")) {
-                t.row(d.get("device").asText(), d.get("epoch").asInt(), time(d.get("created")), time(d.get("updated")));
+                t.row(d.get("device").asText(), d.get("epoch").asInt(), time(d.get("created")), time(d.get("updated")),
+                        d.hasNonNull("tokenExpires") ? time(d.get("tokenExpires")) : "never");
             }
             t.print(out());
             return 0;
