@@ -32,25 +32,49 @@ import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.Base64;
 import java.util.Deque;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import javax.sql.DataSource;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code im platform}: the whole platform in one JVM on one machine. Starts the embedded
+ * {@code im platform}: the whole platform on one machine. Starts the embedded
  * PostgreSQL and Kafka broker (unless external ones are configured), applies migrations, creates
- * the topics, starts every role, and optionally a demo pair of users in one conversation. All
- * roles record into one meter registry, served on the ops port (IM_OPS_PORT) and on the
- * gateway's {@code /metrics}.
+ * the topics, starts every role, and optionally a demo pair of users in one conversation. By
+ * default every role runs in this JVM and records into one meter registry, served on the ops port
+ * (IM_OPS_PORT) and on the gateway's {@code /metrics}. With {@code --processes} each role runs in
+ * its own JVM ({@link ChildRoles}), like the compose stack: gateways on consecutive ports from
+ * IM_GATEWAY_PORT, the other roles' ops servers on consecutive ports after IM_OPS_PORT.
  */
 @Command(name = "platform", mixinStandardHelpOptions = true,
-        description = "Run every role in one process with embedded PostgreSQL and Kafka (data under var/).")
+        description = "Run the whole platform on this machine with embedded PostgreSQL and Kafka (data under var/): "
+                + "every role in this process, or with --processes each role in its own process.")
 final class PlatformCommand implements Callable<Integer>, Role {
     @Option(names = "--demo", description = "Create users u-ana and u-bo, one device each, and conversation c-ab; print their tokens.")
     boolean demo;
+
+    @Option(names = "--processes", description = "Run each role in its own JVM (like the compose stack) instead of in this one.")
+    boolean processes;
+
+    @Option(names = "--gateways", paramLabel = "N", description = "With --processes: gateways to start, on consecutive ports from IM_GATEWAY_PORT (default ${DEFAULT-VALUE}).")
+    int gateways = 2;
+
+    @Option(names = "--delivery-nodes", paramLabel = "N", description = "With --processes: delivery nodes to start (default ${DEFAULT-VALUE}).")
+    int deliveryNodes = 2;
+
+    @Option(names = "--relays", paramLabel = "N", description = "With --processes: CDC relays to start, one active and the others standby (default ${DEFAULT-VALUE}).")
+    int relays = 2;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
 
     @Option(names = "--exit-after-start", description = "Start everything, print where to connect, stop again (a smoke test).")
     boolean exitAfterStart;
@@ -59,6 +83,16 @@ final class PlatformCommand implements Callable<Integer>, Role {
 
     @Override
     public Integer call() throws Exception {
+        if (!processes && spec != null && (spec.commandLine().getParseResult().hasMatchedOption("--gateways")
+                || spec.commandLine().getParseResult().hasMatchedOption("--delivery-nodes")
+                || spec.commandLine().getParseResult().hasMatchedOption("--relays"))) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--gateways, --delivery-nodes and --relays need --processes");
+        }
+        for (int n : List.of(gateways, deliveryNodes, relays)) {
+            if (n < 1 || n > 16) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--gateways, --delivery-nodes and --relays: 1 to 16");
+            }
+        }
         Settings s = Settings.fromEnvironment();
         if (s.optional(ConfigKeys.ADMIN_TOKEN).isEmpty()) {
             byte[] b = new byte[24];
@@ -98,6 +132,11 @@ final class PlatformCommand implements Callable<Integer>, Role {
                     .with(ConfigKeys.PG_USER, dbCfg.user())
                     .with(ConfigKeys.PG_PASSWORD, dbCfg.password());
 
+            if (processes) {
+                startChildren(s, roles, db, dbCfg, bootstrap, topics);
+                return awaitStop();
+            }
+
             PrometheusMeterRegistry meters = Metrics.newRegistry();
             CdcRelay relay = new CdcRelay(RelayConfig.from(roles), topics, meters).start();
             started.push(relay);
@@ -134,12 +173,69 @@ final class PlatformCommand implements Callable<Integer>, Role {
             stopAll();
             throw e;
         }
+        return awaitStop();
+    }
+
+    private int awaitStop() throws InterruptedException {
         if (exitAfterStart) {
             stopAll();
             return 0;
         }
         new CountDownLatch(1).await();
         return 0;
+    }
+
+    /** {@code --processes}: every role as its own child JVM on the services started above. */
+    private void startChildren(Settings s, Settings roles, Database db, DbConfig dbCfg, String bootstrap, TopicNames topics) {
+        int gwBase = s.intValue(ConfigKeys.GATEWAY_PORT, 0, 65535);
+        int opsBase = s.intValue(ConfigKeys.OPS_PORT, 0, 65535);
+        List<ChildRoles.Spec> specs = new ArrayList<>();
+        int ops = 0;
+        for (int i = 1; i <= relays; i++) {
+            specs.add(new ChildRoles.Spec("relay-" + i, "relay", Map.of(ConfigKeys.OPS_PORT.name(), port(opsBase, ++ops))));
+        }
+        for (int i = 1; i <= deliveryNodes; i++) {
+            specs.add(new ChildRoles.Spec("delivery-" + i, "delivery", Map.of(ConfigKeys.OPS_PORT.name(), port(opsBase, ++ops))));
+        }
+        specs.add(new ChildRoles.Spec("sweeper", "sweeper", Map.of(ConfigKeys.OPS_PORT.name(), port(opsBase, ++ops))));
+        for (int i = 1; i <= gateways; i++) {
+            specs.add(new ChildRoles.Spec("gateway-" + i, "gateway", Map.of(
+                    ConfigKeys.GATEWAY_PORT.name(), port(gwBase, i - 1),
+                    ConfigKeys.GATEWAY_ID.name(), s.optional(ConfigKeys.GATEWAY_ID).orElse("gw") + "-" + i)));
+        }
+        Map<String, String> common = new HashMap<>(roles.explicitValues());
+        common.remove(ConfigKeys.GATEWAY_ID.name());
+        ChildRoles children = new ChildRoles(System.out);
+        started.push(children);
+        System.out.println("starting " + specs.size() + " role processes ...");
+        List<ChildRoles.Ready> ready = children.start(specs, common, 180_000);
+        GatewayConfig gwCfg = GatewayConfig.from(roles);
+        String firstHttp = null;
+        System.out.println();
+        System.out.println("IM platform is running, one process per role.");
+        for (ChildRoles.Ready r : ready) {
+            System.out.println("  " + String.format("%-12s", r.name()) + r.readyLine().substring("IM_READY ".length()));
+            Matcher m = READY_PORT.matcher(r.readyLine());
+            if (firstHttp == null && m.find()) firstHttp = "http://" + gwCfg.host() + ":" + m.group(1);
+        }
+        System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
+        System.out.println("  Kafka:       " + bootstrap + "  topics " + topics.conversationKeyed());
+        System.out.println("  Admin API:   " + firstHttp + "/admin   (Authorization: Bearer " + gwCfg.adminToken() + ")");
+        System.out.println("  Web client:  " + firstHttp + "/   (any gateway serves it)");
+        if (demo) {
+            printDemo(new Directory(db.dataSource(), Clock.systemUTC(), gwCfg.tokenTtl()),
+                    firstHttp.replace("http://", "ws://") + "/ws", firstHttp);
+        }
+        System.out.println("Ctrl-C stops everything.");
+        System.out.println("IM_READY platform processes=" + ready.size());
+        System.out.flush();
+    }
+
+    private static final Pattern READY_PORT = Pattern.compile("^IM_READY gateway port=(\\d+)");
+
+    /** base + offset, or 0 (any free port) when the base is 0. */
+    private static String port(int base, int offset) {
+        return String.valueOf(base == 0 ? 0 : base + offset);
     }
 
     private static boolean databaseValid(DataSource ds) {

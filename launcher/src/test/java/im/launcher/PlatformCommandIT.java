@@ -44,4 +44,14 @@ class PlatformCommandIT {
         assertTrue(text.contains("IM_READY platform port="), text);
         assertTrue(text.matches("(?s).*Ops: +http://127\\.0\\.0\\.1:\\d+/healthz.*"), text);
     }
+
+    @Test
+    void instanceCountsNeedProcessesAndAreBounded() {
+        java.io.StringWriter err = new java.io.StringWriter();
+        CommandLine cl = new CommandLine(new PlatformCommand()).setErr(new java.io.PrintWriter(err));
+        assertEquals(2, cl.execute("--gateways", "3"));
+        assertTrue(err.toString().contains("--gateways, --delivery-nodes and --relays need --processes"), err.toString());
+        assertEquals(2, new CommandLine(new PlatformCommand()).setErr(new java.io.PrintWriter(err)).execute("--processes", "--relays", "0"));
+        assertTrue(err.toString().contains("1 to 16"), err.toString());
+    }
 }
