@@ -165,7 +165,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
             System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
             System.out.println("  Kafka:       " + bootstrap + "  topics " + topics.conversationKeyed());
             System.out.println("  Roles:       gateway " + gw.id() + ", CDC relay (slot " + s.string(ConfigKeys.RELAY_SLOT) + "), delivery node, sweeper (every " + s.string(ConfigKeys.SWEEP_MS) + " ms)");
-            if (demo) printDemo(new Directory(db.dataSource(), Clock.systemUTC(), gwCfg.tokenTtl()), ws, http);
+            if (demo) printDemo(new Directory(db.dataSource(), Clock.systemUTC(), gwCfg.tokenTtl()), ws, http, http);
             System.out.println("Ctrl-C stops everything.");
             System.out.println("IM_READY platform port=" + gw.port());
             System.out.flush();
@@ -210,21 +210,22 @@ final class PlatformCommand implements Callable<Integer>, Role {
         System.out.println("starting " + specs.size() + " role processes ...");
         List<ChildRoles.Ready> ready = children.start(specs, common, 180_000);
         GatewayConfig gwCfg = GatewayConfig.from(roles);
-        String firstHttp = null;
+        List<String> gatewayHttp = new ArrayList<>();
         System.out.println();
         System.out.println("IM platform is running, one process per role.");
         for (ChildRoles.Ready r : ready) {
             System.out.println("  " + String.format("%-12s", r.name()) + r.readyLine().substring("IM_READY ".length()));
             Matcher m = READY_PORT.matcher(r.readyLine());
-            if (firstHttp == null && m.find()) firstHttp = "http://" + gwCfg.host() + ":" + m.group(1);
+            if (m.find()) gatewayHttp.add("http://" + gwCfg.host() + ":" + m.group(1));
         }
         System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
         System.out.println("  Kafka:       " + bootstrap + "  topics " + topics.conversationKeyed());
+        String firstHttp = gatewayHttp.get(0);
         System.out.println("  Admin API:   " + firstHttp + "/admin   (Authorization: Bearer " + gwCfg.adminToken() + ")");
         System.out.println("  Web client:  " + firstHttp + "/   (any gateway serves it)");
         if (demo) {
             printDemo(new Directory(db.dataSource(), Clock.systemUTC(), gwCfg.tokenTtl()),
-                    firstHttp.replace("http://", "ws://") + "/ws", firstHttp);
+                    firstHttp.replace("http://", "ws://") + "/ws", firstHttp, gatewayHttp.get(gatewayHttp.size() - 1));
         }
         System.out.println("Ctrl-C stops everything.");
         System.out.println("IM_READY platform processes=" + ready.size());
@@ -246,7 +247,8 @@ final class PlatformCommand implements Callable<Integer>, Role {
         }
     }
 
-    private static void printDemo(Directory dir, String ws, String http) {
+    /** Prints the demo's tokens and sign-in links: u-ana's on {@code anaHttp}, u-bo's on {@code boHttp} (another gateway, if there are several). */
+    private static void printDemo(Directory dir, String ws, String anaHttp, String boHttp) {
         for (String u : List.of("u-ana", "u-bo")) {
             try {
                 dir.createUser(u, u.substring(2));
@@ -266,8 +268,8 @@ final class PlatformCommand implements Callable<Integer>, Role {
         System.out.println("  u-ana / d-ana token: " + ana.token());
         System.out.println("  u-bo  / d-bo  token: " + bo.token());
         System.out.println("  In a browser (one window each; the part after # stays in the browser):");
-        System.out.println("    as u-ana: " + http + "/#token=" + ana.token());
-        System.out.println("    as u-bo:  " + http + "/#token=" + bo.token());
+        System.out.println("    as u-ana: " + anaHttp + "/#token=" + ana.token());
+        System.out.println("    as u-bo:  " + boHttp + "/#token=" + bo.token());
         System.out.println("  Or by hand:  connect to " + ws + " and send");
         System.out.println("    {\"t\":\"auth\",\"rid\":\"a1\",\"token\":\"" + ana.token() + "\"}");
         System.out.println("    {\"t\":\"send\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"cmid\":\"hello-1\",\"body\":\"hello\"}");

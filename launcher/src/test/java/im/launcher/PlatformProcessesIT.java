@@ -88,6 +88,8 @@ class PlatformProcessesIT {
             assertEquals(2, ports.size(), String.join("\n", output));
             assertNotNull(anaToken, String.join("\n", output));
             assertNotNull(boToken, String.join("\n", output));
+            String boLink = "    as u-bo:  http://127.0.0.1:" + ports.get(1) + "/#token=" + boToken;
+            assertTrue(output.contains(boLink), "u-bo's demo link points at the second gateway: " + boLink);
 
             List<Long> pushedToBo = new CopyOnWriteArrayList<>();
             try (ImClient ana = ImClient.open(ClientOptions.of(ws(ports.get(0)), anaToken, dir.resolve("ana")));
