@@ -1,12 +1,8 @@
 package im.client;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadFeature;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import im.protocol.Event;
 import java.io.ByteArrayOutputStream;
@@ -61,10 +57,7 @@ final class DurableEventStore {
     static final String STATE_FILE = "events.state";
     private static final int FORMAT_VERSION = 1;
 
-    private static final ObjectMapper MAPPER = JsonMapper.builder(
-                    JsonFactory.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build())
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .build();
+    private static final ObjectMapper MAPPER = JsonFields.MAPPER;
 
     /** What one commit changed. */
     record Result(List<ReceivedEvent> added, Map<String, Long> cursorsBefore, Map<String, Long> cursorsAfter) {
@@ -320,20 +313,7 @@ final class DurableEventStore {
     }
 
     private static long readState(Path file, Map<String, Conv> convs) throws IOException {
-        byte[] bytes = Files.readAllBytes(file);
-        JsonNode root;
-        try {
-            root = MAPPER.readTree(bytes);
-        } catch (JsonProcessingException e) {
-            throw corrupt(file, "not valid JSON (truncated or damaged): " + e.getOriginalMessage(), e);
-        }
-        if (root == null || !root.isObject()) {
-            throw corrupt(file, "expected a JSON object", null);
-        }
-        JsonNode version = root.get("version");
-        if (version == null || !version.isInt() || version.intValue() != FORMAT_VERSION) {
-            throw corrupt(file, "unsupported or missing version (expected " + FORMAT_VERSION + ")", null);
-        }
+        JsonNode root = JsonFields.versionedRoot(Files.readAllBytes(file), FORMAT_VERSION, (d, c) -> corrupt(file, d, c));
         JsonNode lb = root.get("logBytes");
         if (lb == null || !lb.isIntegralNumber() || !lb.canConvertToLong() || lb.longValue() < 0) {
             throw corrupt(file, "logBytes: expected a non-negative integer", null);
@@ -406,11 +386,11 @@ final class DurableEventStore {
     }
 
     private static String text(Path file, JsonNode n, String where, String field, boolean required) throws IOException {
-        return JsonFields.text(n, where, field, required, d -> corrupt(file, d, null));
+        return JsonFields.text(n, where, field, required, (d, c) -> corrupt(file, d, c));
     }
 
     private static long number(Path file, JsonNode n, String where, String field) throws IOException {
-        return JsonFields.number(n, where, field, d -> corrupt(file, d, null));
+        return JsonFields.number(n, where, field, (d, c) -> corrupt(file, d, c));
     }
 
     private static IOException corrupt(Path file, String detail, Throwable cause) {

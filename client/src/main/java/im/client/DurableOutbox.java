@@ -1,12 +1,8 @@
 package im.client;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadFeature;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
@@ -34,10 +30,7 @@ final class DurableOutbox {
     static final String FILE_NAME = "outbox.json";
     private static final int FORMAT_VERSION = 1;
 
-    private static final ObjectMapper MAPPER = JsonMapper.builder(
-                    JsonFactory.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build())
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .build();
+    private static final ObjectMapper MAPPER = JsonFields.MAPPER;
 
     private final Path file;
 
@@ -164,20 +157,7 @@ final class DurableOutbox {
     }
 
     private static LinkedHashMap<String, PendingSend> read(Path file) throws IOException {
-        byte[] bytes = Files.readAllBytes(file);
-        JsonNode root;
-        try {
-            root = MAPPER.readTree(bytes);
-        } catch (JsonProcessingException e) {
-            throw corrupt(file, "not valid JSON (truncated or damaged): " + e.getOriginalMessage(), e);
-        }
-        if (root == null || !root.isObject()) {
-            throw corrupt(file, "expected a JSON object", null);
-        }
-        JsonNode version = root.get("version");
-        if (version == null || !version.isInt() || version.intValue() != FORMAT_VERSION) {
-            throw corrupt(file, "unsupported or missing version (expected " + FORMAT_VERSION + ")", null);
-        }
+        JsonNode root = JsonFields.versionedRoot(Files.readAllBytes(file), FORMAT_VERSION, (d, c) -> corrupt(file, d, c));
         JsonNode arr = root.get("entries");
         if (arr == null || !arr.isArray()) {
             throw corrupt(file, "entries: expected an array", null);
@@ -199,11 +179,11 @@ final class DurableOutbox {
     }
 
     private static String text(Path file, JsonNode n, String where, String field) throws IOException {
-        return JsonFields.text(n, where, field, true, d -> corrupt(file, d, null));
+        return JsonFields.text(n, where, field, true, (d, c) -> corrupt(file, d, c));
     }
 
     private static long number(Path file, JsonNode n, String where, String field) throws IOException {
-        return JsonFields.number(n, where, field, d -> corrupt(file, d, null));
+        return JsonFields.number(n, where, field, (d, c) -> corrupt(file, d, c));
     }
 
     private static IOException corrupt(Path file, String detail, Throwable cause) {

@@ -1,16 +1,54 @@
 package im.client;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.IOException;
 
-/** Strict field readers for the SDK's state files; a bad field is reported through the file's own "corrupt" error. */
+/**
+ * The strict JSON reading shared by the SDK's state files (outbox, event store): one mapper that
+ * rejects duplicate keys and trailing tokens, the versioned root object every file starts with,
+ * and field readers; anything bad is reported through the file's own "corrupt" error.
+ */
 final class JsonFields {
-    /** Builds the file-specific error for a bad field. */
+    /** Builds the file-specific error for bad content. */
     interface Corrupt {
-        IOException at(String detail);
+        IOException at(String detail, Throwable cause);
+
+        default IOException at(String detail) {
+            return at(detail, null);
+        }
     }
 
+    /** Duplicate keys and trailing tokens are errors, as in the wire codec. */
+    static final ObjectMapper MAPPER = JsonMapper.builder(
+                    JsonFactory.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build())
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .build();
+
     private JsonFields() {}
+
+    /** Parses a state file's root: a JSON object whose {@code version} is {@code expectedVersion}. */
+    static JsonNode versionedRoot(byte[] bytes, int expectedVersion, Corrupt corrupt) throws IOException {
+        JsonNode root;
+        try {
+            root = MAPPER.readTree(bytes);
+        } catch (JsonProcessingException e) {
+            throw corrupt.at("not valid JSON (truncated or damaged): " + e.getOriginalMessage(), e);
+        }
+        if (root == null || !root.isObject()) {
+            throw corrupt.at("expected a JSON object");
+        }
+        JsonNode version = root.get("version");
+        if (version == null || !version.isInt() || version.intValue() != expectedVersion) {
+            throw corrupt.at("unsupported or missing version (expected " + expectedVersion + ")");
+        }
+        return root;
+    }
 
     static String text(JsonNode n, String where, String field, boolean required, Corrupt corrupt) throws IOException {
         JsonNode v = n.get(field);
