@@ -1,5 +1,10 @@
 package im.bench;
 
+import static im.bench.BenchEnv.deleteTree;
+import static im.bench.BenchEnv.load1;
+import static im.bench.BenchEnv.loadAvg;
+import static im.bench.BenchEnv.printServer;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import im.client.ClientListener;
@@ -32,7 +37,6 @@ import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.ServerFrame;
 import im.protocol.Subbed;
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
@@ -44,7 +48,6 @@ import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -63,7 +66,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
-import java.util.stream.Stream;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -199,7 +201,9 @@ public final class DeliveryBench implements Callable<Integer> {
             pg.createDatabase("bench");
             try (Database db = Database.open(pg.dbConfig("bench", POOL), "bench")) {
                 Database.migrate(db.dataSource());
-                printServer(db);
+                try (Connection c = db.connection()) {
+                    printServer(c, List.of("server_version", "synchronous_commit", "fsync", "wal_level", "shared_buffers"));
+                }
                 Map<String, String> env = new HashMap<>();
                 env.put(ConfigKeys.PG_URL.name(), pg.jdbcUrl("bench"));
                 env.put(ConfigKeys.PG_USER.name(), EmbeddedPg.USER);
@@ -876,40 +880,5 @@ public final class DeliveryBench implements Callable<Integer> {
 
     private static String pMs(Histogram h) {
         return h.getTotalCount() == 0 ? "-" : h.getValueAtPercentile(50) + " / " + h.getValueAtPercentile(99);
-    }
-
-    private void printServer(Database db) throws SQLException {
-        StringBuilder b = new StringBuilder("# postgresql:");
-        try (Connection c = db.connection(); Statement st = c.createStatement()) {
-            for (String name : List.of("server_version", "synchronous_commit", "fsync", "wal_level", "shared_buffers")) {
-                try (ResultSet rs = st.executeQuery("SHOW " + name)) {
-                    rs.next();
-                    b.append(' ').append(name).append('=').append(rs.getString(1));
-                }
-            }
-        }
-        System.out.println(b);
-    }
-
-    private static String load1() {
-        String s = loadAvg();
-        int sp = s.indexOf(' ');
-        return sp < 0 ? s : s.substring(0, sp);
-    }
-
-    private static String loadAvg() {
-        try {
-            return Files.readString(Path.of("/proc/loadavg")).trim();
-        } catch (IOException e) {
-            return "n/a";
-        }
-    }
-
-    private static void deleteTree(Path root) {
-        try (Stream<Path> s = Files.walk(root)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            System.err.println("# could not delete " + root + ": " + e);
-        }
     }
 }

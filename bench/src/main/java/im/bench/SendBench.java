@@ -1,5 +1,10 @@
 package im.bench;
 
+import static im.bench.BenchEnv.deleteTree;
+import static im.bench.BenchEnv.load1;
+import static im.bench.BenchEnv.loadAvg;
+import static im.bench.BenchEnv.printServer;
+
 import im.client.ClientOptions;
 import im.client.ImClient;
 import im.client.SentAck;
@@ -32,7 +37,6 @@ import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -143,7 +147,10 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
             pg.createDatabase("bench");
             try (Database db = Database.open(pg.dbConfig("bench", senders), "bench")) {
                 Database.migrate(db.dataSource());
-                printServer(db);
+                try (Connection c = db.connection()) {
+                    printServer(c, List.of("server_version", "synchronous_commit", "fsync", "wal_level", "shared_buffers",
+                            "full_page_writes", "wal_sync_method"));
+                }
                 String body = body(bodyBytes);
                 int groups = Math.max(1, Math.min(conversations, senders / 2));
                 List<String> tokens = fixtures(db, groups);
@@ -497,20 +504,6 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
 
     // ------------------------------------------------------------------ output
 
-    private void printServer(Database db) throws SQLException {
-        StringBuilder b = new StringBuilder("# postgresql:");
-        try (Connection c = db.connection(); Statement st = c.createStatement()) {
-            for (String name : List.of("server_version", "synchronous_commit", "fsync", "wal_level", "shared_buffers",
-                    "full_page_writes", "wal_sync_method")) {
-                try (ResultSet rs = st.executeQuery("SHOW " + name)) {
-                    rs.next();
-                    b.append(' ').append(name).append('=').append(rs.getString(1));
-                }
-            }
-        }
-        System.out.println(b);
-    }
-
     private static void printRow(Row r) {
         System.out.printf(Locale.ROOT, "# %-20s %d sends in %d s: %.0f/s p50 %.2f ms p99 %.2f ms p99.9 %.2f ms max %.2f ms;"
                         + " machine CPU busy %.0f%%, this JVM %.0f%% of the machine, load avg %s %s%n",
@@ -536,21 +529,6 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
                 System.out.printf(Locale.ROOT, "%-12s / pgbench -M prepared: throughput %.2fx, p50 %.2fx, p99 %.2fx%n",
                         r.mode(), r.rate() / floor.rate(), r.ms(50) / floor.ms(50), r.ms(99) / floor.ms(99));
             }
-        }
-    }
-
-    /** The 1-minute load average (other work on the machine shows up here). */
-    private static String load1() {
-        String s = loadAvg();
-        int sp = s.indexOf(' ');
-        return sp < 0 ? s : s.substring(0, sp);
-    }
-
-    private static String loadAvg() {
-        try {
-            return Files.readString(Path.of("/proc/loadavg")).trim();
-        } catch (IOException e) {
-            return "n/a";
         }
     }
 
@@ -580,14 +558,6 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
             double jvm = (double) (end.jvmNanos - jvmNanos)
                     / ((end.wallNanos - wallNanos) * (double) Runtime.getRuntime().availableProcessors());
             return new double[] {machine, jvm};
-        }
-    }
-
-    private static void deleteTree(Path root) {
-        try (Stream<Path> s = Files.walk(root)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            System.err.println("# could not delete " + root + ": " + e);
         }
     }
 }

@@ -1,5 +1,9 @@
 package im.bench;
 
+import static im.bench.BenchEnv.deleteTree;
+import static im.bench.BenchEnv.loadAvg;
+import static im.bench.BenchEnv.printServer;
+
 import im.delivery.route.RouteJson;
 import im.infra.db.Database;
 import im.infra.db.EmbeddedPg;
@@ -28,7 +32,6 @@ import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.stream.Stream;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -161,7 +164,9 @@ public final class SweepBench implements Callable<Integer> {
             boolean anyDb = sizes.stream().anyMatch(n -> n <= dbMax);
             if (anyDb) {
                 pg = EmbeddedPg.start(tmp.resolve("pg"), 0, false);
-                printServer(pg);
+                try (Connection c = java.sql.DriverManager.getConnection(pg.jdbcUrl("postgres"), EmbeddedPg.USER, EmbeddedPg.PASSWORD)) {
+                    printServer(c, List.of("server_version", "shared_buffers", "work_mem", "jit"));
+                }
             }
             for (int n : sizes) {
                 Shape shape = Shape.build(n, k, new Random(SEED));
@@ -852,35 +857,5 @@ public final class SweepBench implements Callable<Integer> {
 
     private static String fmt(double v) {
         return String.format(Locale.ROOT, "%.2f", v);
-    }
-
-    private static void printServer(EmbeddedPg pg) throws SQLException {
-        try (Connection c = java.sql.DriverManager.getConnection(pg.jdbcUrl("postgres"), EmbeddedPg.USER, EmbeddedPg.PASSWORD);
-             Statement st = c.createStatement()) {
-            StringBuilder b = new StringBuilder("# postgresql:");
-            for (String name : List.of("server_version", "shared_buffers", "work_mem", "jit")) {
-                try (ResultSet rs = st.executeQuery("SHOW " + name)) {
-                    rs.next();
-                    b.append(' ').append(name).append('=').append(rs.getString(1));
-                }
-            }
-            System.out.println(b);
-        }
-    }
-
-    private static String loadAvg() {
-        try {
-            return Files.readString(Path.of("/proc/loadavg")).trim();
-        } catch (IOException e) {
-            return "n/a";
-        }
-    }
-
-    private static void deleteTree(Path root) {
-        try (Stream<Path> s = Files.walk(root)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            System.err.println("# could not delete " + root + ": " + e);
-        }
     }
 }
