@@ -1,13 +1,10 @@
 package im.sweeper;
 
-import im.delivery.route.StreamsApps;
+import im.delivery.route.StreamsRole;
 import im.infra.ops.Metrics;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
-import java.time.Duration;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StoreQueryParameters;
@@ -32,8 +29,7 @@ public final class Sweeper implements AutoCloseable {
     private final SweeperConfig cfg;
     private final MeterRegistry meters;
     private final LongAdder hints = new LongAdder();
-    private KafkaStreams streams;
-    private KafkaStreamsMetrics streamsMetrics;
+    private StreamsRole streams;
 
     public Sweeper(SweeperConfig cfg) {
         this(cfg, Metrics.detached());
@@ -49,28 +45,24 @@ public final class Sweeper implements AutoCloseable {
     }
 
     public Sweeper start() {
-        String appId = cfg.topics().prefix().replace('.', '-') + "sweeper";
-        streams = new KafkaStreams(SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(), hints),
-                StreamsApps.properties(appId, cfg.bootstrap(), cfg.stateDir()));
-        StreamsApps.replaceFailedThreads(streams, log, "sweeper");
-        streamsMetrics = new KafkaStreamsMetrics(streams, Tags.of("group", appId));
-        streamsMetrics.bindTo(meters);
-        streams.start();
+        streams = StreamsRole.start("sweeper", SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(), hints),
+                cfg.topics().prefix(), cfg.bootstrap(), cfg.stateDir(), meters, log);
         return this;
     }
 
     public boolean isRunning() {
-        return streams != null && streams.state() == KafkaStreams.State.RUNNING;
+        return streams != null && streams.isRunning();
     }
 
     public KafkaStreams.State state() {
-        return streams.state();
+        return streams.streams().state();
     }
 
     /** RocksDB's estimate of the lagging pairs held by this instance's tasks; NaN while not queryable. */
     private double laggingEstimate() {
-        KafkaStreams s = streams;
-        if (s == null || s.state() != KafkaStreams.State.RUNNING) return Double.NaN;
+        StreamsRole role = streams;
+        if (role == null || !role.isRunning()) return Double.NaN;
+        KafkaStreams s = role.streams();
         try {
             return s.store(StoreQueryParameters.fromNameAndType(SweeperTopology.LAGGING_STORE,
                     QueryableStoreTypes.<String, String>keyValueStore())).approximateNumEntries();
@@ -86,7 +78,6 @@ public final class Sweeper implements AutoCloseable {
 
     @Override
     public void close() {
-        if (streamsMetrics != null) streamsMetrics.close();
-        if (streams != null) streams.close(Duration.ofSeconds(10));
+        if (streams != null) streams.close();
     }
 }

@@ -2,9 +2,6 @@ package im.delivery.route;
 
 import im.infra.ops.Metrics;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
-import java.time.Duration;
 import org.apache.kafka.streams.KafkaStreams;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,8 +18,7 @@ public final class DeliveryNode implements AutoCloseable {
 
     private final DeliveryConfig cfg;
     private final MeterRegistry meters;
-    private KafkaStreams streams;
-    private KafkaStreamsMetrics streamsMetrics;
+    private StreamsRole streams;
 
     public DeliveryNode(DeliveryConfig cfg) {
         this(cfg, Metrics.detached());
@@ -34,27 +30,21 @@ public final class DeliveryNode implements AutoCloseable {
     }
 
     public DeliveryNode start() {
-        String appId = cfg.topics().prefix().replace('.', '-') + "delivery";
-        streams = new KafkaStreams(DeliveryTopology.build(cfg.topics(), cfg.lease()),
-                StreamsApps.properties(appId, cfg.bootstrap(), cfg.stateDir()));
-        StreamsApps.replaceFailedThreads(streams, log, "delivery");
-        streamsMetrics = new KafkaStreamsMetrics(streams, Tags.of("group", appId));
-        streamsMetrics.bindTo(meters);
-        streams.start();
+        streams = StreamsRole.start("delivery", DeliveryTopology.build(cfg.topics(), cfg.lease()), cfg.topics().prefix(),
+                cfg.bootstrap(), cfg.stateDir(), meters, log);
         return this;
     }
 
     public boolean isRunning() {
-        return streams != null && streams.state() == KafkaStreams.State.RUNNING;
+        return streams != null && streams.isRunning();
     }
 
     public KafkaStreams.State state() {
-        return streams.state();
+        return streams.streams().state();
     }
 
     @Override
     public void close() {
-        if (streamsMetrics != null) streamsMetrics.close();
-        if (streams != null) streams.close(Duration.ofSeconds(10));
+        if (streams != null) streams.close();
     }
 }
