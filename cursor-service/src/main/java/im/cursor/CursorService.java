@@ -1,9 +1,8 @@
 package im.cursor;
 
-import im.infra.db.DatabaseUnavailableException;
+import im.infra.db.Transactions;
 import im.infra.identity.DevicePrincipal;
 import java.sql.Array;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -69,81 +68,68 @@ public final class CursorService {
     /** Validates and merges a batch of acks in one transaction; outcomes in request order. */
     public List<Outcome> ackBatch(List<AckRequest> acks) {
         int n = acks.size();
-        Outcome[] out = new Outcome[n];
-        try (Connection c = db.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                String[] devices = new String[n];
-                String[] convs = new String[n];
-                for (int i = 0; i < n; i++) {
-                    devices[i] = acks.get(i).who().deviceId();
-                    convs[i] = acks.get(i).conv();
-                }
-                // Valid acks, collapsed per (device, conv) to the largest seq.
-                Map<String, AckRequest> merged = new LinkedHashMap<>();
-                try (PreparedStatement ps = c.prepareStatement(CHECK)) {
-                    Array d = c.createArrayOf("text", devices);
-                    Array v = c.createArrayOf("text", convs);
-                    ps.setArray(1, d);
-                    ps.setArray(2, v);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            int i = rs.getInt(1) - 1;
-                            AckRequest a = acks.get(i);
-                            AckRejectedException bad = validate(a, rs);
-                            if (bad != null) {
-                                out[i] = new Outcome(0, bad);
-                            } else {
-                                merged.merge(a.who().deviceId() + "\u0000" + a.conv(), a,
-                                        (x, y) -> x.seq() >= y.seq() ? x : y);
-                            }
-                        }
-                    }
-                }
-                Map<String, Long> result = new HashMap<>();
-                if (!merged.isEmpty()) {
-                    int m = merged.size();
-                    String[] md = new String[m];
-                    String[] mc = new String[m];
-                    Integer[] me = new Integer[m];
-                    Long[] ms = new Long[m];
-                    int k = 0;
-                    for (AckRequest a : merged.values()) {
-                        md[k] = a.who().deviceId();
-                        mc[k] = a.conv();
-                        me[k] = a.who().installEpoch();
-                        ms[k] = a.seq();
-                        k++;
-                    }
-                    try (PreparedStatement ps = c.prepareStatement(UPSERT)) {
-                        ps.setArray(1, c.createArrayOf("text", md));
-                        ps.setArray(2, c.createArrayOf("text", mc));
-                        ps.setArray(3, c.createArrayOf("int4", me));
-                        ps.setArray(4, c.createArrayOf("int8", ms));
-                        try (ResultSet rs = ps.executeQuery()) {
-                            while (rs.next()) result.put(rs.getString(1) + "\u0000" + rs.getString(2), rs.getLong(3));
-                        }
-                    }
-                }
-                c.commit();
-                for (int i = 0; i < n; i++) {
-                    if (out[i] == null) {
-                        AckRequest a = acks.get(i);
-                        out[i] = new Outcome(result.get(a.who().deviceId() + "\u0000" + a.conv()), null);
-                    }
-                }
-                return List.of(out);
-            } catch (SQLException | RuntimeException e) {
-                try {
-                    c.rollback();
-                } catch (SQLException re) {
-                    e.addSuppressed(re);
-                }
-                throw e;
+        return Transactions.run(db, "ack", c -> {
+            Outcome[] out = new Outcome[n];
+            String[] devices = new String[n];
+            String[] convs = new String[n];
+            for (int i = 0; i < n; i++) {
+                devices[i] = acks.get(i).who().deviceId();
+                convs[i] = acks.get(i).conv();
             }
-        } catch (SQLException e) {
-            throw DatabaseUnavailableException.classify("ack", e);
-        }
+            // Valid acks, collapsed per (device, conv) to the largest seq.
+            Map<String, AckRequest> merged = new LinkedHashMap<>();
+            try (PreparedStatement ps = c.prepareStatement(CHECK)) {
+                Array d = c.createArrayOf("text", devices);
+                Array v = c.createArrayOf("text", convs);
+                ps.setArray(1, d);
+                ps.setArray(2, v);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        int i = rs.getInt(1) - 1;
+                        AckRequest a = acks.get(i);
+                        AckRejectedException bad = validate(a, rs);
+                        if (bad != null) {
+                            out[i] = new Outcome(0, bad);
+                        } else {
+                            merged.merge(a.who().deviceId() + "\u0000" + a.conv(), a,
+                                    (x, y) -> x.seq() >= y.seq() ? x : y);
+                        }
+                    }
+                }
+            }
+            Map<String, Long> result = new HashMap<>();
+            if (!merged.isEmpty()) {
+                int m = merged.size();
+                String[] md = new String[m];
+                String[] mc = new String[m];
+                Integer[] me = new Integer[m];
+                Long[] ms = new Long[m];
+                int k = 0;
+                for (AckRequest a : merged.values()) {
+                    md[k] = a.who().deviceId();
+                    mc[k] = a.conv();
+                    me[k] = a.who().installEpoch();
+                    ms[k] = a.seq();
+                    k++;
+                }
+                try (PreparedStatement ps = c.prepareStatement(UPSERT)) {
+                    ps.setArray(1, c.createArrayOf("text", md));
+                    ps.setArray(2, c.createArrayOf("text", mc));
+                    ps.setArray(3, c.createArrayOf("int4", me));
+                    ps.setArray(4, c.createArrayOf("int8", ms));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) result.put(rs.getString(1) + "\u0000" + rs.getString(2), rs.getLong(3));
+                    }
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                if (out[i] == null) {
+                    AckRequest a = acks.get(i);
+                    out[i] = new Outcome(result.get(a.who().deviceId() + "\u0000" + a.conv()), null);
+                }
+            }
+            return List.of(out);
+        });
     }
 
     private static AckRejectedException validate(AckRequest a, ResultSet rs) throws SQLException {

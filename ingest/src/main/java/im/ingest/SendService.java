@@ -1,6 +1,7 @@
 package im.ingest;
 
 import im.infra.db.DatabaseUnavailableException;
+import im.infra.db.Transactions;
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
 import im.infra.identity.DevicePrincipal;
@@ -59,7 +60,7 @@ public final class SendService {
                 }
                 return r;
             } catch (SQLException | RuntimeException e) {
-                rollbackQuietly(c, e);
+                Transactions.rollbackQuietly(c, e);
                 throw e;
             }
         } catch (SQLException e) {
@@ -133,14 +134,6 @@ public final class SendService {
                 }
                 return new SendResult(conv, seq, mid, false, who.installEpoch(), rs.getTimestamp(1).toInstant());
             }
-        }
-    }
-
-    private static void rollbackQuietly(Connection c, Exception cause) {
-        try {
-            c.rollback();
-        } catch (SQLException e) {
-            cause.addSuppressed(e);   // the connection is gone; PostgreSQL rolls back on its own
         }
     }
 

@@ -1,6 +1,6 @@
 package im.ingest.directory;
 
-import im.infra.db.DatabaseUnavailableException;
+import im.infra.db.Transactions;
 import im.infra.identity.DevicePrincipal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -487,27 +487,7 @@ public final class Directory {
         return new DirectoryException(DirectoryException.Code.INVALID, msg);
     }
 
-    private interface TxBody<T> {
-        T run(Connection c) throws SQLException;
-    }
-
-    private <T> T inTx(String what, TxBody<T> body) {
-        try (Connection c = db.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                T r = body.run(c);
-                c.commit();
-                return r;
-            } catch (SQLException | RuntimeException e) {
-                try {
-                    c.rollback();
-                } catch (SQLException re) {
-                    e.addSuppressed(re);
-                }
-                throw e;
-            }
-        } catch (SQLException e) {
-            throw DatabaseUnavailableException.classify(what, e);
-        }
+    private <T> T inTx(String what, Transactions.Body<T> body) {
+        return Transactions.run(db, what, body);
     }
 }
