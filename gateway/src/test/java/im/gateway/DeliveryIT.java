@@ -115,23 +115,26 @@ class DeliveryIT {
     void aDeviceOfflineWhenItsUserLeftCatchesUpToTheLeaveAndNoFurther(TestStack stack, @TempDir Path dir) throws Exception {
         Fixture fx = new Fixture(stack);
         String boTablet = fx.dir.registerDevice("u-bo", "d-bo-tablet").token();
-        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo"));         // joins 1, 2
+        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo", "u-cy"));  // joins 1..3
         try (Pipeline p = new Pipeline(stack, Map.of())) {
             Gateway gw = p.addGateway("gw-a", "");
             p.awaitRunning();
-            try (ImClient ana = client(gw, fx.anaToken, dir.resolve("ana"))) {
-                for (int i = 0; i < 3; i++) ana.send("g1", "while the tablet is off " + i);   // 3..5
-                long leave = fx.dir.removeMember("g1", "u-bo").seq();                         // 6
-                ana.send("g1", "bo is gone");                                                 // 7
+            List<Long> cyPushed = new CopyOnWriteArrayList<>();
+            try (ImClient ana = client(gw, fx.anaToken, dir.resolve("ana"));
+                 ImClient cy = client(gw, fx.cyToken, dir.resolve("cy"))) {
+                cy.addListener(pushRecorder("g1", cyPushed));
+                for (int i = 0; i < 3; i++) ana.send("g1", "while the tablet is off " + i);   // 4..6
+                long leave = fx.dir.removeMember("g1", "u-bo").seq();                         // 7
+                ana.send("g1", "bo is gone");                                                 // 8
                 List<Long> pushed = new CopyOnWriteArrayList<>();
                 try (ImClient tablet = client(gw, boTablet, dir.resolve("tablet"))) {
                     tablet.addListener(pushRecorder("g1", pushed));
                     Await.until(CONVERGE, () -> cursorRow(fx, "d-bo-tablet", "g1") >= leave,
                             "the tablet acknowledged up to bo's leave");
                     assertEquals(range(2, leave), seqs(tablet, "g1"), "everything bo could see, nothing after");
-                    long later = ana.send("g1", "still gone").seq();                          // 8
-                    Await.until(CONVERGE, () -> cursorRow(fx, "d-ana", "g1") >= later, "ana has 8");
-                    Thread.sleep(500);
+                    long later = ana.send("g1", "still gone").seq();                          // 9
+                    // cy, on the same gateway, got 9 pushed: the gateway has routed it to every subscriber.
+                    Await.until(CONVERGE, () -> cyPushed.contains(later), "9 pushed to cy on the same gateway");
                     assertTrue(pushed.stream().noneMatch(s -> s > leave), "nothing after the leave pushed: " + pushed);
                     assertEquals(range(2, leave), seqs(tablet, "g1"));
                 }
