@@ -1,10 +1,11 @@
 package im.gateway;
 
+import im.infra.config.ChildJvm;
 import im.infra.config.Settings;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
+import java.util.List;
 
 /** Runs a role's main class in its own JVM (this test JVM's class path) so a test can kill -9 it. */
 final class ChildRole {
@@ -12,12 +13,7 @@ final class ChildRole {
 
     /** Starts the role and returns once it printed a line starting with {@code readyLine}. */
     static Process start(Settings settings, Class<?> main, String readyLine) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx384m", "-cp", System.getProperty("java.class.path"), main.getName())
-                .redirectErrorStream(true);
-        pb.environment().keySet().removeIf(k -> k.startsWith("IM_"));
-        pb.environment().putAll(settings.explicitValues());
-        Process proc = pb.start();
+        Process proc = ChildJvm.onThisClassPath(settings.explicitValues(), List.of("-Xmx384m"), main.getName()).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8));
         String line;
         while ((line = out.readLine()) != null && !line.startsWith(readyLine)) {

@@ -1,5 +1,6 @@
 package im.gateway;
 
+import im.infra.config.ChildJvm;
 import im.infra.config.ConfigKeys;
 import im.infra.test.TestStack;
 import java.io.BufferedReader;
@@ -10,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,14 +38,8 @@ final class GatewayProcess implements AutoCloseable {
                 ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN,
                 ConfigKeys.FAULT.name(), faults)).explicitValues());
         Path log = Files.createTempFile("gateway-", ".log");
-        List<String> cmd = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                GatewayMain.class.getName()));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().keySet().removeIf(k -> k.startsWith("IM_"));
-        pb.environment().putAll(env);
-        Process p = pb.start();
+        Process p = ChildJvm.onThisClassPath(env, List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), GatewayMain.class.getName())
+                .start();
         CompletableFuture<Integer> ready = new CompletableFuture<>();
         Thread pump = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {

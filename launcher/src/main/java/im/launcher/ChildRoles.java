@@ -1,13 +1,14 @@
 package im.launcher;
 
+import im.infra.config.ChildJvm;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -138,12 +139,9 @@ final class ChildRoles implements AutoCloseable {
         }
 
         private Process launch() {
-            List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-cp", System.getProperty("java.class.path"), Im.class.getName(), spec.role());
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-            pb.environment().keySet().removeIf(k -> k.startsWith("IM_"));
-            pb.environment().putAll(commonEnv);
-            pb.environment().putAll(spec.env());
+            Map<String, String> env = new HashMap<>(commonEnv);
+            env.putAll(spec.env());
+            ProcessBuilder pb = ChildJvm.onThisClassPath(env, List.of(), Im.class.getName(), spec.role());
             try {
                 return pb.start();
             } catch (IOException e) {

@@ -9,6 +9,7 @@ import im.client.ClientListener;
 import im.client.ClientOptions;
 import im.client.ImClient;
 import im.client.ReceivedEvent;
+import im.infra.config.ChildJvm;
 import im.infra.config.ConfigKeys;
 import im.infra.test.ImStackExtension;
 import im.infra.test.TestStack;
@@ -212,13 +213,11 @@ class MultiProcessIT {
 
     private Child start(Path jar, Path dir, String name, String role, Map<String, String> common, Map<String, String> own) throws IOException {
         Path log = dir.resolve(name + ".log");
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", jar.toString(), role)
-                .redirectErrorStream(true)
+        Map<String, String> env = new HashMap<>(common);   // configuration by environment only, and only ours
+        env.putAll(own);
+        ProcessBuilder pb = ChildJvm.builder(env,
+                        List.of("-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", jar.toString(), role))
                 .redirectOutput(log.toFile());
-        pb.environment().keySet().removeIf(k -> k.startsWith("IM_"));   // configuration by environment only, and only ours
-        pb.environment().putAll(common);
-        pb.environment().putAll(own);
         Child c = new Child(name, pb.start(), log);
         children.add(c);
         return c;

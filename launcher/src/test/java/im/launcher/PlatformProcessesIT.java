@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import im.client.ClientListener;
 import im.client.ClientOptions;
 import im.client.ImClient;
+import im.infra.config.ChildJvm;
 import im.protocol.EventPush;
 import im.protocol.ServerFrame;
 import java.io.BufferedReader;
@@ -38,14 +39,10 @@ class PlatformProcessesIT {
     @Test
     void everyRoleRunsAsItsOwnProcessAndMessagesCrossGateways(@TempDir Path dir) throws Exception {
         Path jar = Path.of(System.getProperty("im.jar", "target/im.jar")).toAbsolutePath();
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m", "-jar", jar.toString(), "platform", "--processes", "--demo")
-                .redirectErrorStream(true);
-        pb.environment().keySet().removeIf(k -> k.startsWith("IM_"));
-        pb.environment().putAll(Map.of("IM_PG_DATA_DIR", dir.resolve("pg").toString(),
-                "IM_KAFKA_DATA_DIR", dir.resolve("kafka").toString(), "IM_PG_PORT", "0", "IM_KAFKA_PORT", "0",
-                "IM_GATEWAY_PORT", "0", "IM_OPS_PORT", "0", "IM_PARTITIONS", "4"));
-        Process platform = pb.start();
+        Process platform = ChildJvm.builder(Map.of("IM_PG_DATA_DIR", dir.resolve("pg").toString(),
+                        "IM_KAFKA_DATA_DIR", dir.resolve("kafka").toString(), "IM_PG_PORT", "0", "IM_KAFKA_PORT", "0",
+                        "IM_GATEWAY_PORT", "0", "IM_OPS_PORT", "0", "IM_PARTITIONS", "4"),
+                List.of("-Xmx512m", "-jar", jar.toString(), "platform", "--processes", "--demo")).start();
         List<String> output = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> ready = new CompletableFuture<>();
         Thread reader = new Thread(() -> {

@@ -1,5 +1,6 @@
 package im.reliability;
 
+import im.infra.config.ChildJvm;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -8,7 +9,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -39,12 +39,8 @@ final class RoleProcess {
     /** Starts the role; the returned handle is ready once {@link #awaitReady} saw the ready line. */
     static RoleProcess start(String name, Class<?> main, Map<String, String> env, Path logFile, String readyPrefix,
                              CompletableFuture<Void> ready) {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx320m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k",
-                "-cp", System.getProperty("java.class.path"), main.getName()));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().keySet().removeIf(k -> k.startsWith("IM_"));
-        pb.environment().putAll(env);
+        ProcessBuilder pb = ChildJvm.onThisClassPath(env,
+                List.of("-Xmx320m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"), main.getName());
         Process p;
         try {
             Files.createDirectories(logFile.getParent());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import im.infra.config.ChildJvm;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.fault.Faults;
@@ -18,7 +19,6 @@ import im.ingest.directory.Directory;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Clock;
@@ -194,12 +194,7 @@ class CdcRelayIT {
     }
 
     private static Process startRelayProcess(Map<String, String> env) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx384m", "-cp", System.getProperty("java.class.path"), RelayMain.class.getName())
-                .redirectErrorStream(true);
-        pb.environment().keySet().removeIf(k -> k.startsWith("IM_"));
-        pb.environment().putAll(env);
-        Process p = pb.start();
+        Process p = ChildJvm.onThisClassPath(env, List.of("-Xmx384m"), RelayMain.class.getName()).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String line;
         while ((line = out.readLine()) != null && !line.startsWith("IM_READY relay")) {
