@@ -4,6 +4,8 @@ import static im.bench.BenchEnv.deleteTree;
 import static im.bench.BenchEnv.loadAvg;
 import static im.bench.BenchEnv.printServer;
 
+import im.delivery.route.ConvLog;
+import im.delivery.route.Interest;
 import im.delivery.route.RouteJson;
 import im.infra.db.Database;
 import im.infra.db.EmbeddedPg;
@@ -381,7 +383,7 @@ public final class SweepBench implements Callable<Integer> {
             p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");   // as the Sweeper runs it
             // back-off = sweep: a pair still lagging at the next tick is hinted again, so every tick does the full work.
             driver = new TopologyTestDriver(SweeperTopology.build(TOPICS, Duration.ofMillis(sweepMs),
-                    Duration.ofMillis(sweepMs), Duration.ofDays(1), hintCount), p, T0);
+                    Duration.ofMillis(sweepMs), Duration.ofDays(1), Duration.ofDays(1), hintCount), p, T0);
             StringSerializer ser = new StringSerializer();
             StringDeserializer de = new StringDeserializer();
             events = driver.createInputTopic(TOPICS.events(), ser, ser);
@@ -399,7 +401,11 @@ public final class SweepBench implements Callable<Integer> {
         void load(int lagging, boolean print) {
             boolean[] lags = shape.laggingSet(lagging);
             Phase ev = timed(shape.convs, (from, to) -> {
-                for (int c = from; c < to; c++) events.pipeInput(Shape.conv(c), event(c));
+                for (int c = from; c < to; c++) {
+                    List<String> members = membersOf(c);
+                    for (int i = 0; i < members.size(); i++) events.pipeInput(Shape.conv(c), join(c, i + 1, members.get(i)));
+                    events.pipeInput(Shape.conv(c), event(c));
+                }
             });
             Phase cu = timed(shape.n, (from, to) -> {
                 for (int p = from; p < to; p++) {
@@ -411,8 +417,7 @@ public final class SweepBench implements Callable<Integer> {
                 for (int p = from; p < to; p++) {
                     int c = shape.convOf[p];
                     int d = shape.devOf[p];
-                    interest.pipeInput(Shape.conv(c), RouteJson.interest(Shape.conv(c), Shape.device(d), Shape.user(d),
-                            Shape.gateway(d), GEN, true));
+                    interest.pipeInput(Shape.conv(c), RouteJson.interest(Shape.conv(c), Shape.device(d), online(d)));
                 }
             });
             if (print) {
@@ -432,15 +437,17 @@ public final class SweepBench implements Callable<Integer> {
          * Values in the formats of {@code PairState}; {@link #verifyStores} checks, at the piped sizes,
          * that the topology produced exactly this.
          */
+        private java.util.Map<Integer, List<String>> members;
+
         void prefill(int lagging) {
             long t0 = System.nanoTime();
             boolean[] lags = shape.laggingSet(lagging);
-            KeyValueStore<String, Long> heads = driver.getKeyValueStore(SweeperTopology.HEADS_STORE);
+            KeyValueStore<String, String> heads = driver.getKeyValueStore(SweeperTopology.LOG_STORE);
             KeyValueStore<String, String> cur = driver.getKeyValueStore(SweeperTopology.CURSORS_STORE);
             KeyValueStore<String, String> onl = driver.getKeyValueStore(SweeperTopology.ONLINE_STORE);
             KeyValueStore<String, String> lag = driver.getKeyValueStore(SweeperTopology.LAGGING_STORE);
             for (int c = 0; c < shape.convs; c++) {
-                heads.put(Shape.conv(c), Shape.head(c));
+                heads.put(Shape.conv(c), expectedLog(c));
                 if (c % 50_000 == 49_999) flushCaptured();
             }
             for (int p = 0; p < shape.n; p++) {
@@ -459,9 +466,9 @@ public final class SweepBench implements Callable<Integer> {
         /** Every store holds exactly what {@link #prefill} would write. */
         void verifyStores(int lagging) {
             boolean[] lags = shape.laggingSet(lagging);
-            KeyValueStore<String, Long> heads = driver.getKeyValueStore(SweeperTopology.HEADS_STORE);
+            KeyValueStore<String, String> heads = driver.getKeyValueStore(SweeperTopology.LOG_STORE);
             for (int c = 0; c < shape.convs; c++) {
-                check(Long.valueOf(Shape.head(c)), heads.get(Shape.conv(c)), "head " + c);
+                check(expectedLog(c), heads.get(Shape.conv(c)), "log of conv " + c);
             }
             KeyValueStore<String, String> cur = driver.getKeyValueStore(SweeperTopology.CURSORS_STORE);
             KeyValueStore<String, String> onl = driver.getKeyValueStore(SweeperTopology.ONLINE_STORE);
@@ -508,9 +515,38 @@ public final class SweepBench implements Callable<Integer> {
         }
 
         private String expectedOnline(int p) {
-            int d = shape.devOf[p];
-            return RouteJson.JSON.createObjectNode().put("user", Shape.user(d)).put("gateway", Shape.gateway(d))
-                    .put("gen", GEN).toString();
+            return online(shape.devOf[p]).toStoreJson();
+        }
+
+        private Interest online(int d) {
+            return new Interest(Shape.user(d), Shape.gateway(d), GEN, 1, true, T0.toEpochMilli());
+        }
+
+        /** The users of conversation c's pairs, in pair order, each once: they joined at seqs 1..m. */
+        private List<String> membersOf(int c) {
+            if (members == null) {
+                members = new java.util.HashMap<>();
+                for (int p = 0; p < shape.n; p++) {
+                    List<String> l = members.computeIfAbsent(shape.convOf[p], k -> new ArrayList<>());
+                    String u = Shape.user(shape.devOf[p]);
+                    if (!l.contains(u)) l.add(u);
+                }
+            }
+            return members.getOrDefault(c, List.of());
+        }
+
+        private String expectedLog(int c) {
+            ConvLog l = ConvLog.empty();
+            List<String> m = membersOf(c);
+            for (int i = 0; i < m.size(); i++) l.apply(i + 1, "join", m.get(i));
+            l.apply(Shape.head(c), "msg", "u-x");
+            return l.toJson();
+        }
+
+        private String join(int c, long seq, String user) {
+            return RouteJson.JSON.createObjectNode().put("v", 1).put("conv", Shape.conv(c)).put("seq", seq)
+                    .put("kind", "join").put("mid", "m-" + c + "-" + seq).put("sender", user).putNull("device")
+                    .putNull("cmid").put("body", "").put("at", 0).toString();
         }
 
         private static String expectedLag() {

@@ -24,8 +24,12 @@ final class DeviceConnection {
     private final AtomicInteger queued = new AtomicInteger();
     private final AtomicInteger inflight = new AtomicInteger();
     private final AtomicLong droppedPushes;
-    /** Conversations this connection receives pushes for, with the seq its visibility starts at. */
-    final java.util.Map<String, Long> subscribed = new java.util.concurrent.ConcurrentHashMap<>();
+    /** What this connection may be written, per conversation (from sub and membership notices). */
+    final Visibility visibility = new Visibility();
+    /** The version of this connection's interest registrations; 0 until {@code sub}. Guarded by {@code this}. */
+    long interestVersion;
+    /** Set once when the socket closed; a closed connection is never registered again. Guarded by {@code this}. */
+    boolean closed;
     private volatile DevicePrincipal principal;
     private volatile boolean authenticating;
 
@@ -77,8 +81,9 @@ final class DeviceConnection {
         write(CODEC.encode(frame));
     }
 
-    /** Writes a push if the outbound queue has room; otherwise drops it and returns false. */
+    /** Writes a push if the socket is open and the outbound queue has room; otherwise returns false. */
     boolean push(ServerFrame frame) {
+        if (!channel.isOpen()) return false;
         if (queued.get() >= outboundLimit) {
             droppedPushes.incrementAndGet();
             return false;

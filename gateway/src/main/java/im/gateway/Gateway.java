@@ -82,7 +82,7 @@ public final class Gateway implements AutoCloseable {
         });
         if (cfg.kafkaBootstrap().isPresent()) {
             push = new PushHub(cfg.kafkaBootstrap().get(), cfg.topics(), cfg.gatewayId(), clock.millis(),
-                    cfg.heartbeat(), faults).start(cfg.partitions());
+                    cfg.heartbeat(), cfg.interestRenew(), faults).start(cfg.partitions());
         }
         Directory directory = new Directory(db, clock, cfg.tokenTtl());
         cursorWriter = new CursorWriter(new CursorService(db), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2).start();

@@ -1,6 +1,7 @@
 package im.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import im.delivery.route.Interest;
 import im.delivery.route.RouteJson;
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
@@ -34,11 +35,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The gateway's side of delivery. On {@code sub} it publishes, per conversation, "device D of user
- * U is online here (gateway G, generation g)" to the interest topic and withdraws it when the
- * connection closes; it announces itself on the gateways topic so that delivery nodes expire its
- * routes if it dies. It consumes its own channel (events and hints routed to its devices) and the
- * notices topic (joins), and writes frames to the devices it still holds, after checking
- * visibility. Pushing is best effort: correctness comes from cursors, sync and hints.
+ * U is online here (gateway G, generation g, connection version v)" to the interest topic, renews
+ * it every {@code IM_INTEREST_RENEW_MS} (at once after a failed publish or when it finds its own
+ * timer ran late, i.e. it was frozen), and withdraws it when the connection closes; it announces
+ * itself on the gateways topic so that delivery nodes skip its routes while it is silent. It
+ * consumes its own channel (events and hints routed to its devices) and the notices topic (joins
+ * and leaves, which keep each connection's {@link Visibility} up to date), and writes a frame only
+ * to a device it still holds whose period covers the seq. Pushing is best effort: correctness
+ * comes from cursors, sync and hints.
  */
 final class PushHub implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PushHub.class);
@@ -48,7 +52,12 @@ final class PushHub implements AutoCloseable {
     private final String gatewayId;
     private final long gen;
     private final Duration heartbeat;
+    private final Duration renew;
     private final Faults faults;
+    private final AtomicLong versions = new AtomicLong();
+    private final java.util.concurrent.atomic.AtomicBoolean publishFailed = new java.util.concurrent.atomic.AtomicBoolean();
+    private long lastTick;
+    private long lastRenew;
     private final Map<String, DeviceConnection> byDevice = new ConcurrentHashMap<>();
     private final Map<String, Set<DeviceConnection>> byUser = new ConcurrentHashMap<>();
     final AtomicLong pushed = new AtomicLong();
@@ -60,12 +69,13 @@ final class PushHub implements AutoCloseable {
     private Thread poller;
     private volatile boolean running;
 
-    PushHub(String bootstrap, TopicNames topics, String gatewayId, long gen, Duration heartbeat, Faults faults) {
+    PushHub(String bootstrap, TopicNames topics, String gatewayId, long gen, Duration heartbeat, Duration renew, Faults faults) {
         this.bootstrap = bootstrap;
         this.topics = topics;
         this.gatewayId = gatewayId;
         this.gen = gen;
         this.heartbeat = heartbeat;
+        this.renew = renew;
         this.faults = faults;
     }
 
@@ -106,7 +116,8 @@ final class PushHub implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        timer.scheduleAtFixedRate(this::publishHeartbeat, heartbeat.toMillis(), heartbeat.toMillis(), TimeUnit.MILLISECONDS);
+        lastTick = lastRenew = System.currentTimeMillis();
+        timer.scheduleAtFixedRate(this::tick, heartbeat.toMillis(), heartbeat.toMillis(), TimeUnit.MILLISECONDS);
         return this;
     }
 
@@ -115,25 +126,80 @@ final class PushHub implements AutoCloseable {
                 RouteJson.heartbeat(gatewayId, gen, System.currentTimeMillis())));
     }
 
-    /** After {@code sub}: route this device's conversations here. A newer connection of the device wins. */
-    void subscribe(DeviceConnection conn, Map<String, Long> fromSeqByConv) {
+    /**
+     * One heartbeat tick; also renews every registration when the renewal interval has passed, a
+     * publish failed since the last renewal, or this tick ran late (the process was frozen or
+     * starved for longer than the heartbeat: its routes may have lapsed meanwhile).
+     */
+    private void tick() {
+        try {
+            long now = System.currentTimeMillis();
+            boolean late = now - lastTick > 2 * heartbeat.toMillis();
+            lastTick = now;
+            publishHeartbeat();
+            if (late || now - lastRenew >= renew.toMillis() || publishFailed.getAndSet(false)) {
+                lastRenew = now;
+                for (DeviceConnection c : byDevice.values()) renew(c);
+            }
+        } catch (RuntimeException e) {
+            log.warn("heartbeat tick: {}", e.toString());   // the next tick tries again
+        }
+    }
+
+    private void renew(DeviceConnection c) {
+        long ver;
+        synchronized (c) {
+            if (c.closed || c.interestVersion == 0) return;
+            ver = c.interestVersion;
+        }
+        for (String conv : c.visibility.memberConvs()) publishInterest(c, conv, ver, true);
+    }
+
+    /**
+     * Before {@code sub} reads the memberships: from now on this gateway's join and leave notices
+     * for the user reach the connection, so a membership change that commits while the read is in
+     * flight is applied either by the read or by its notice, never by neither.
+     */
+    void attach(DeviceConnection conn) {
         var p = conn.principal();
         DeviceConnection previous = byDevice.put(p.deviceId(), conn);
         if (previous != null && previous != conn) removeFromUser(previous);
         byUser.computeIfAbsent(p.userId(), u -> ConcurrentHashMap.newKeySet()).add(conn);
-        fromSeqByConv.forEach((conv, from) -> {
-            conn.subscribed.put(conv, from);
-            publishInterest(conn, conv, true);
-        });
+        if (!conn.isOpen()) unsubscribe(conn);   // closed meanwhile: its close handler may have run already
     }
 
-    /** On close: withdraw the device's interest (unless a newer connection of it took over). */
+    /** After the {@code sub} read: the user's current periods (conv → join seq); registers them here. */
+    void subscribe(DeviceConnection conn, Map<String, Long> fromSeqByConv) {
+        fromSeqByConv.forEach(conn.visibility::joined);
+        long ver;
+        synchronized (conn) {
+            if (conn.closed) return;   // a connection that has closed is never registered
+            if (conn.interestVersion == 0) conn.interestVersion = nextVersion();
+            ver = conn.interestVersion;
+        }
+        for (String conv : conn.visibility.memberConvs()) publishInterest(conn, conv, ver, true);
+    }
+
+    /** Versions grow with every connection this gateway registers (wall-clock based, so across restarts too). */
+    private long nextVersion() {
+        long floor = System.currentTimeMillis() * 1000;
+        return versions.updateAndGet(v -> Math.max(v + 1, floor));
+    }
+
+    /** On close: withdraw the device's interest, once; a late {@code sub} of this connection registers nothing. */
     void unsubscribe(DeviceConnection conn) {
         var p = conn.principal();
-        if (p == null || conn.subscribed.isEmpty()) return;
+        if (p == null) return;
+        long ver;
+        synchronized (conn) {
+            if (conn.closed) return;
+            conn.closed = true;
+            ver = conn.interestVersion;
+        }
         removeFromUser(conn);
-        if (byDevice.remove(p.deviceId(), conn)) {
-            for (String conv : conn.subscribed.keySet()) publishInterest(conn, conv, false);
+        byDevice.remove(p.deviceId(), conn);
+        if (ver != 0) {
+            for (String conv : conn.visibility.allConvs()) publishInterest(conn, conv, ver, false);
         }
     }
 
@@ -142,16 +208,20 @@ final class PushHub implements AutoCloseable {
         if (s != null) s.remove(conn);
     }
 
-    private void publishInterest(DeviceConnection conn, String conv, boolean online) {
+    private void publishInterest(DeviceConnection conn, String conv, long ver, boolean online) {
         var p = conn.principal();
+        String value = RouteJson.interest(conv, p.deviceId(),
+                new Interest(p.userId(), gatewayId, gen, ver, online, System.currentTimeMillis()));
         try {
-            producer.send(new ProducerRecord<>(topics.interest(), conv,
-                    RouteJson.interest(conv, p.deviceId(), p.userId(), gatewayId, gen, online)), (md, e) -> {
-                        if (e != null) log.warn("interest for {} not published: {}", conv, e.toString());
-                    });
+            producer.send(new ProducerRecord<>(topics.interest(), conv, value), (md, e) -> {
+                if (e != null) {
+                    publishFailed.set(true);
+                    log.warn("interest for {} not published (renewed at the next heartbeat): {}", conv, e.toString());
+                }
+            });
         } catch (org.apache.kafka.common.KafkaException e) {
-            // The device still gets hints and syncs; it just is not pushed to until the next sub.
-            log.warn("interest for {} not published: {}", conv, e.toString());
+            publishFailed.set(true);
+            log.warn("interest for {} not published (renewed at the next heartbeat): {}", conv, e.toString());
         }
     }
 
@@ -177,10 +247,12 @@ final class PushHub implements AutoCloseable {
     private void onChannel(JsonNode msg) {
         if (msg.has("hint")) {
             JsonNode h = msg.get("hint");
+            String conv = h.get("conv").asText();
+            long head = h.get("head").asLong();
             for (JsonNode d : msg.get("devices")) {
                 DeviceConnection c = byDevice.get(d.asText());
-                if (c != null && c.subscribed.containsKey(h.get("conv").asText())
-                        && c.push(new Hint(h.get("conv").asText(), h.get("head").asLong(), h.get("why").asText()))) {
+                if (c != null && c.visibility.visible(conv, head)
+                        && c.push(new Hint(conv, head, h.get("why").asText()))) {
                     hintsDelivered.incrementAndGet();
                 }
             }
@@ -193,31 +265,42 @@ final class PushHub implements AutoCloseable {
         }
     }
 
+    /** A join registers the new member's connections here and pushes the join; a leave ends their period. */
     private void onNotice(JsonNode msg) {
-        if (!"join".equals(msg.path("kind").asText())) return;
+        String kind = msg.path("kind").asText();
         JsonNode ev = msg.get("ev");
         String conv = ev.get("conv").asText();
+        long seq = ev.get("seq").asLong();
         Set<DeviceConnection> conns = byUser.get(msg.get("user").asText());
         if (conns == null) return;
         for (DeviceConnection c : conns) {
-            if (c.subscribed.putIfAbsent(conv, ev.get("seq").asLong()) == null) publishInterest(c, conv, true);
-            deliver(c, ev);
+            if ("join".equals(kind)) {
+                if (c.visibility.joined(conv, seq)) {
+                    long ver;
+                    synchronized (c) {
+                        ver = c.closed ? 0 : c.interestVersion;
+                    }
+                    if (ver != 0) publishInterest(c, conv, ver, true);
+                }
+                deliver(c, ev);
+            } else if ("leave".equals(kind)) {
+                c.visibility.left(conv, seq);
+            }
         }
     }
 
-    /** Writes the event if the device may see it; a leave of its own user ends its subscription. */
+    /** Writes the event if the device's period covers it. */
     private void deliver(DeviceConnection c, JsonNode ev) {
         String conv = ev.get("conv").asText();
         long seq = ev.get("seq").asLong();
-        Long from = c.subscribed.get(conv);
-        if (from == null || seq < from) return;
+        if ("leave".equals(ev.path("kind").asText()) && ev.path("sender").asText().equals(c.principal().userId())) {
+            c.visibility.left(conv, seq);   // the leave itself is still visible to the leaver
+        }
+        if (!c.visibility.visible(conv, seq)) return;
         if (faults.shouldDrop(FaultPoint.GW_PUSH)) {
             droppedByFault.incrementAndGet();
         } else if (c.push(new EventPush(toWire(ev)))) {
             pushed.incrementAndGet();
-        }
-        if ("leave".equals(ev.path("kind").asText()) && ev.path("sender").asText().equals(c.principal().userId())) {
-            if (c.subscribed.remove(conv) != null) publishInterest(c, conv, false);
         }
     }
 

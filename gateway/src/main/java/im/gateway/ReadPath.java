@@ -25,6 +25,7 @@ final class ReadPath {
     }
 
     Subbed subscribe(DeviceConnection conn, Sub sub) {
+        if (push != null) push.attach(conn);   // before the read: notices from now on reach this connection
         List<ConvState> convs = new ArrayList<>();
         java.util.Map<String, Long> from = new java.util.HashMap<>();
         for (ConvCursor c : reader.conversations(conn.principal())) {

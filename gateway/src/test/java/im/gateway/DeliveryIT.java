@@ -182,6 +182,71 @@ class DeliveryIT {
         }
     }
 
+    /**
+     * Issue 10, item 1: a member removed and re-added twenty times, then removed for good, must get
+     * nothing written after the final leave, whatever order the join notices and interest records
+     * arrive in. Failed on the old code (the delivery node routed on any online interest record and
+     * the gateway checked only the lower bound of a period): cy's device got the later messages.
+     */
+    @Test
+    void aMemberChurnedOutGetsNothingAfterItsFinalLeave(TestStack stack, @TempDir Path dir) throws Exception {
+        Fixture fx = new Fixture(stack);
+        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo", "u-cy"));
+        try (Pipeline p = new Pipeline(stack, Map.of())) {
+            Gateway gw = p.addGateway("gw-a", "");
+            p.awaitRunning();
+            List<Long> cyPushed = new CopyOnWriteArrayList<>();
+            List<Long> boPushed = new CopyOnWriteArrayList<>();
+            try (ImClient ana = client(gw, fx.anaToken, dir.resolve("ana"));
+                 ImClient bo = client(gw, fx.boToken, dir.resolve("bo"));
+                 ImClient cy = client(gw, fx.cyToken, dir.resolve("cy"))) {
+                cy.addListener(pushRecorder("g1", cyPushed));
+                bo.addListener(pushRecorder("g1", boPushed));
+                Await.until(CONVERGE, () -> cy.cursor("g1") == 3, "cy holds the three joins");
+                for (int i = 0; i < 20; i++) {
+                    fx.dir.removeMember("g1", "u-cy");
+                    fx.dir.addMember("g1", "u-cy");
+                }
+                long leave = fx.dir.removeMember("g1", "u-cy").seq();
+                List<Long> after = new ArrayList<>();
+                for (int i = 0; i < 10; i++) after.add(ana.send("g1", "secret " + i).seq());
+                long last = after.get(after.size() - 1);
+                Await.until(CONVERGE, () -> boPushed.contains(last) && bo.cursor("g1") == last, "bo got everything");
+                Await.until(CONVERGE, () -> cy.cursor("g1") >= leave, "cy caught up to its leave");
+                assertTrue(cyPushed.stream().noneMatch(after::contains), "nothing after cy's final leave was pushed: " + cyPushed);
+                assertTrue(seqs(cy, "g1").stream().noneMatch(s -> s > leave), "cy's store ends at its leave: " + seqs(cy, "g1"));
+            }
+        }
+    }
+
+    /**
+     * Leave then rejoin back to back: the rejoined member must keep getting pushes (the rejoin's
+     * interest can be applied before the leave when they travel on different topics).
+     */
+    @Test
+    void aMemberWhoLeavesAndRejoinsBackToBackKeepsGettingPushes(TestStack stack, @TempDir Path dir) throws Exception {
+        Fixture fx = new Fixture(stack);
+        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo", "u-cy"));
+        try (Pipeline p = new Pipeline(stack, Map.of())) {
+            Gateway gw = p.addGateway("gw-a", "");
+            p.awaitRunning();
+            List<Long> cyPushed = new CopyOnWriteArrayList<>();
+            try (ImClient ana = client(gw, fx.anaToken, dir.resolve("ana"));
+                 ImClient cy = client(gw, fx.cyToken, dir.resolve("cy"))) {
+                cy.addListener(pushRecorder("g1", cyPushed));
+                Await.until(CONVERGE, () -> cy.cursor("g1") == 3, "cy holds the three joins");
+                for (int i = 0; i < 5; i++) {
+                    fx.dir.removeMember("g1", "u-cy");
+                    fx.dir.addMember("g1", "u-cy");
+                }
+                for (int i = 0; i < 5; i++) {
+                    long seq = ana.send("g1", "to the rejoined cy " + i).seq();
+                    Await.until(CONVERGE, () -> cyPushed.contains(seq), seq + " pushed to the rejoined member");
+                }
+            }
+        }
+    }
+
     @Test
     void whenADeliveryNodeDiesAnotherTakesOverAndPushesResume(TestStack stack, @TempDir Path dir) throws Exception {
         Fixture fx = new Fixture(stack);

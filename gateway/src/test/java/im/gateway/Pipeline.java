@@ -42,6 +42,7 @@ final class Pipeline implements AutoCloseable {
                 ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN,
                 ConfigKeys.GATEWAY_HEARTBEAT_MS.name(), "500",
                 ConfigKeys.GATEWAY_LEASE_MS.name(), "3000",
+                ConfigKeys.INTEREST_RENEW_MS.name(), "1000",
                 ConfigKeys.PARTITIONS.name(), "3"));
         m.putAll(extra);
         settings = stack.settings(m);

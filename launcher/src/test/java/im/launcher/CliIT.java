@@ -125,6 +125,7 @@ class CliIT {
                 ConfigKeys.ADMIN_TOKEN.name(), ADMIN,
                 ConfigKeys.GATEWAY_HEARTBEAT_MS.name(), "500",
                 ConfigKeys.GATEWAY_LEASE_MS.name(), "3000",
+                ConfigKeys.INTEREST_RENEW_MS.name(), "1000",
                 ConfigKeys.SWEEP_MS.name(), "500",
                 ConfigKeys.PARTITIONS.name(), "3"));
         TopicNames topics = TopicNames.from(s);

@@ -79,6 +79,7 @@ final class Stack implements AutoCloseable {
         m.put(ConfigKeys.ADMIN_TOKEN.name(), ADMIN_TOKEN);
         m.put(ConfigKeys.GATEWAY_HEARTBEAT_MS.name(), "500");
         m.put(ConfigKeys.GATEWAY_LEASE_MS.name(), "3000");
+        m.put(ConfigKeys.INTEREST_RENEW_MS.name(), "1000");
         m.put(ConfigKeys.SWEEP_MS.name(), "500");
         m.put(ConfigKeys.HINT_BACKOFF_MS.name(), "1000");
         m.put(ConfigKeys.WORKER_THREADS.name(), "8");

@@ -53,22 +53,6 @@ final class PairState {
         }
     }
 
-    /** Where an online device is reachable for a conversation (its interest registration). */
-    record Online(String user, String gateway, long gen) {
-        static Online fromJson(String json) {
-            JsonNode n = RouteJson.parse(json);
-            return new Online(n.get("user").asText(), n.get("gateway").asText(), n.get("gen").asLong());
-        }
-
-        String toJson() {
-            return RouteJson.JSON.createObjectNode().put("user", user).put("gateway", gateway).put("gen", gen).toString();
-        }
-
-        boolean sameRegistration(Online o) {
-            return o != null && gateway.equals(o.gateway) && gen == o.gen;
-        }
-    }
-
     /** An online pair whose cursor is behind the head: since when, and when it was last hinted (-1: never). */
     record Lag(long since, long lastHint) {
         static final long NEVER = -1;

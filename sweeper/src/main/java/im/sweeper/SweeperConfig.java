@@ -10,12 +10,13 @@ import java.time.Duration;
  * before a hint), the hint back-off, the gateway lease and the Streams state directory.
  */
 public record SweeperConfig(String bootstrap, TopicNames topics, Duration sweep, Duration backoff, Duration lease,
-                            String stateDir) {
+                            Duration interestRenew, String stateDir) {
     public static SweeperConfig from(Settings s) {
         return new SweeperConfig(s.required(ConfigKeys.KAFKA_BOOTSTRAP), TopicNames.from(s),
                 s.millis(ConfigKeys.SWEEP_MS, 10, 600_000),
                 s.millis(ConfigKeys.HINT_BACKOFF_MS, 0, 3_600_000),
                 s.millis(ConfigKeys.GATEWAY_LEASE_MS, 1_000, 600_000),
+                s.millis(ConfigKeys.INTEREST_RENEW_MS, 200, 600_000),
                 s.string(ConfigKeys.STATE_DIR));
     }
 }

@@ -2,12 +2,13 @@ package im.sweeper;
 
 import im.delivery.route.GatewayLiveness;
 import com.fasterxml.jackson.databind.JsonNode;
+import im.delivery.route.ConvLog;
 import im.delivery.route.DeliveryTopology;
+import im.delivery.route.Interest;
 import im.delivery.route.RouteJson;
 import im.infra.kafka.TopicNames;
 import im.sweeper.PairState.Cursor;
 import im.sweeper.PairState.Lag;
-import im.sweeper.PairState.Online;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,21 +37,24 @@ import org.slf4j.LoggerFactory;
  * the cursors and the online devices of the same conversations. State (persistent, with
  * changelogs, so a restarted or second instance carries on without rescanning the database):
  * <ul>
- *   <li>{@value #HEADS_STORE}: conv → head, the max seq seen on the event topic;</li>
+ *   <li>{@value #LOG_STORE}: conv → {@link ConvLog}: the head (max seq seen on the event topic) and each
+ *       user's latest visibility period, folded from the join/leave events of the same log;</li>
  *   <li>{@value #CURSORS_STORE}: pair → (epoch, delivered), never moving backwards within an epoch;</li>
- *   <li>{@value #ONLINE_STORE}: pair → (user, gateway, gen) of online pairs, from interest records;</li>
+ *   <li>{@value #ONLINE_STORE}: pair → {@link Interest} (merged by its one rule), from interest records;</li>
  *   <li>{@value #LAGGING_STORE}: pair → (since, lastHint), exactly the online pairs whose cursor is
- *       below the head. Every transition keeps this index up to date, so the wall-clock punctuator
+ *       below the head their user may see ({@link ConvLog#visibleHead}: the head for a member, the
+ *       leave for a former member, nothing for someone who never was one). Every transition keeps this index up to date, so the wall-clock punctuator
  *       scans only it: a tick costs O(lagging pairs), not O(online devices × conversations).</li>
  * </ul>
  * Every {@code sweep} the punctuator hints each pair lagging for at least {@code sweep} and not
  * hinted within {@code backoff}, on its gateway's channel ({@code RouteJson.channelHint}, one
- * record per conversation and gateway, {@code why:"sweep"}); pairs of gateways dead per the
- * heartbeat lease ({@link DeliveryTopology#alive}) are dropped instead. A pair key is
+ * record per conversation, gateway and visible head, {@code why:"sweep"}); pairs whose
+ * registration is not {@linkplain Interest#live live} (gateway silent, lease not renewed) wait,
+ * and are hinted again as soon as it is; only garbage registrations are dropped. A pair key is
  * {@code conv + "\u0000" + device} (see {@link PairState}).
  */
 public final class SweeperTopology {
-    public static final String HEADS_STORE = "heads";
+    public static final String LOG_STORE = "conv-log";
     public static final String CURSORS_STORE = "cursors";
     public static final String ONLINE_STORE = "online";
     public static final String LAGGING_STORE = "lagging";
@@ -63,15 +67,16 @@ public final class SweeperTopology {
 
     private SweeperTopology() {}
 
-    public static Topology build(TopicNames topics, Duration sweep, Duration backoff, Duration lease) {
-        return build(topics, sweep, backoff, lease, new LongAdder());
+    public static Topology build(TopicNames topics, Duration sweep, Duration backoff, Duration lease, Duration renew) {
+        return build(topics, sweep, backoff, lease, renew, new LongAdder());
     }
 
     /**
      * @param hints incremented by the number of devices in every hint emitted (a metric the
      *              caller owns; no static state)
      */
-    public static Topology build(TopicNames topics, Duration sweep, Duration backoff, Duration lease, LongAdder hints) {
+    public static Topology build(TopicNames topics, Duration sweep, Duration backoff, Duration lease, Duration renew,
+                                 LongAdder hints) {
         if (sweep.toMillis() < 1) throw new IllegalArgumentException("sweep must be at least 1 ms, got " + sweep);
         if (backoff.isNegative()) throw new IllegalArgumentException("backoff must not be negative, got " + backoff);
         Topology t = new Topology();
@@ -79,12 +84,12 @@ public final class SweeperTopology {
         t.addSource("events-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.events());
         t.addSource("cursors-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.cursors());
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
-        t.addProcessor("heads-and-sweep", () -> new HeadsAndSweep(topics, sweep, backoff, lease, hints), "events-source");
+        t.addProcessor("heads-and-sweep", () -> new HeadsAndSweep(topics, sweep, backoff, lease, renew, hints), "events-source");
         t.addProcessor("cursors-update", CursorUpdater::new, "cursors-source");
         t.addProcessor("interest-update", InterestUpdater::new, "interest-source");
         // Every processor touches every store: that also puts the three sources in one sub-topology.
         String[] all = {"heads-and-sweep", "cursors-update", "interest-update"};
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(HEADS_STORE), Serdes.String(), Serdes.Long()), all);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LOG_STORE), Serdes.String(), Serdes.String()), all);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CURSORS_STORE), Serdes.String(), Serdes.String()), all);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(ONLINE_STORE), Serdes.String(), Serdes.String()), all);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LAGGING_STORE), Serdes.String(), Serdes.String()), all);
@@ -101,7 +106,7 @@ public final class SweeperTopology {
      */
     private abstract static class PairProcessor<KOut, VOut> implements Processor<String, String, KOut, VOut> {
         protected ProcessorContext<KOut, VOut> context;
-        protected KeyValueStore<String, Long> heads;
+        protected KeyValueStore<String, String> logs;
         protected KeyValueStore<String, String> cursors;
         protected KeyValueStore<String, String> online;
         protected KeyValueStore<String, String> lagging;
@@ -109,15 +114,14 @@ public final class SweeperTopology {
         @Override
         public void init(ProcessorContext<KOut, VOut> context) {
             this.context = context;
-            heads = context.getStateStore(HEADS_STORE);
+            logs = context.getStateStore(LOG_STORE);
             cursors = context.getStateStore(CURSORS_STORE);
             online = context.getStateStore(ONLINE_STORE);
             lagging = context.getStateStore(LAGGING_STORE);
         }
 
-        protected long head(String conv) {
-            Long h = heads.get(conv);
-            return h == null ? 0 : h;
+        protected ConvLog log(String conv) {
+            return ConvLog.fromJson(logs.get(conv));
         }
 
         /** The delivered cursor; 0 for a device that never acked (or whose cursors were cleared). */
@@ -126,9 +130,9 @@ public final class SweeperTopology {
             return c == null ? 0 : Cursor.fromJson(c).delivered();
         }
 
-        /** Re-derives the lagging entry of an online pair, keeping "since" while it keeps lagging. */
-        protected void reevaluate(String conv, String pair, long now) {
-            if (cursor(pair) >= head(conv)) {
+        /** Re-derives the lagging entry of a pair, keeping "since" while it keeps lagging. */
+        protected void reevaluate(ConvLog convLog, String pair, Interest where, long now) {
+            if (where == null || !where.online() || cursor(pair) >= convLog.visibleHead(where.user())) {
                 lagging.delete(pair);
             } else if (lagging.get(pair) == null) {
                 lagging.put(pair, Lag.since(now).toJson());
@@ -162,21 +166,25 @@ public final class SweeperTopology {
         private final long sweep;
         private final long backoff;
         private final Duration lease;
+        private final long interestLease;
+        private final long horizon;
         private final LongAdder hints;
-        private KeyValueStore<String, String> gateways;
+        private GatewayLiveness.View gateways;
 
-        HeadsAndSweep(TopicNames topics, Duration sweep, Duration backoff, Duration lease, LongAdder hints) {
+        HeadsAndSweep(TopicNames topics, Duration sweep, Duration backoff, Duration lease, Duration renew, LongAdder hints) {
             this.topics = topics;
             this.sweep = sweep.toMillis();
             this.backoff = backoff.toMillis();
             this.lease = lease;
+            this.interestLease = DeliveryTopology.interestLease(renew);
+            this.horizon = 2 * interestLease + lease.toMillis();
             this.hints = hints;
         }
 
         @Override
         public void init(ProcessorContext<String, String> context) {
             super.init(context);
-            gateways = context.getStateStore(GATEWAYS_STORE);
+            gateways = new GatewayLiveness.View(context.getStateStore(GATEWAYS_STORE), lease);
             // One punctuator per task (only this processor schedules it), over this task's lagging pairs.
             context.schedule(Duration.ofMillis(sweep), PunctuationType.WALL_CLOCK_TIME, this::sweep);
         }
@@ -191,31 +199,23 @@ public final class SweeperTopology {
                 return;
             }
             long seq = ev.get("seq").asLong();
-            long head = head(conv);
-            if (seq <= head) return;   // a CDC duplicate or replay: nothing changes
-            heads.put(conv, seq);
+            ConvLog convLog = log(conv);
+            // A replayed event (seq at or below the head) changes nothing in the log, but the pairs
+            // are re-derived anyway: after a crash the log's changelog may hold this event while
+            // the lagging index's write of it was lost, and skipping it would leave a pair unhinted.
+            if (convLog.apply(seq, ev.path("kind").asText(), ev.path("sender").asText())) logs.put(conv, convLog.toJson());
             long now = context.currentSystemTimeMs();
-            String member = "leave".equals(ev.path("kind").asText()) ? ev.path("sender").asText() : null;
-            // The conversation's online pairs: one prefix range, not a scan of all online pairs.
-            List<String> left = new ArrayList<>();
-            List<String> behind = new ArrayList<>();
+            // The conversation's pairs: one prefix range, not a scan of all online pairs.
+            List<KeyValue<String, String>> pairs = new ArrayList<>();
             try (KeyValueIterator<String, String> it = online.prefixScan(PairState.prefix(conv), KEY_SER)) {
-                while (it.hasNext()) {
-                    KeyValue<String, String> kv = it.next();
-                    if (member != null && Online.fromJson(kv.value).user().equals(member)) left.add(kv.key);
-                    else behind.add(kv.key);
-                }
+                while (it.hasNext()) pairs.add(it.next());
             }
-            // After a leave the member's devices get nothing more here (as in the delivery nodes).
-            left.forEach(this::dropPair);
-            for (String pair : behind) {
-                if (cursor(pair) < seq && lagging.get(pair) == null) lagging.put(pair, Lag.since(now).toJson());
-            }
+            for (KeyValue<String, String> kv : pairs) reevaluate(convLog, kv.key, Interest.read(RouteJson.parse(kv.value)), now);
         }
 
-        /** One tick: hint the due lagging pairs, grouped per (conversation, gateway); drop dead gateways' pairs. */
+        /** One tick: hint the due lagging pairs, grouped per (conversation, gateway, visible head); drop garbage. */
         private void sweep(long now) {
-            Map<String, Map<String, List<String>>> due = new LinkedHashMap<>();   // conv → gateway → devices
+            Map<String, Map<String, Map<Long, List<String>>>> due = new LinkedHashMap<>();   // conv → gateway → head → devices
             List<KeyValue<String, String>> hinted = new ArrayList<>();
             List<String> stale = new ArrayList<>();
             List<String> dead = new ArrayList<>();
@@ -226,19 +226,23 @@ public final class SweeperTopology {
                     String pair = kv.key;
                     String conv = PairState.conv(pair);
                     String o = online.get(pair);
-                    if (o == null || cursor(pair) >= head(conv)) {   // defensive: the index should never hold these
+                    Interest where = o == null ? null : Interest.read(RouteJson.parse(o));
+                    long target = where == null ? 0 : log(conv).visibleHead(where.user());
+                    if (where == null || !where.online() || cursor(pair) >= target) {   // defensive: the index should never hold these
                         stale.add(pair);
                         continue;
                     }
-                    Online where = Online.fromJson(o);
-                    if (!GatewayLiveness.alive(gateways, where.gateway(), where.gen(), now, lease)) {
+                    if (where.garbage(gateways, horizon)) {
                         dead.add(pair);
                         continue;
                     }
+                    // Silent gateway or lease not renewed: wait; the pair is hinted once the route is live again.
+                    if (!where.live(gateways, now, interestLease)) continue;
                     Lag lag = Lag.fromJson(kv.value);
                     if (!lag.due(now, sweep, backoff)) continue;
                     due.computeIfAbsent(conv, c -> new LinkedHashMap<>())
-                            .computeIfAbsent(where.gateway(), g -> new ArrayList<>())
+                            .computeIfAbsent(where.gateway(), g -> new LinkedHashMap<>())
+                            .computeIfAbsent(target, h -> new ArrayList<>())
                             .add(PairState.device(pair));
                     hinted.add(KeyValue.pair(pair, lag.hinted(now).toJson()));
                 }
@@ -246,15 +250,12 @@ public final class SweeperTopology {
             stale.forEach(lagging::delete);
             dead.forEach(this::dropPair);
             hinted.forEach(kv -> lagging.put(kv.key, kv.value));
-            due.forEach((conv, byGateway) -> {
-                long head = head(conv);
-                byGateway.forEach((gateway, devices) -> {
-                    Record<String, String> out = new Record<>(conv, RouteJson.channelHint(devices, conv, head, WHY), now);
-                    out.headers().add(DeliveryTopology.DEST_HEADER, topics.channel(gateway).getBytes(StandardCharsets.UTF_8));
-                    context.forward(out);
-                    hints.add(devices.size());
-                });
-            });
+            due.forEach((conv, byGateway) -> byGateway.forEach((gateway, byHead) -> byHead.forEach((head, devices) -> {
+                Record<String, String> out = new Record<>(conv, RouteJson.channelHint(devices, conv, head, WHY), now);
+                out.headers().add(DeliveryTopology.DEST_HEADER, topics.channel(gateway).getBytes(StandardCharsets.UTF_8));
+                context.forward(out);
+                hints.add(devices.size());
+            })));
             if (!dead.isEmpty()) log.info("dropped {} lagging pairs of dead gateways", dead.size());
         }
     }
@@ -286,15 +287,16 @@ public final class SweeperTopology {
                 Cursor merged = prev == null ? new Cursor(epoch, delivered) : Cursor.fromJson(prev).merge(epoch, delivered);
                 if (!merged.toJson().equals(prev)) cursors.put(pair, merged.toJson());
             }
-            if (online.get(pair) != null) reevaluate(conv, pair, context.currentSystemTimeMs());
+            String o = online.get(pair);
+            if (o != null) reevaluate(log(conv), pair, Interest.read(RouteJson.parse(o)), context.currentSystemTimeMs());
         }
     }
 
     /**
-     * Applies interest records ({@code {"v":1,"conv","device","user","gateway","gen","online"}}).
-     * A withdrawal removes the pair only if it names the same gateway and a generation at least
-     * as new (as the delivery nodes' {@code InterestSet.offline}); a new registration starts the
-     * pair's lag afresh, since a device that just subscribed syncs by itself.
+     * Applies interest records (docs/topics.md) by {@link Interest#merge}, the same rule as the
+     * delivery nodes; a new connection (a higher version) starts the pair's lag afresh, since a
+     * device that just subscribed syncs by itself. A withdrawal is kept (so a late registration of
+     * the closed connection cannot come back) and takes the pair out of the lagging index.
      */
     private static final class InterestUpdater extends PairProcessor<Void, Void> {
         @Override
@@ -303,23 +305,24 @@ public final class SweeperTopology {
             if (v == null) return;
             String conv = conv(v, r);
             String device = v.path("device").asText("");
-            String gateway = v.path("gateway").asText("");
-            if (conv.isEmpty() || device.isEmpty() || gateway.isEmpty() || !v.path("gen").canConvertToLong()) {
+            Interest in;
+            try {
+                in = Interest.read(v);
+            } catch (IllegalArgumentException e) {
+                in = null;
+            }
+            if (conv.isEmpty() || device.isEmpty() || in == null) {
                 log.warn("ignoring malformed interest record: {}", r.value());
                 return;
             }
             String pair = PairState.key(conv, device);
-            long gen = v.get("gen").asLong();
             String prevJson = online.get(pair);
-            Online prev = prevJson == null ? null : Online.fromJson(prevJson);
-            if (!v.path("online").asBoolean(false)) {
-                if (prev != null && prev.gateway().equals(gateway) && prev.gen() <= gen) dropPair(pair);
-                return;
-            }
-            Online now = new Online(v.path("user").asText(""), gateway, gen);
-            online.put(pair, now.toJson());
-            if (!now.sameRegistration(prev)) lagging.delete(pair);
-            reevaluate(conv, pair, context.currentSystemTimeMs());
+            Interest prev = prevJson == null ? null : Interest.read(RouteJson.parse(prevJson));
+            Interest merged = Interest.merge(prev, in);
+            if (merged.equals(prev)) return;
+            online.put(pair, merged.toStoreJson());
+            if (prev == null || merged.ver() != prev.ver()) lagging.delete(pair);
+            reevaluate(log(conv), pair, merged, context.currentSystemTimeMs());
         }
     }
 }

@@ -1,6 +1,7 @@
 package im.sweeper;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -47,6 +48,8 @@ class SweeperTopologyTest {
     private static final Duration SWEEP = Duration.ofMillis(1000);
     private static final Duration BACKOFF = Duration.ofMillis(2000);
     private static final Duration LEASE = Duration.ofSeconds(10);
+    /** Renewal interval; the tests renew nothing, so a long one keeps every registration within its lease. */
+    private static final Duration RENEW = Duration.ofHours(1);
     private static final Instant T0 = Instant.parse("2025-01-01T00:00:00Z");
     private static final long GEN = 1;
 
@@ -70,7 +73,7 @@ class SweeperTopologyTest {
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
-        driver = new TopologyTestDriver(SweeperTopology.build(TOPICS, sweep, backoff, LEASE, hintCount), p, T0);
+        driver = new TopologyTestDriver(SweeperTopology.build(TOPICS, sweep, backoff, LEASE, RENEW, hintCount), p, T0);
         now = T0.toEpochMilli();
         StringSerializer ser = new StringSerializer();
         StringDeserializer de = new StringDeserializer();
@@ -182,7 +185,8 @@ class SweeperTopologyTest {
         events("c1", 1, 5);
         advance(500);
         offline("c1", "d1", "gw-a", GEN);
-        assertNull(online().get(PairState.key("c1", "d1")));
+        assertFalse(RouteJson.parse(online().get(PairState.key("c1", "d1"))).get("online").asBoolean(),
+                "the withdrawal is kept (a late registration of that connection cannot come back)");
         assertNull(lagging().get(PairState.key("c1", "d1")));
         advanceInSteps(10_000, 100);
         assertTrue(gwA.isEmpty());
@@ -237,7 +241,7 @@ class SweeperTopologyTest {
     }
 
     @Test
-    void pairsOfADeadGatewayAreDroppedNotHinted() {
+    void pairsOfASilentGatewayAreNotHintedUntilItHeartbeatsAgain() {
         start();
         heartbeat("gw-a", GEN, now - LEASE.toMillis() - 1);   // silent for longer than the lease
         heartbeat("gw-b", GEN, now);                          // alive: the control
@@ -246,12 +250,17 @@ class SweeperTopologyTest {
         events("c1", 1, 3);
         advance(1000);
 
-        assertTrue(gwA.isEmpty(), "no hint to a dead gateway");
+        assertTrue(gwA.isEmpty(), "no hint to a silent gateway");
         assertEquals(1, gwB.readRecordsToList().size());
-        assertNull(online().get(PairState.key("c1", "d1")), "the dead gateway's pair is dropped");
-        assertNull(lagging().get(PairState.key("c1", "d1")));
-        advanceInSteps(10_000, 500);
+        assertNotNull(lagging().get(PairState.key("c1", "d1")), "the silent gateway's pair is kept, still lagging");
+        advanceInSteps(3_000, 500);
         assertTrue(gwA.isEmpty());
+        // The gateway was frozen, not dead: it heartbeats again and its device is hinted without reconnecting.
+        heartbeat("gw-a", GEN, now);
+        advance(1000);
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        assertEquals(1, hints.size(), "hinted once the gateway is back: " + hints);
+        assertHint(hints.get(0), "c1", 3, "d1");
     }
 
     @Test
@@ -266,17 +275,49 @@ class SweeperTopologyTest {
     }
 
     @Test
-    void aLeavingMembersDevicesAreNoLongerTracked() {
+    void aLeavingMemberIsHintedUpToItsLeaveAndNeverBeyond() {
         start();
         online("c1", "d1", "gw-a", "u1", GEN);
         online("c1", "d2", "gw-a", "u2", GEN);
         events("c1", 1, 2);
         events.pipeInput("c1", event("c1", 3, "leave", "u1"));
-        assertNull(online().get(PairState.key("c1", "d1")));
+        advance(1000);
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        assertEquals(1, hints.size());
+        assertHint(hints.get(0), "c1", 3, "d1", "d2");   // the leaver still has to catch up on its leave
+        cursor("c1", "d1", 1, 3);
+        cursor("c1", "d2", 1, 3);
+        events("c1", 4, 4);
+        advanceInSteps(1000, 500);
+        hints = gwA.readRecordsToList();
+        assertEquals(1, hints.size(), "only the member is hinted of 4: " + hints);
+        assertHint(hints.get(0), "c1", 4, "d2");
+        assertNull(lagging().get(PairState.key("c1", "d1")), "at its leave the former member is not behind");
+    }
+
+    @Test
+    void aNeverMemberIsNeverHintedWhateverItsRegistrationSays() {
+        start();
+        online("c1", "d2", "gw-a", "u2", GEN);
+        interest.pipeInput("c1", RouteJson.interest("c1", "d9", new im.delivery.route.Interest("u9", "gw-a", GEN, 99, true, now)));
+        events("c1", 1, 3);
         advance(1000);
         List<TestRecord<String, String>> hints = gwA.readRecordsToList();
         assertEquals(1, hints.size());
         assertHint(hints.get(0), "c1", 3, "d2");
+    }
+
+    /** A crash can leave the log store holding an event whose lagging write was lost: the replay re-derives the pair. */
+    @Test
+    void aReplayedEventRestoresALostLaggingEntry() {
+        start();
+        online("c1", "d1", "gw-a");
+        events("c1", 1, 3);
+        assertNotNull(lagging().get(PairState.key("c1", "d1")));
+        lagging().delete(PairState.key("c1", "d1"));   // the write the crash lost
+        events("c1", 3, 3);                            // the relay or Streams replays seq 3
+        advance(1000);
+        assertHint(gwA.readRecordsToList().get(0), "c1", 3, "d1");
     }
 
     // ---------------------------------------------------------------- back-off
@@ -312,7 +353,7 @@ class SweeperTopologyTest {
         cursor("c1", "d1", 1, 7);                 // duplicate
         cursor("c1", "d1", 0, 2);                 // a stale record of an older install
         assertEquals(7, storedCursor("c1", "d1").get("delivered").asLong());
-        assertEquals(7L, driver.<String, Long>getKeyValueStore(SweeperTopology.HEADS_STORE).get("c1"));
+        assertEquals(7L, im.delivery.route.ConvLog.fromJson(driver.<String, String>getKeyValueStore(SweeperTopology.LOG_STORE).get("c1")).head());
         assertEquals(0, count(lagging()), "cursor 7 = head 7: not lagging");
         advanceInSteps(5000, 100);
         assertTrue(gwA.isEmpty());
@@ -406,12 +447,35 @@ class SweeperTopologyTest {
         online(conv, device, gateway, "u-" + device, gen);
     }
 
+    /** Connection versions per (conv, device, gateway, gen): one connection per registration site. */
+    private final java.util.Map<String, Long> versions = new java.util.HashMap<>();
+
+    /**
+     * Registers the device (one connection per gateway and generation) and makes its user a member
+     * of the conversation from seq 0 on, written straight into the log store, so the tests' event
+     * seqs stay as they are (membership itself is tested with real join/leave events).
+     */
     private void online(String conv, String device, String gateway, String user, long gen) {
-        interest.pipeInput(conv, RouteJson.interest(conv, device, user, gateway, gen, true));
+        member(conv, user);
+        long ver = versions.computeIfAbsent(conv + "/" + device + "/" + gateway + "/" + gen, k -> (long) versions.size() + 1);
+        interest.pipeInput(conv, RouteJson.interest(conv, device, new im.delivery.route.Interest(user, gateway, gen, ver, true, now)));
     }
 
     private void offline(String conv, String device, String gateway, long gen) {
-        interest.pipeInput(conv, RouteJson.interest(conv, device, "u-" + device, gateway, gen, false));
+        long ver = versions.getOrDefault(conv + "/" + device + "/" + gateway + "/" + gen, 0L);
+        interest.pipeInput(conv, RouteJson.interest(conv, device, new im.delivery.route.Interest("u-" + device, gateway, gen, ver, false, now)));
+    }
+
+    private void member(String conv, String user) {
+        KeyValueStore<String, String> logs = driver.getKeyValueStore(SweeperTopology.LOG_STORE);
+        String json = logs.get(conv);
+        com.fasterxml.jackson.databind.node.ObjectNode o = json == null
+                ? RouteJson.JSON.createObjectNode().put("head", 0)
+                : (com.fasterxml.jackson.databind.node.ObjectNode) RouteJson.parse(json);
+        com.fasterxml.jackson.databind.node.ObjectNode periods = o.has("periods")
+                ? (com.fasterxml.jackson.databind.node.ObjectNode) o.get("periods") : o.putObject("periods");
+        if (!periods.has(user)) periods.putObject(user).put("from", 0);
+        logs.put(conv, o.toString());
     }
 
     private void heartbeat(String gateway, long gen, long at) {

@@ -6,9 +6,10 @@ import im.infra.kafka.TopicNames;
 import java.time.Duration;
 
 /** A delivery node's settings. */
-public record DeliveryConfig(String bootstrap, TopicNames topics, Duration lease, String stateDir) {
+public record DeliveryConfig(String bootstrap, TopicNames topics, Duration lease, Duration interestRenew, String stateDir) {
     public static DeliveryConfig from(Settings s) {
         return new DeliveryConfig(s.required(ConfigKeys.KAFKA_BOOTSTRAP), TopicNames.from(s),
-                s.millis(ConfigKeys.GATEWAY_LEASE_MS, 1_000, 600_000), s.string(ConfigKeys.STATE_DIR));
+                s.millis(ConfigKeys.GATEWAY_LEASE_MS, 1_000, 600_000),
+                s.millis(ConfigKeys.INTEREST_RENEW_MS, 200, 600_000), s.string(ConfigKeys.STATE_DIR));
     }
 }

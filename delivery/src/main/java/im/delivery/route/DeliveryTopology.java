@@ -24,18 +24,24 @@ import org.slf4j.LoggerFactory;
  * interest topics (both keyed by conversation), so one task sees, for its partitions, the events
  * and the online devices of the same conversations.
  * <ul>
- *   <li>interest records update a per-conversation {@link InterestSet} (state store with changelog);</li>
- *   <li>each event is routed once per interested gateway to that gateway's channel with the list of
- *       its devices; CDC duplicates are dropped by (conv, seq) with a per-conversation high-water mark;</li>
- *   <li>a {@code join} also goes to the notices topic (the new member's online devices have no
- *       interest in the conversation yet); after a {@code leave} the member's devices are dropped;</li>
- *   <li>interest of gateways whose heartbeat stopped for longer than the lease, or that restarted
- *       with a newer generation, is dropped (lazily on routing and by a periodic sweep).</li>
+ *   <li>events are folded in seq order into the conversation's {@link ConvLog} (head and
+ *       membership periods from the join/leave events); a seq at or below the head is a CDC
+ *       duplicate and dropped;</li>
+ *   <li>each event is routed once per gateway to that gateway's channel, listing exactly the
+ *       devices whose registration is {@linkplain Interest#live live} <b>and</b> whose user may see
+ *       that seq per the log: interest says where a device is, never what it may see;</li>
+ *   <li>a {@code join} or {@code leave} also goes to the notices topic, which every gateway reads
+ *       (a new member's devices have no registration yet; a leaver's gateway ends the period);</li>
+ *   <li>interest records are merged by {@link Interest#merge}; a wall-clock sweep removes only
+ *       garbage (withdrawals and registrations long expired, older generations of restarted
+ *       gateways). A gateway that is merely silent (frozen, cut off) keeps its entries and gets
+ *       its routes back as soon as it heartbeats and renews.</li>
  * </ul>
  */
 public final class DeliveryTopology {
     public static final String INTEREST_STORE = "interest";
-    public static final String SEQ_STORE = "routed-seq";
+    /** conv → {@link ConvLog} JSON. */
+    public static final String LOG_STORE = "conv-log";
     public static final String GATEWAY_STORE = GatewayLiveness.STORE;
     /** Record header naming the destination topic of a routed record. */
     public static final String DEST_HEADER = "im-dest";
@@ -44,16 +50,23 @@ public final class DeliveryTopology {
 
     private DeliveryTopology() {}
 
-    public static Topology build(TopicNames topics, Duration lease) {
+    /**
+     * @param lease gateway heartbeat lease ({@code IM_GATEWAY_LEASE_MS})
+     * @param renew how often gateways renew their interest ({@code IM_INTEREST_RENEW_MS}); a
+     *              registration not renewed for {@link #interestLease} stops routing
+     */
+    public static Topology build(TopicNames topics, Duration lease, Duration renew) {
+        long interestLease = interestLease(renew);
+        long horizon = 2 * interestLease + lease.toMillis();
         Topology t = new Topology();
         GatewayLiveness.addStore(t, topics);
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
         t.addSource("events-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.events());
-        t.addProcessor("interest-update", () -> new InterestUpdater(lease), "interest-source");
-        t.addProcessor("router", () -> new Router(topics, lease), "events-source");
+        t.addProcessor("interest-update", () -> new InterestUpdater(lease, horizon), "interest-source");
+        t.addProcessor("router", () -> new Router(topics, lease, interestLease), "events-source");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INTEREST_STORE), Serdes.String(), Serdes.String()),
                 "interest-update", "router");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(SEQ_STORE), Serdes.String(), Serdes.Long()),
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LOG_STORE), Serdes.String(), Serdes.String()),
                 "router");
         t.addSink("out", (key, value, ctx) -> {
                     Header h = ctx.headers().lastHeader(DEST_HEADER);
@@ -62,109 +75,113 @@ public final class DeliveryTopology {
         return t;
     }
 
-    static boolean alive(KeyValueStore<String, String> gateways, String gateway, long gen, long now, Duration lease) {
-        return GatewayLiveness.alive(gateways, gateway, gen, now, lease);
+    /** A registration stops routing when not renewed for three renewal intervals. */
+    public static long interestLease(Duration renew) {
+        return 3 * renew.toMillis();
     }
 
-    /** Applies interest records and periodically drops the interest of dead gateways. */
+    /** Applies interest records and periodically removes garbage registrations. */
     private static final class InterestUpdater implements Processor<String, String, Void, Void> {
         private final Duration lease;
+        private final long horizon;
         private KeyValueStore<String, String> interest;
 
-        InterestUpdater(Duration lease) {
+        InterestUpdater(Duration lease, long horizon) {
             this.lease = lease;
+            this.horizon = horizon;
         }
 
         @Override
         public void init(ProcessorContext<Void, Void> context) {
             interest = context.getStateStore(INTEREST_STORE);
-            KeyValueStore<String, String> gateways = context.getStateStore(GATEWAY_STORE);
+            GatewayLiveness.View gateways = new GatewayLiveness.View(context.getStateStore(GATEWAY_STORE), lease);
             context.schedule(lease.dividedBy(2), PunctuationType.WALL_CLOCK_TIME, now -> {
+                List<String> keys = new java.util.ArrayList<>();
                 try (KeyValueIterator<String, String> it = interest.all()) {
-                    while (it.hasNext()) {
-                        var kv = it.next();
-                        InterestSet set = InterestSet.fromJson(kv.value);
-                        if (set.retainAlive((gw, gen) -> alive(gateways, gw, gen, now, lease))) save(interest, kv.key, set);
-                    }
+                    while (it.hasNext()) keys.add(it.next().key);
+                }
+                for (String conv : keys) {
+                    InterestSet set = InterestSet.fromJson(interest.get(conv));
+                    if (set.removeIf((d, e) -> e.garbage(gateways, horizon))) save(interest, conv, set);
                 }
             });
         }
 
         @Override
         public void process(Record<String, String> r) {
-            JsonNode v;
+            String device;
+            Interest in;
             try {
-                v = RouteJson.parse(r.value());
+                JsonNode v = RouteJson.parse(r.value());
+                device = v.get("device").asText();
+                if (device.isEmpty() || r.key() == null) throw new IllegalArgumentException("no device or key");
+                in = Interest.read(v);
             } catch (IllegalArgumentException | NullPointerException e) {
                 log.warn("ignoring malformed interest record: {}", r.value());
                 return;
             }
-            String conv = r.key();
-            InterestSet set = InterestSet.fromJson(interest.get(conv));
-            String device = v.path("device").asText();
-            String gateway = v.path("gateway").asText();
-            long gen = v.path("gen").asLong();
-            if (v.path("online").asBoolean()) {
-                set.online(device, new InterestSet.Entry(v.path("user").asText(), gateway, gen));
-            } else {
-                set.offline(device, gateway, gen);
-            }
-            save(interest, conv, set);
+            InterestSet set = InterestSet.fromJson(interest.get(r.key()));
+            set.apply(device, in);
+            save(interest, r.key(), set);
         }
     }
 
-    /** Routes each event once per interested gateway; drops CDC duplicates. */
+    /** Folds events into the conversation's log and routes each to the devices that may see it. */
     private static final class Router implements Processor<String, String, String, String> {
         private final TopicNames topics;
         private final Duration lease;
+        private final long interestLease;
         private ProcessorContext<String, String> context;
         private KeyValueStore<String, String> interest;
-        private KeyValueStore<String, Long> routed;
-        private KeyValueStore<String, String> gateways;
+        private KeyValueStore<String, String> logs;
+        private GatewayLiveness.View gateways;
 
-        Router(TopicNames topics, Duration lease) {
+        Router(TopicNames topics, Duration lease, long interestLease) {
             this.topics = topics;
             this.lease = lease;
+            this.interestLease = interestLease;
         }
 
         @Override
         public void init(ProcessorContext<String, String> context) {
             this.context = context;
             interest = context.getStateStore(INTEREST_STORE);
-            routed = context.getStateStore(SEQ_STORE);
-            gateways = context.getStateStore(GATEWAY_STORE);
+            logs = context.getStateStore(LOG_STORE);
+            gateways = new GatewayLiveness.View(context.getStateStore(GATEWAY_STORE), lease);
         }
 
         @Override
         public void process(Record<String, String> r) {
             JsonNode ev;
+            String conv;
+            long seq;
+            String kind;
+            String sender;
             try {
                 ev = RouteJson.parse(r.value());
+                conv = ev.get("conv").asText();
+                if (!ev.get("seq").isIntegralNumber() || conv.isEmpty()) throw new IllegalArgumentException("no seq");
+                seq = ev.get("seq").asLong();
+                kind = ev.get("kind").asText();
+                sender = ev.get("sender").asText();
             } catch (IllegalArgumentException | NullPointerException e) {
                 log.warn("ignoring malformed event record: {}", r.value());
                 return;
             }
-            String conv = ev.path("conv").asText();
-            long seq = ev.path("seq").asLong();
-            Long last = routed.get(conv);
-            if (last != null && seq <= last) return;     // a CDC duplicate (replay after a relay restart)
-            routed.put(conv, seq);
+            ConvLog convLog = ConvLog.fromJson(logs.get(conv));
+            if (!convLog.apply(seq, kind, sender)) return;   // a CDC duplicate (replay after a relay restart)
+            logs.put(conv, convLog.toJson());
 
             InterestSet set = InterestSet.fromJson(interest.get(conv));
             long now = context.currentSystemTimeMs();
-            boolean changed = set.retainAlive((gw, gen) -> alive(gateways, gw, gen, now, lease));
-            for (Map.Entry<String, List<String>> g : set.byGateway().entrySet()) {
+            Map<String, List<String>> targets = set.byGateway(
+                    e -> convLog.visible(e.user(), seq) && e.live(gateways, now, interestLease));
+            for (Map.Entry<String, List<String>> g : targets.entrySet()) {
                 forward(r, conv, RouteJson.channelEvent(g.getValue(), ev), topics.channel(g.getKey()));
             }
-            String kind = ev.path("kind").asText();
-            String member = ev.path("sender").asText();
-            if ("join".equals(kind)) {
-                forward(r, conv, RouteJson.joinNotice(member, ev), topics.notices());
-            } else if ("leave".equals(kind)) {
-                set.removeUser(member);
-                changed = true;
+            if ("join".equals(kind) || "leave".equals(kind)) {
+                forward(r, conv, RouteJson.membershipNotice(kind, sender, ev), topics.notices());
             }
-            if (changed) save(interest, conv, set);
         }
 
         private void forward(Record<String, String> in, String key, String value, String topic) {

@@ -58,6 +58,43 @@ public final class GatewayLiveness {
         return h.get("at").asLong() >= reference - lease.toMillis();
     }
 
+    /**
+     * The liveness questions the routing and the sweeper ask, over the global heartbeat store at
+     * one instant. One rule for both apps.
+     */
+    public static final class View {
+        private final KeyValueStore<String, String> gateways;
+        private final Duration lease;
+
+        public View(KeyValueStore<String, String> gateways, Duration lease) {
+            this.gateways = gateways;
+            this.lease = lease;
+        }
+
+        /** {@link GatewayLiveness#alive}. */
+        public boolean alive(String gateway, long gen, long now) {
+            return GatewayLiveness.alive(gateways, gateway, gen, now, lease);
+        }
+
+        /** The time of the gateway's latest heartbeat if it is of this generation, else -1. */
+        public long lastHeartbeat(String gateway, long gen) {
+            JsonNode h = heartbeat(gateways.get(gateway));
+            return h != null && h.get("gen").asLong() == gen ? h.get("at").asLong() : -1;
+        }
+
+        /** A heartbeat of a newer generation of this gateway has been seen: the registration is dead for good. */
+        public boolean restartedSince(String gateway, long gen) {
+            JsonNode h = heartbeat(gateways.get(gateway));
+            return h != null && h.get("gen").asLong() > gen;
+        }
+
+        /** The newest heartbeat time of any gateway, -1 if none. */
+        public long newest() {
+            JsonNode h = heartbeat(gateways.get(NEWEST));
+            return h == null ? -1 : h.get("at").asLong();
+        }
+    }
+
     private static JsonNode heartbeat(String json) {
         if (json == null) return null;
         try {

@@ -2,24 +2,24 @@ package im.delivery.route;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.ArrayList;
+import java.util.function.BiPredicate;
+import java.util.function.Predicate;
 
 /**
- * The online devices of one conversation: device → (user, gateway, generation). Stored as JSON in
- * the delivery node's state store (with a changelog), one entry per conversation.
+ * The registrations of one conversation's devices: device → {@link Interest} (online ones and
+ * recent withdrawals, which keep a closed connection from coming back). Stored as JSON in the
+ * delivery node's state store (with a changelog), one entry per conversation.
  */
 public final class InterestSet {
-    /** Where one device is online. */
-    public record Entry(String user, String gateway, long gen) {}
+    private final Map<String, Interest> byDevice;
 
-    private final Map<String, Entry> byDevice;
-
-    private InterestSet(Map<String, Entry> byDevice) {
+    private InterestSet(Map<String, Interest> byDevice) {
         this.byDevice = byDevice;
     }
 
@@ -29,19 +29,18 @@ public final class InterestSet {
 
     public static InterestSet fromJson(String json) {
         if (json == null) return empty();
-        Map<String, Entry> m = new TreeMap<>();
+        Map<String, Interest> m = new TreeMap<>();
         Iterator<Map.Entry<String, JsonNode>> it = RouteJson.parse(json).fields();
         while (it.hasNext()) {
             Map.Entry<String, JsonNode> e = it.next();
-            JsonNode v = e.getValue();
-            m.put(e.getKey(), new Entry(v.get("user").asText(), v.get("gateway").asText(), v.get("gen").asLong()));
+            m.put(e.getKey(), Interest.read(e.getValue()));
         }
         return new InterestSet(m);
     }
 
     public String toJson() {
         ObjectNode o = RouteJson.JSON.createObjectNode();
-        byDevice.forEach((d, e) -> o.putObject(d).put("user", e.user()).put("gateway", e.gateway()).put("gen", e.gen()));
+        byDevice.forEach((d, e) -> e.write(o.putObject(d)));
         return o.toString();
     }
 
@@ -49,29 +48,26 @@ public final class InterestSet {
         return byDevice.isEmpty();
     }
 
-    public void online(String device, Entry entry) {
-        byDevice.put(device, entry);
+    /** Applies a registration or withdrawal by {@link Interest#merge}. */
+    public void apply(String device, Interest incoming) {
+        byDevice.put(device, Interest.merge(byDevice.get(device), incoming));
     }
 
-    /** Removes the device unless a newer registration (another gateway or generation) replaced it. */
-    public void offline(String device, String gateway, long gen) {
-        Entry e = byDevice.get(device);
-        if (e != null && e.gateway().equals(gateway) && e.gen() <= gen) byDevice.remove(device);
+    public Interest get(String device) {
+        return byDevice.get(device);
     }
 
-    public void removeUser(String user) {
-        byDevice.values().removeIf(e -> e.user().equals(user));
+    /** Removes entries the predicate calls garbage; returns whether any was removed. */
+    public boolean removeIf(BiPredicate<String, Interest> garbage) {
+        return byDevice.entrySet().removeIf(e -> garbage.test(e.getKey(), e.getValue()));
     }
 
-    /** Removes entries whose gateway is not alive (per the given test); returns whether any was removed. */
-    public boolean retainAlive(java.util.function.BiPredicate<String, Long> alive) {
-        return byDevice.values().removeIf(e -> !alive.test(e.gateway(), e.gen()));
-    }
-
-    /** Devices grouped by gateway, in a stable order. */
-    public Map<String, List<String>> byGateway() {
+    /** The devices the predicate accepts, grouped by gateway, in a stable order. */
+    public Map<String, List<String>> byGateway(Predicate<Interest> route) {
         Map<String, List<String>> m = new LinkedHashMap<>();
-        byDevice.forEach((d, e) -> m.computeIfAbsent(e.gateway(), g -> new ArrayList<>()).add(d));
+        byDevice.forEach((d, e) -> {
+            if (route.test(e)) m.computeIfAbsent(e.gateway(), g -> new ArrayList<>()).add(d);
+        });
         return m;
     }
 }

@@ -10,9 +10,9 @@ import java.util.Collection;
 /**
  * The JSON of the routing topics, written and read in one place. Values (docs/topics.md):
  * <ul>
- *   <li>interest (key conv): {@code {"v":1,"conv","device","user","gateway","gen","online"}}</li>
+ *   <li>interest (key conv): {@code {"v":2,"conv","device","user","gateway","gen","ver","online","at"}}</li>
  *   <li>gateway channel: {@code {"v":1,"devices":[...],"ev":{event}}} or {@code {"v":1,"devices":[...],"hint":{conv,head,why}}}</li>
- *   <li>notices: {@code {"v":1,"kind":"join","user","ev":{event}}}</li>
+ *   <li>notices: {@code {"v":1,"kind":"join"|"leave","user","ev":{event}}}</li>
  *   <li>gateways (key gateway): {@code {"v":1,"gateway","gen","at"}}</li>
  * </ul>
  */
@@ -29,9 +29,9 @@ public final class RouteJson {
         }
     }
 
-    public static String interest(String conv, String device, String user, String gateway, long gen, boolean online) {
-        return JSON.createObjectNode().put("v", 1).put("conv", conv).put("device", device).put("user", user)
-                .put("gateway", gateway).put("gen", gen).put("online", online).toString();
+    /** An interest record ({@code v:2}): see {@link Interest}. */
+    public static String interest(String conv, String device, Interest i) {
+        return i.toRecordJson(conv, device);
     }
 
     public static String heartbeat(String gateway, long gen, long at) {
@@ -54,8 +54,9 @@ public final class RouteJson {
         return o.toString();
     }
 
-    public static String joinNotice(String user, JsonNode event) {
-        ObjectNode o = JSON.createObjectNode().put("v", 1).put("kind", "join").put("user", user);
+    /** A membership notice: {@code kind} is {@code join} or {@code leave}, {@code user} the member. */
+    public static String membershipNotice(String kind, String user, JsonNode event) {
+        ObjectNode o = JSON.createObjectNode().put("v", 1).put("kind", kind).put("user", user);
         o.set("ev", event);
         return o.toString();
     }

@@ -34,15 +34,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link DeliveryTopology} under {@link TopologyTestDriver}: routing once per interested gateway,
- * CDC dedup by (conv, seq), interest updates (online / offline / stale offline), join notices,
- * leave, gateway liveness (lease and generation, lazily on routing and by the wall-clock sweep),
- * and tolerance of malformed input. Brief §5 "Routing".
+ * {@link DeliveryTopology} under {@link TopologyTestDriver}: routing once per gateway to exactly
+ * the devices whose user may see the seq per the conversation's own log (join/leave events),
+ * CDC dedup by (conv, seq), the interest merge rule (versions, withdrawals are final), membership
+ * notices, gateway liveness that skips silent gateways without forgetting them, the renewal lease,
+ * garbage removal, and tolerance of malformed input. Brief §5 "Routing", issue 10.
  */
 class DeliveryTopologyTest {
     private static final TopicNames TOPICS = new TopicNames("t.");
     /** The sweep runs every lease/2 = 5 s of wall-clock time. */
     private static final Duration LEASE = Duration.ofSeconds(10);
+    /** Renewal interval: a registration not renewed for 3 s (gateway clock) stops routing. */
+    private static final Duration RENEW = Duration.ofSeconds(1);
     private static final Instant T0 = Instant.parse("2025-01-01T00:00:00Z");
 
     @TempDir
@@ -65,7 +68,7 @@ class DeliveryTopologyTest {
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
-        driver = new TopologyTestDriver(DeliveryTopology.build(TOPICS, LEASE), p, T0);
+        driver = new TopologyTestDriver(DeliveryTopology.build(TOPICS, LEASE, RENEW), p, T0);
         now = T0.toEpochMilli();
         StringSerializer ser = new StringSerializer();
         StringDeserializer de = new StringDeserializer();
@@ -85,15 +88,20 @@ class DeliveryTopologyTest {
     // ---------------------------------------------------------------- routing
 
     @Test
-    void eventIsRoutedOncePerInterestedGatewayWithExactlyThatGatewaysDevices() {
+    void eventIsRoutedOncePerGatewayToTheMembersDevicesOnly() {
         heartbeat("gw-a", 1, now);
         heartbeat("gw-b", 1, now);
+        joins("c1", "u1", "u2", "u3");                 // seqs 1..3
         online("c1", "d1", "u1", "gw-a", 1);
         online("c1", "d2", "u2", "gw-a", 1);
         online("c1", "d3", "u3", "gw-b", 1);
-        online("c2", "d4", "u4", "gw-b", 1);   // another conversation: must not leak into c1's routes
+        online("c1", "d9", "u9", "gw-b", 1);           // registered, but u9 never joined c1
+        online("c2", "d4", "u4", "gw-b", 1);           // another conversation
+        gwA.readRecordsToList();
+        gwB.readRecordsToList();
+        notices.readRecordsToList();
 
-        String ev = event("c1", 1, "msg", "u1");
+        String ev = event("c1", 4, "msg", "u1");
         events.pipeInput("c1", ev);
 
         List<TestRecord<String, String>> a = gwA.readRecordsToList();
@@ -101,99 +109,76 @@ class DeliveryTopologyTest {
         assertEquals(1, a.size(), "one record on gw-a's channel: " + a);
         assertEquals(1, b.size(), "one record on gw-b's channel: " + b);
         assertEquals("c1", a.get(0).key());
-        assertEquals("c1", b.get(0).key());
         assertEquals(Set.of("d1", "d2"), devices(a.get(0)));
-        assertEquals(Set.of("d3"), devices(b.get(0)));
+        assertEquals(Set.of("d3"), devices(b.get(0)), "a registration gives no visibility: d9 is not a member's device");
         assertEquals(RouteJson.parse(ev), json(a.get(0)).get("ev"), "the event is carried unchanged");
-        assertEquals(RouteJson.parse(ev), json(b.get(0)).get("ev"));
-        assertEquals(1, json(a.get(0)).get("v").asInt());
         assertEquals(TOPICS.channel("gw-a"), destHeader(a.get(0)));
-        assertEquals(TOPICS.channel("gw-b"), destHeader(b.get(0)));
         assertTrue(notices.isEmpty(), "a msg produces no notice");
-        assertEquals(Set.of(TOPICS.channel("gw-a"), TOPICS.channel("gw-b")), outputTopics());
     }
 
     @Test
-    void eventWithoutInterestIsNotRouted() {
+    void aRemovedMemberGetsNothingWhateverItsRegistrationsSay() {
         heartbeat("gw-a", 1, now);
-        online("c2", "d1", "u1", "gw-a", 1);   // interest in another conversation only
-
-        events.pipeInput("c1", event("c1", 1, "msg", "u9"));
-
-        assertTrue(gwA.isEmpty());
-        assertTrue(gwB.isEmpty());
-        assertTrue(notices.isEmpty());
-        assertEquals(Set.of(), outputTopics(), "nothing produced except changelogs");
+        joins("c1", "u1", "u3");                        // 1, 2
+        online("c1", "d3", "u3", "gw-a", 1);
+        for (int i = 0; i < 10; i++) {                  // churn: leave, rejoin, ... (3..22)
+            events.pipeInput("c1", event("c1", 3 + 2L * i, "leave", "u3"));
+            events.pipeInput("c1", event("c1", 4 + 2L * i, "join", "u3"));
+        }
+        events.pipeInput("c1", event("c1", 23, "leave", "u3"));
+        // Late registrations of the removed member (a join notice handled after the leave) arrive now.
+        online("c1", "d3", "u3", "gw-a", 1);
+        gwA.readRecordsToList();
+        for (long seq = 24; seq < 34; seq++) events.pipeInput("c1", event("c1", seq, "msg", "u1"));
+        assertTrue(gwA.isEmpty(), "nothing after the final leave reaches the removed member's device");
     }
 
     @Test
-    void duplicatesAreDroppedSoEachSeqIsRoutedOnce() {
+    void leaveIsRoutedToTheLeaversDevicesAndTheNextEventIsNot() {
         heartbeat("gw-a", 1, now);
-        online("c1", "d1", "u1", "gw-a", 1);
-        online("c2", "d1", "u1", "gw-a", 1);
-
-        // A relay restart replays 2 and 3.
-        for (long seq : new long[] {1, 2, 3, 2, 3, 4}) events.pipeInput("c1", event("c1", seq, "msg", "u1"));
-        // The high-water mark is per conversation: c2's seq 1 is not a duplicate of c1's.
-        events.pipeInput("c2", event("c2", 1, "msg", "u1"));
-        // An identical copy of the very last one is also dropped.
-        events.pipeInput("c2", event("c2", 1, "msg", "u1"));
-
-        List<String> routed = gwA.readRecordsToList().stream()
-                .map(r -> json(r).get("ev").get("conv").asText() + ":" + json(r).get("ev").get("seq").asLong())
-                .toList();
-        assertEquals(List.of("c1:1", "c1:2", "c1:3", "c1:4", "c2:1"), routed);
-    }
-
-    // ---------------------------------------------------------------- interest
-
-    @Test
-    void offlineRemovesTheDevice() {
-        heartbeat("gw-a", 1, now);
-        online("c1", "d1", "u1", "gw-a", 1);
-        online("c1", "d2", "u2", "gw-a", 1);
-        offline("c1", "d1", "u1", "gw-a", 1);
-
-        events.pipeInput("c1", event("c1", 1, "msg", "u2"));
-        List<TestRecord<String, String>> a = gwA.readRecordsToList();
-        assertEquals(1, a.size());
-        assertEquals(Set.of("d2"), devices(a.get(0)));
-
-        // The last device leaving empties the conversation's entry.
-        offline("c1", "d2", "u2", "gw-a", 1);
-        assertNull(interestStore().get("c1"), "an empty interest set is deleted");
-        events.pipeInput("c1", event("c1", 2, "msg", "u2"));
-        assertTrue(gwA.isEmpty());
-    }
-
-    @Test
-    void staleOfflineDoesNotRemoveTheNewerRegistration() {
-        heartbeat("gw-a", 2, now);
         heartbeat("gw-b", 1, now);
-        // Older generation: gw-a restarted (gen 1 -> 2); a late offline of gen 1 must not remove gen 2's entry.
-        online("c1", "d1", "u1", "gw-a", 2);
-        offline("c1", "d1", "u1", "gw-a", 1);
-        // Another gateway: d2 moved from gw-a to gw-b; gw-a's offline arrives after gw-b's online.
-        online("c1", "d2", "u2", "gw-a", 2);
-        online("c1", "d2", "u2", "gw-b", 1);
-        offline("c1", "d2", "u2", "gw-a", 2);
+        joins("c1", "u1", "u2");                        // 1, 2
+        online("c1", "d1", "u1", "gw-a", 1);
+        online("c1", "d2", "u1", "gw-b", 1);            // u1's second device
+        online("c1", "d3", "u2", "gw-a", 1);
+        gwA.readRecordsToList();
+        gwB.readRecordsToList();
+        notices.readRecordsToList();
 
-        events.pipeInput("c1", event("c1", 1, "msg", "u1"));
+        events.pipeInput("c1", event("c1", 3, "leave", "u1"));
+        assertEquals(Set.of("d1", "d3"), devices(gwA.readRecordsToList().get(0)), "the leaver sees its own leave");
+        assertEquals(Set.of("d2"), devices(gwB.readRecordsToList().get(0)));
+        List<TestRecord<String, String>> n = notices.readRecordsToList();
+        assertEquals(1, n.size(), "a leave produces a notice: " + n);
+        assertEquals("leave", json(n.get(0)).get("kind").asText());
+        assertEquals("u1", json(n.get(0)).get("user").asText());
 
+        events.pipeInput("c1", event("c1", 4, "msg", "u2"));
         List<TestRecord<String, String>> a = gwA.readRecordsToList();
-        List<TestRecord<String, String>> b = gwB.readRecordsToList();
         assertEquals(1, a.size());
-        assertEquals(Set.of("d1"), devices(a.get(0)), "gen-2 registration survives a gen-1 offline");
-        assertEquals(1, b.size());
-        assertEquals(Set.of("d2"), devices(b.get(0)), "the device's new gateway keeps it");
+        assertEquals(Set.of("d3"), devices(a.get(0)), "after the leave only the remaining member's device");
+        assertTrue(gwB.isEmpty(), "gw-b held only the leaver's device");
     }
 
-    // ---------------------------------------------------------------- membership
+    @Test
+    void aRejoinWhoseRegistrationArrivedBeforeTheLeaveStillGetsPushes() {
+        heartbeat("gw-a", 1, now);
+        joins("c1", "u1", "u2");                        // 1, 2
+        online("c1", "d2", "u2", "gw-a", 1);
+        events.pipeInput("c1", event("c1", 3, "leave", "u2"));
+        events.pipeInput("c1", event("c1", 4, "join", "u2"));
+        gwA.readRecordsToList();
+        events.pipeInput("c1", event("c1", 5, "msg", "u1"));
+        assertEquals(Set.of("d2"), devices(gwA.readRecordsToList().get(0)));
+    }
 
     @Test
     void joinProducesANoticeWithTheJoiningUserAndTheEvent() {
         heartbeat("gw-a", 1, now);
+        joins("c1", "u1");
         online("c1", "d1", "u1", "gw-a", 1);
+        notices.readRecordsToList();
+        gwA.readRecordsToList();
 
         String join = event("c1", 7, "join", "u9");
         events.pipeInput("c1", join);
@@ -202,239 +187,183 @@ class DeliveryTopologyTest {
         assertEquals(1, n.size(), "one notice: " + n);
         JsonNode notice = json(n.get(0));
         assertEquals("c1", n.get(0).key());
-        assertEquals(1, notice.get("v").asInt());
         assertEquals("join", notice.get("kind").asText());
         assertEquals("u9", notice.get("user").asText());
         assertEquals(RouteJson.parse(join), notice.get("ev"));
         assertEquals(TOPICS.notices(), destHeader(n.get(0)));
-        // The existing members' devices get the join through their gateway's channel as usual.
-        List<TestRecord<String, String>> a = gwA.readRecordsToList();
-        assertEquals(1, a.size());
-        assertEquals(Set.of("d1"), devices(a.get(0)));
-        assertEquals("join", json(a.get(0)).get("ev").get("kind").asText());
+        assertEquals(Set.of("d1"), devices(gwA.readRecordsToList().get(0)), "existing members get the join on their channel");
     }
 
     @Test
-    void joinWithoutAnyInterestStillProducesTheNotice() {
-        // The first member's join: nobody is interested in the conversation yet.
-        events.pipeInput("c1", event("c1", 1, "join", "u1"));
-        List<TestRecord<String, String>> n = notices.readRecordsToList();
-        assertEquals(1, n.size());
-        assertEquals("u1", json(n.get(0)).get("user").asText());
-        assertEquals(Set.of(TOPICS.notices()), outputTopics());
-    }
-
-    @Test
-    void leaveIsRoutedToTheLeaversDevicesAndTheNextEventIsNot() {
+    void duplicatesAreDroppedSoEachSeqIsRoutedOnce() {
         heartbeat("gw-a", 1, now);
-        heartbeat("gw-b", 1, now);
+        joins("c1", "u1");
+        events.pipeInput("c2", event("c2", 1, "join", "u1"));
         online("c1", "d1", "u1", "gw-a", 1);
-        online("c1", "d2", "u1", "gw-b", 1);   // u1's second device
-        online("c1", "d3", "u2", "gw-a", 1);
+        online("c2", "d1", "u1", "gw-a", 1);
+        gwA.readRecordsToList();
 
-        events.pipeInput("c1", event("c1", 2, "leave", "u1"));
-        List<TestRecord<String, String>> a = gwA.readRecordsToList();
-        List<TestRecord<String, String>> b = gwB.readRecordsToList();
-        assertEquals(1, a.size());
-        assertEquals(Set.of("d1", "d3"), devices(a.get(0)), "the leaver's devices see their own leave");
-        assertEquals(1, b.size());
-        assertEquals(Set.of("d2"), devices(b.get(0)));
-        assertTrue(notices.isEmpty(), "a leave produces no notice");
+        for (long seq : new long[] {2, 3, 4, 3, 4, 5}) events.pipeInput("c1", event("c1", seq, "msg", "u1"));
+        events.pipeInput("c2", event("c2", 2, "msg", "u1"));
+        events.pipeInput("c2", event("c2", 2, "msg", "u1"));
 
-        events.pipeInput("c1", event("c1", 3, "msg", "u2"));
-        a = gwA.readRecordsToList();
-        assertEquals(1, a.size());
-        assertEquals(Set.of("d3"), devices(a.get(0)), "after the leave only the remaining member's device");
-        assertTrue(gwB.isEmpty(), "gw-b held only the leaver's device");
-        assertEquals(Set.of("d3"), storedDevices("c1").keySet());
+        List<String> routed = gwA.readRecordsToList().stream()
+                .map(r -> json(r).get("ev").get("conv").asText() + ":" + json(r).get("ev").get("seq").asLong())
+                .toList();
+        assertEquals(List.of("c1:2", "c1:3", "c1:4", "c1:5", "c2:2"), routed);
     }
 
-    // ---------------------------------------------------------------- liveness
+    // ---------------------------------------------------------------- interest
 
     @Test
-    void gatewayWhoseHeartbeatIsOlderThanTheLeaseStopsReceivingRoutes() {
+    void offlineOfTheSameConnectionIsFinalAndAnOlderVersionNeverOverrides() {
         heartbeat("gw-a", 1, now);
         heartbeat("gw-b", 1, now);
+        joins("c1", "u1", "u2");
+        long v1 = online("c1", "d1", "u1", "gw-a", 1);
+        offline("c1", "d1", "u1", "gw-a", 1, v1);
+        interest.pipeInput("c1", RouteJson.interest("c1", "d1", new Interest("u1", "gw-a", 1, v1, true, now)));   // late
+        // d2 moved from gw-a (older connection) to gw-b; gw-a's late registration and withdrawal follow.
+        long old = ++version;
+        long moved = online("c1", "d2", "u2", "gw-b", 1);
+        interest.pipeInput("c1", RouteJson.interest("c1", "d2", new Interest("u2", "gw-a", 1, old, true, now)));
+        offline("c1", "d2", "u2", "gw-a", 1, old);
+        assertTrue(moved > old);
+        gwA.readRecordsToList();
+        gwB.readRecordsToList();
+
+        events.pipeInput("c1", event("c1", 3, "msg", "u1"));
+        assertTrue(gwA.isEmpty(), "a closed connection's late registration does not come back");
+        assertEquals(Set.of("d2"), devices(gwB.readRecordsToList().get(0)), "the newer connection keeps the device");
+    }
+
+    // ---------------------------------------------------------------- liveness and lease
+
+    @Test
+    void aSilentGatewayIsSkippedAndGetsItsRoutesBackWhenItHeartbeatsAndRenews() {
+        heartbeat("gw-a", 1, now);
+        heartbeat("gw-b", 1, now);
+        joins("c1", "u1", "u2");
         online("c1", "d1", "u1", "gw-a", 1);
         online("c1", "d2", "u2", "gw-b", 1);
-        events.pipeInput("c1", event("c1", 1, "msg", "u1"));
-        assertEquals(1, gwA.readRecordsToList().size(), "both alive at first");
-        assertEquals(1, gwB.readRecordsToList().size());
+        gwA.readRecordsToList();
+        gwB.readRecordsToList();
 
-        // gw-b keeps beating; gw-a goes silent. Past the lease gw-a is dead.
-        advance(Duration.ofSeconds(6));
-        heartbeat("gw-b", 1, now);
-        advance(Duration.ofSeconds(6));   // now = T0 + 12 s; gw-a last heard at T0, lease 10 s
-        heartbeat("gw-b", 1, now);
-
-        events.pipeInput("c1", event("c1", 2, "msg", "u1"));
+        // gw-a freezes for 12 s (> lease 10 s) while gw-b keeps beating and renewing.
+        for (int i = 0; i < 12; i++) {
+            advance(Duration.ofSeconds(1));
+            heartbeat("gw-b", 1, now);
+            renew("c1", "d2", "u2", "gw-b", 1);
+        }
+        events.pipeInput("c1", event("c1", 3, "msg", "u1"));
         assertTrue(gwA.isEmpty(), "no route to a gateway silent for longer than the lease");
-        List<TestRecord<String, String>> b = gwB.readRecordsToList();
-        assertEquals(1, b.size());
-        assertEquals(Set.of("d2"), devices(b.get(0)));
+        assertEquals(Set.of("d2"), devices(gwB.readRecordsToList().get(0)));
+        assertEquals(Set.of("d1", "d2"), storedDevices("c1").keySet(), "a silent gateway's entries are kept");
+
+        // gw-a thaws: heartbeat and renewal. Routes are back without the device reconnecting.
+        heartbeat("gw-a", 1, now);
+        renew("c1", "d1", "u1", "gw-a", 1);
+        events.pipeInput("c1", event("c1", 4, "msg", "u1"));
+        assertEquals(Set.of("d1"), devices(gwA.readRecordsToList().get(0)));
     }
 
     @Test
-    void routingDropsADeadGatewaysEntriesLazilyWithoutWaitingForTheSweep() {
-        // No wall-clock advance, so no sweep runs: only the router's own liveness check is at work.
-        heartbeat("gw-a", 1, now - LEASE.toMillis() - 1);   // last heard just over a lease ago
-        heartbeat("gw-b", 1, now);
+    void aRegistrationNotRenewedStopsRoutingAndARenewalBringsItBack() {
+        heartbeat("gw-a", 1, now);
+        joins("c1", "u1", "u2");
         online("c1", "d1", "u1", "gw-a", 1);
-        online("c1", "d2", "u2", "gw-b", 1);
-        assertEquals(Set.of("d1", "d2"), storedDevices("c1").keySet());
-
-        events.pipeInput("c1", event("c1", 1, "msg", "u1"));
-
-        assertTrue(gwA.isEmpty());
-        assertEquals(Set.of("d2"), devices(gwB.readRecordsToList().get(0)));
-        assertEquals(Set.of("d2"), storedDevices("c1").keySet(), "the dead gateway's entry is dropped from the store");
+        online("c1", "d2", "u2", "gw-a", 1);
+        gwA.readRecordsToList();
+        for (int i = 0; i < 4; i++) {          // 4 s of heartbeats; only d2 is renewed (d1's publish was lost)
+            advance(Duration.ofSeconds(1));
+            heartbeat("gw-a", 1, now);
+            renew("c1", "d2", "u2", "gw-a", 1);
+        }
+        events.pipeInput("c1", event("c1", 3, "msg", "u1"));
+        assertEquals(Set.of("d2"), devices(gwA.readRecordsToList().get(0)), "d1's lease (3 s) lapsed");
+        renew("c1", "d1", "u1", "gw-a", 1);
+        events.pipeInput("c1", event("c1", 4, "msg", "u1"));
+        assertEquals(Set.of("d1", "d2"), devices(gwA.readRecordsToList().get(0)));
     }
 
     @Test
     void gatewayRestartedWithNewerGenerationLosesItsOldEntries() {
         heartbeat("gw-a", 1, now);
+        joins("c1", "u1", "u2");
         online("c1", "d1", "u1", "gw-a", 1);
-        events.pipeInput("c1", event("c1", 1, "msg", "u1"));
-        assertEquals(Set.of("d1"), devices(gwA.readRecordsToList().get(0)));
-
-        // gw-a restarts as gen 2 (within the lease, so only the generation tells the old entries are dead);
-        // d2 connects to the new incarnation, d1 does not come back.
         advance(Duration.ofSeconds(1));
         heartbeat("gw-a", 2, now);
         online("c1", "d2", "u2", "gw-a", 2);
+        gwA.readRecordsToList();
 
-        events.pipeInput("c1", event("c1", 2, "msg", "u2"));
-        List<TestRecord<String, String>> a = gwA.readRecordsToList();
-        assertEquals(1, a.size());
-        assertEquals(Set.of("d2"), devices(a.get(0)), "gen-1 entries are dead once gen 2 heartbeats");
+        events.pipeInput("c1", event("c1", 3, "msg", "u2"));
+        assertEquals(Set.of("d2"), devices(gwA.readRecordsToList().get(0)), "gen-1 entries are dead once gen 2 heartbeats");
+        advance(Duration.ofSeconds(6));        // a sweep runs: they are garbage
         assertEquals(Set.of("d2"), storedDevices("c1").keySet());
     }
 
     @Test
-    void sweepRemovesDeadGatewayEntriesFromTheStore() {
+    void sweepRemovesOnlyGarbage() {
         heartbeat("gw-a", 1, now);
         heartbeat("gw-b", 1, now);
-        heartbeat("gw-c", 1, now);
-        online("c1", "d1", "u1", "gw-a", 1);
+        joins("c1", "u1", "u2");
+        long v = online("c1", "d1", "u1", "gw-a", 1);
         online("c1", "d2", "u2", "gw-b", 1);
-        online("c2", "d3", "u3", "gw-a", 1);
-        online("c3", "d4", "u4", "gw-c", 1);
-
-        advance(Duration.ofSeconds(8));
-        heartbeat("gw-b", 1, now);         // gw-b stays alive
-        heartbeat("gw-c", 2, now);         // gw-c restarted: its gen-1 entries are dead
-        advance(Duration.ofSeconds(4));
-        heartbeat("gw-b", 1, now);         // gw-b keeps heartbeating (newest heartbeat: T0 + 12 s)
-        advance(Duration.ofSeconds(4));    // T0 + 16 s: gw-a 12 s behind the newest heartbeat > lease; sweeps at 5, 10, 15 s
-
-        // No event was routed: any removal below is the sweep's.
-        assertEquals(Set.of(), outputTopics());
-        assertEquals(Set.of("d2"), storedDevices("c1").keySet(), "gw-a's entry swept, gw-b's kept");
-        assertNull(interestStore().get("c2"), "a conversation left with no entries is deleted");
-        assertNull(interestStore().get("c3"), "gen-1 entries of a gateway now at gen 2 are swept");
+        offline("c1", "d1", "u1", "gw-a", 1, v);
+        // horizon = 2 x 3 s + 10 s = 16 s behind the newest heartbeat; gw-b keeps beating and renewing.
+        for (int i = 0; i < 20; i++) {
+            advance(Duration.ofSeconds(1));
+            heartbeat("gw-b", 1, now);
+            renew("c1", "d2", "u2", "gw-b", 1);
+        }
+        assertEquals(Set.of("d2"), storedDevices("c1").keySet(), "the old withdrawal is swept, the renewed entry kept");
     }
 
     @Test
     void aKafkaOutageWithNoHeartbeatsFromAnyoneExpiresNobody() {
         heartbeat("gw-a", 1, now);
+        joins("c1", "u1");
         online("c1", "d1", "u1", "gw-a", 1);
-        advance(Duration.ofSeconds(30));   // no heartbeat from any gateway: the outage is ours, not theirs
-        events.pipeInput("c1", event("c1", 1, "msg", "u1"));
+        gwA.readRecordsToList();
+        advance(Duration.ofSeconds(30));   // no heartbeat or renewal from anyone: the outage is ours, not theirs
+        events.pipeInput("c1", event("c1", 2, "msg", "u1"));
         assertEquals(1, gwA.readRecordsToList().size(), "routes survive an outage longer than the lease");
-        assertEquals(Set.of("d1"), storedDevices("c1").keySet());
     }
 
     @Test
-    void sweepKeepsEntriesOfLiveGateways() {
+    void entryOfANewerGenerationSurvivesUntilItsHeartbeatArrives() {
         heartbeat("gw-a", 1, now);
-        online("c1", "d1", "u1", "gw-a", 1);
-        for (int i = 0; i < 6; i++) {       // 30 s of heartbeats every 5 s, well within the lease
-            advance(Duration.ofSeconds(5));
-            heartbeat("gw-a", 1, now);
-        }
-        assertEquals(Set.of("d1"), storedDevices("c1").keySet());
-        events.pipeInput("c1", event("c1", 1, "msg", "u1"));
+        joins("c1", "u1");
+        advance(Duration.ofSeconds(30));
+        online("c1", "d1", "u1", "gw-a", 2);
+        events.pipeInput("c1", event("c1", 2, "msg", "u1"));
+        gwA.readRecordsToList();
+        heartbeat("gw-a", 2, now);
+        events.pipeInput("c1", event("c1", 3, "msg", "u1"));
         assertEquals(Set.of("d1"), devices(gwA.readRecordsToList().get(0)));
     }
 
     // ---------------------------------------------------------------- malformed input
 
     @Test
-    void malformedEventIsIgnoredAndTheNextOneIsRouted() {
+    void malformedRecordsAreIgnoredAndTheNextOnesApply() {
         heartbeat("gw-a", 1, now);
+        joins("c1", "u1", "u2");
         online("c1", "d1", "u1", "gw-a", 1);
-
         events.pipeInput("c1", "this is not JSON {");
-        events.pipeInput("c1", (String) null);      // a tombstone
-        events.pipeInput("c1", event("c1", 1, "msg", "u1"));
-
-        List<TestRecord<String, String>> a = gwA.readRecordsToList();
-        assertEquals(1, a.size());
-        assertEquals(1, json(a.get(0)).get("ev").get("seq").asLong());
-    }
-
-    @Test
-    void malformedInterestIsIgnoredAndTheNextOneIsApplied() {
-        heartbeat("gw-a", 1, now);
-        online("c1", "d1", "u1", "gw-a", 1);
-
+        events.pipeInput("c1", (String) null);
+        events.pipeInput("c1", "{\"v\":1,\"conv\":\"c1\",\"kind\":\"msg\"}");          // no seq: never read as 0
         interest.pipeInput("c1", "{not json");
         interest.pipeInput("c1", (String) null);
+        interest.pipeInput("c1", "{\"v\":2,\"conv\":\"c1\",\"device\":\"d7\",\"user\":\"u2\",\"gateway\":\"gw-a\",\"gen\":1,\"online\":true}");  // no ver/at
+        gateways.pipeInput("gw-b", "garbage");
         online("c1", "d2", "u2", "gw-a", 1);
-        events.pipeInput("c1", event("c1", 1, "msg", "u1"));
-
+        gwA.readRecordsToList();
+        events.pipeInput("c1", event("c1", 3, "msg", "u1"));
         List<TestRecord<String, String>> a = gwA.readRecordsToList();
         assertEquals(1, a.size());
-        assertEquals(Set.of("d1", "d2"), devices(a.get(0)), "the earlier entry survives, the later one applies");
-    }
-
-    /*
-     * Found by this test and fixed: a heartbeat value that is not JSON (or lacks "gen"/"at") is stored as is by the global-store
-     * processor, and DeliveryTopology.alive() then calls RouteJson.parse(hb).get("gen").asLong() with no
-     * guard: Router.process throws IllegalArgumentException (or NPE), i.e. the stream task dies on EVERY
-     * event of a conversation that has an entry for that gateway, and the punctuator dies the same way.
-     * With DeliveryNode's REPLACE_THREAD handler this is a crash loop until a valid heartbeat for the same
-     * key overwrites it (never, if that gateway is dead). The event/interest sources guard their parse;
-     * the heartbeat path should too (ignore the malformed heartbeat in the global processor, or treat an
-     * unparsable one as unknown in alive()).
-     */
-    @Test
-    void malformedHeartbeatDoesNotKillRouting() {
-        heartbeat("gw-a", 1, now);
-        online("c1", "d1", "u1", "gw-a", 1);
-        gateways.pipeInput("gw-a", "garbage");
-        gateways.pipeInput("gw-b", "{\"v\":1}");
-        online("c1", "d2", "u2", "gw-b", 1);
-
-        events.pipeInput("c1", event("c1", 1, "msg", "u1"));
-        events.pipeInput("c1", event("c1", 2, "msg", "u1"));
-        assertEquals(2, gwA.readRecordsToList().size(), "gw-a keeps its routes");
-        assertEquals(2, gwB.readRecordsToList().size(), "gw-b (no usable heartbeat) counts as unknown, i.e. alive");
-    }
-
-    /*
-     * Found by this test and fixed: a gateway that was down for longer than the lease restarts with gen 2. Its heartbeat and its interest
-     * go to different topics consumed by different threads (global store vs. stream task), so the task can
-     * see gen-2 interest (and an event) while the global store still holds the old gen-1 heartbeat. alive()
-     * then judges the gen-2 entry by the gen-1 heartbeat's "at" (older than the lease) and the router
-     * DELETES the fresh entry from the store for good: once the gen-2 heartbeat arrives, the device still
-     * gets no pushes in that conversation until it reconnects. A heartbeat whose gen is LOWER than the
-     * entry's proves nothing about the entry (the entry comes from a newer incarnation); alive() could
-     * return true when hb.gen < entry.gen (as it does for an unknown gateway).
-     */
-    @Test
-    void entryOfANewerGenerationSurvivesUntilItsHeartbeatArrives() {
-        heartbeat("gw-a", 1, now);
-        advance(Duration.ofSeconds(30));   // gw-a down for 30 s (> lease); nothing registered meanwhile
-        online("c1", "d1", "u1", "gw-a", 2);
-        events.pipeInput("c1", event("c1", 1, "msg", "u1"));   // processed before the gen-2 heartbeat lands
-        gwA.readRecordsToList();
-        heartbeat("gw-a", 2, now);
-
-        events.pipeInput("c1", event("c1", 2, "msg", "u1"));
-        List<TestRecord<String, String>> a = gwA.readRecordsToList();
-        assertEquals(1, a.size(), "the gen-2 registration must still route once gen 2 heartbeats");
-        assertEquals(Set.of("d1"), devices(a.get(0)));
+        assertEquals(3, json(a.get(0)).get("ev").get("seq").asLong());
+        assertEquals(Set.of("d1", "d2"), devices(a.get(0)));
     }
 
     // ---------------------------------------------------------------- helpers
@@ -443,12 +372,30 @@ class DeliveryTopologyTest {
         gateways.pipeInput(gw, RouteJson.heartbeat(gw, gen, at));
     }
 
-    private void online(String conv, String device, String user, String gw, long gen) {
-        interest.pipeInput(conv, RouteJson.interest(conv, device, user, gw, gen, true));
+    /** Connection versions, growing like a gateway's. */
+    private long version;
+    private final Map<String, Long> versionOf = new java.util.HashMap<>();
+
+    /** A new connection of the device registers; returns its version. */
+    private long online(String conv, String device, String user, String gw, long gen) {
+        long v = ++version;
+        versionOf.put(conv + "/" + device, v);
+        interest.pipeInput(conv, RouteJson.interest(conv, device, new Interest(user, gw, gen, v, true, now)));
+        return v;
     }
 
-    private void offline(String conv, String device, String user, String gw, long gen) {
-        interest.pipeInput(conv, RouteJson.interest(conv, device, user, gw, gen, false));
+    /** The same connection renews its registration now. */
+    private void renew(String conv, String device, String user, String gw, long gen) {
+        interest.pipeInput(conv, RouteJson.interest(conv, device, new Interest(user, gw, gen, versionOf.get(conv + "/" + device), true, now)));
+    }
+
+    private void offline(String conv, String device, String user, String gw, long gen, long ver) {
+        interest.pipeInput(conv, RouteJson.interest(conv, device, new Interest(user, gw, gen, ver, false, now)));
+    }
+
+    /** Join events for the users at seqs 1..n. */
+    private void joins(String conv, String... users) {
+        for (int i = 0; i < users.length; i++) events.pipeInput(conv, event(conv, i + 1, "join", users[i]));
     }
 
     /** The relay's event JSON. */

@@ -1,0 +1,94 @@
+package im.delivery.route;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/**
+ * One device's registration for a conversation, as the delivery nodes and the sweeper keep it:
+ * the device's user, the gateway (and its generation) that holds the connection, the connection's
+ * version, whether it is online or withdrawn, and when the gateway last renewed it (gateway clock).
+ *
+ * <p>The one rule for "device went online / offline" ({@link #merge}): the higher connection
+ * version wins; within one version (one connection) a withdrawal is final, so a late registration
+ * of a connection that has closed can never override anything; a renewal of the same connection
+ * only refreshes {@code at}. Versions grow with every new connection of a device, on any gateway.
+ *
+ * <p>A registration is a lease: the gateway re-publishes it every renewal interval, and it routes
+ * only while {@link #live} (online, its gateway alive per {@link GatewayLiveness}, and renewed
+ * within the interest lease of the gateway's latest heartbeat). Nothing is deleted merely for
+ * being silent: when a frozen gateway heartbeats and renews again, its routes are back.
+ */
+public record Interest(String user, String gateway, long gen, long ver, boolean online, long at) {
+
+    /** The registration that stands after {@code incoming} arrived on top of {@code current} (may be null). */
+    public static Interest merge(Interest current, Interest incoming) {
+        if (current == null || incoming.ver > current.ver) return incoming;
+        if (incoming.ver < current.ver) return current;
+        if (!current.online) return current;                  // that connection has closed: final
+        if (!incoming.online) return incoming;
+        return incoming.at >= current.at ? incoming : current; // a renewal
+    }
+
+    /**
+     * Routable now: online, the gateway alive, and renewed within {@code interestLease} of the
+     * gateway's latest heartbeat (so a registration the gateway stopped renewing expires, measured
+     * on the gateway's own clock).
+     */
+    public boolean live(GatewayLiveness.View gateways, long now, long interestLease) {
+        if (!online || !gateways.alive(gateway, gen, now)) return false;
+        long hb = gateways.lastHeartbeat(gateway, gen);
+        return hb < 0 || at >= hb - interestLease;
+    }
+
+    /**
+     * Garbage: a withdrawal or registration so old that nothing can still depend on it (older
+     * than {@code horizon} behind the newest heartbeat of any gateway), or of an older generation
+     * of a gateway that has restarted since.
+     */
+    public boolean garbage(GatewayLiveness.View gateways, long horizon) {
+        if (gateways.restartedSince(gateway, gen)) return true;
+        long newest = gateways.newest();
+        return newest >= 0 && at < newest - horizon;
+    }
+
+    /** The record's JSON on the interest topic (docs/topics.md). */
+    public String toRecordJson(String conv, String device) {
+        return write(RouteJson.JSON.createObjectNode().put("v", 2).put("conv", conv).put("device", device)).toString();
+    }
+
+    /** The compact form kept in state stores (read back by {@link #read}). */
+    public String toStoreJson() {
+        return write(RouteJson.JSON.createObjectNode()).toString();
+    }
+
+    ObjectNode write(ObjectNode o) {
+        return o.put("user", user).put("gateway", gateway).put("gen", gen).put("ver", ver).put("online", online).put("at", at);
+    }
+
+    /**
+     * Reads a registration (record or stored form); throws {@link IllegalArgumentException} when a
+     * field is missing or of the wrong type, so a malformed record is refused, never read as 0.
+     */
+    public static Interest read(JsonNode n) {
+        return new Interest(text(n, "user"), text(n, "gateway"), number(n, "gen"), number(n, "ver"),
+                bool(n, "online"), number(n, "at"));
+    }
+
+    private static String text(JsonNode n, String f) {
+        JsonNode v = n.get(f);
+        if (v == null || !v.isTextual() || v.asText().isEmpty()) throw new IllegalArgumentException("interest: missing " + f);
+        return v.asText();
+    }
+
+    private static long number(JsonNode n, String f) {
+        JsonNode v = n.get(f);
+        if (v == null || !v.canConvertToLong() || !v.isIntegralNumber()) throw new IllegalArgumentException("interest: missing " + f);
+        return v.asLong();
+    }
+
+    private static boolean bool(JsonNode n, String f) {
+        JsonNode v = n.get(f);
+        if (v == null || !v.isBoolean()) throw new IllegalArgumentException("interest: missing " + f);
+        return v.asBoolean();
+    }
+}

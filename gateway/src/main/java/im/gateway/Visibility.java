@@ -1,0 +1,60 @@
+package im.gateway;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * What one connection may be written, per conversation: the latest visibility period of its user
+ * as far as this gateway knows, from the {@code sub} snapshot and from the join/leave notices.
+ * Each change carries the seq of the membership event behind it and only a later seq replaces it,
+ * so notices applied while the {@code sub} read was in flight, or in any order relative to it,
+ * leave the period the log says. The gateway checks both bounds before writing any frame; the
+ * delivery node has already routed by the same rule (defence in depth).
+ */
+final class Visibility {
+    static final long OPEN = Long.MAX_VALUE;
+
+    private record Period(long from, long until, long changeSeq) {
+        boolean covers(long seq) {
+            return from <= seq && seq <= until;
+        }
+    }
+
+    private final Map<String, Period> byConv = new HashMap<>();
+
+    /** The user is a member since {@code seq} (a join event, or the join of the period {@code sub} read); true if that is news. */
+    synchronized boolean joined(String conv, long seq) {
+        Period p = byConv.get(conv);
+        if (p != null && p.changeSeq >= seq) return false;
+        byConv.put(conv, new Period(seq, OPEN, seq));
+        return true;
+    }
+
+    /** The user left at {@code seq}: the leave itself is the last event they see. */
+    synchronized void left(String conv, long seq) {
+        Period p = byConv.get(conv);
+        if (p != null && p.changeSeq >= seq) return;
+        byConv.put(conv, new Period(p == null ? seq : p.from, seq, seq));
+    }
+
+    synchronized boolean visible(String conv, long seq) {
+        Period p = byConv.get(conv);
+        return p != null && p.covers(seq);
+    }
+
+    /** Conversations the user is a member of now (their interest is registered and renewed). */
+    synchronized Set<String> memberConvs() {
+        Set<String> s = new TreeSet<>();
+        byConv.forEach((c, p) -> {
+            if (p.until == OPEN) s.add(c);
+        });
+        return s;
+    }
+
+    /** Every conversation this connection has known (withdrawn when it closes). */
+    synchronized Set<String> allConvs() {
+        return new TreeSet<>(byConv.keySet());
+    }
+}
