@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import im.infra.config.ChildJvm;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.fault.Faults;
@@ -16,9 +15,6 @@ import im.infra.test.ImStackExtension;
 import im.infra.test.TestStack;
 import im.ingest.SendService;
 import im.ingest.directory.Directory;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Clock;
@@ -36,6 +32,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 @ExtendWith(ImStackExtension.class)
 class CdcRelayIT {
+    /**
+     * docs/architecture.md's takeover bound with the default IM_RELAY_LOCK_TIMEOUT_MS (5 s): the
+     * server ends the frozen holder's session, the standby's next poll wins the lock and takes
+     * the slot over, and its engine streams again.
+     */
+    private static final Duration FREEZE_TAKEOVER_BOUND = Duration.ofSeconds(15);
+
     private TestStack stack;
     private Settings settings;
     private TopicNames topics;
@@ -159,6 +162,48 @@ class CdcRelayIT {
         }
     }
 
+    /**
+     * A frozen active relay (SIGSTOP: every thread stopped, yet on loopback the kernel keeps its
+     * TCP connections alive) must not hold the slot: the standby, a separate process, publishes an
+     * event committed during the freeze within {@link #FREEZE_TAKEOVER_BOUND}; once resumed, the
+     * old relay finds it lost the lock and publishes nothing more (no split brain), and nothing
+     * committed is missing from the topic.
+     */
+    @Test
+    void standbyTakesOverFromAFrozenRelayWithinTheBoundAndTheThawedOneIsFenced() throws Exception {
+        Map<String, String> env = new HashMap<>(settings.explicitValues());
+        env.put(ConfigKeys.PARTITIONS.name(), "3");
+        try (TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events());
+             RelayProcess a = RelayProcess.start("relay-a", env)) {
+            sends.send(ana, "c1", "before", "before the freeze");
+            reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 2L)));
+            awaitTrue(() -> a.meter("im_relay_active") == 1, "relay-a active", Duration.ofSeconds(10));
+            try (RelayProcess b = RelayProcess.start("relay-b", env)) {
+                awaitTrue(() -> b.ready() && b.meter("im_relay_active") == 0, "relay-b a waiting standby", Duration.ofSeconds(30));
+                double publishedByA = a.meter("im_cdc_published_total");
+
+                a.signal("STOP");
+                long frozenAt = System.nanoTime();
+                sends.send(ana, "c1", "during", "committed while the active relay is frozen");
+                reader.readUntil(FREEZE_TAKEOVER_BOUND, r -> reached(r, Map.of("c1", 4L, "c2", 2L)));
+                System.out.printf("relay SIGSTOP: the standby published an event committed during the freeze %d ms after it%n",
+                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - frozenAt));
+                assertEquals(1.0, b.meter("im_relay_active"), "relay-b holds the lock");
+
+                a.signal("CONT");
+                awaitTrue(() -> a.meter("im_relay_active") == 0, "the thawed relay knows it lost the lock", Duration.ofSeconds(5));
+                for (int i = 0; i < 10; i++) sends.send(ana, "c2", "after" + i, "after the thaw " + i);
+                Map<String, Long> heads = Map.of("c1", 4L, "c2", 12L);
+                assertCompleteAndOrdered(reader.readUntil(Duration.ofSeconds(60), r -> reached(r, heads)), heads);
+                assertEquals(publishedByA, a.meter("im_cdc_published_total"),
+                        "the thawed relay published nothing after its freeze (fenced, even what it had buffered)");
+                assertEquals(0.0, a.meter("im_relay_active"), "relay-a stays a standby");
+                awaitTrue(() -> a.ready() && a.process.isAlive(), "relay-a went back to standby", Duration.ofSeconds(5));
+                assertEquals(1.0, b.meter("im_relay_active"), "relay-b still the one active relay");
+            }
+        }
+    }
+
     @Test
     void killMinus9MidStreamThenRestartLosesNothing() throws Exception {
         int total = 300;
@@ -194,31 +239,17 @@ class CdcRelayIT {
     }
 
     private static Process startRelayProcess(Map<String, String> env) throws Exception {
-        Process p = ChildJvm.onThisClassPath(env, List.of("-Xmx384m"), RelayMain.class.getName()).start();
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        String line;
-        while ((line = out.readLine()) != null && !line.startsWith("IM_READY relay")) {
-            // skip start-up logging
-        }
-        if (line == null) throw new AssertionError("relay process exited before it was ready");
-        Thread drain = new Thread(() -> {
-            try {
-                while (out.readLine() != null) {
-                    // keep the pipe empty
-                }
-            } catch (java.io.IOException ignored) {
-                // the process ended
-            }
-        });
-        drain.setDaemon(true);
-        drain.start();
-        return p;
+        return RelayProcess.start("relay", env).process;
     }
 
     private static void awaitTrue(java.util.function.BooleanSupplier c, String what) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        awaitTrue(c, what, Duration.ofSeconds(60));
+    }
+
+    private static void awaitTrue(java.util.function.BooleanSupplier c, String what, Duration within) {
+        long deadline = System.nanoTime() + within.toNanos();
         while (!c.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("not within 60 s: " + what);
+            if (System.nanoTime() > deadline) throw new AssertionError("not within " + within + ": " + what);
             LockSupport.parkNanos(20_000_000);
         }
     }
