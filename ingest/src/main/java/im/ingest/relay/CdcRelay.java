@@ -75,6 +75,12 @@ public final class CdcRelay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
     private static final Duration STANDBY_POLL = Duration.ofSeconds(1);
     private static final Duration RESTART_BACKOFF = Duration.ofSeconds(1);
+    /**
+     * Header on every published record naming the relay instance that sent it ({@code <pid>-<n>}):
+     * with the record's timestamp it shows which relay published what, e.g. after a takeover.
+     */
+    public static final String INSTANCE_HEADER = "im-relay-instance";
+    private static final AtomicLong INSTANCES = new AtomicLong();
 
     private final RelayConfig cfg;
     private final TopicNames topics;
@@ -84,11 +90,11 @@ public final class CdcRelay implements AutoCloseable {
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong restarts = new AtomicLong();
     private volatile LongConsumer lagObserver = lag -> { };
+    private final String instance = ProcessHandle.current().pid() + "-" + INSTANCES.incrementAndGet();
+    private final byte[] instanceBytes = instance.getBytes(java.nio.charset.StandardCharsets.UTF_8);
     private final long heartbeatNanos;
-    private final long leaseNanos;
-    /** Written by the supervisor, read by the engine's handler: publish only before this nanoTime. */
-    private volatile long leaseUntil;
-    private volatile boolean active;
+    /** Renewed by the supervisor, checked by the engine's handler before every send. */
+    private final LockLease lease;
     private volatile boolean standby;
     private volatile DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
     private volatile KafkaProducer<String, String> producer;
@@ -103,7 +109,7 @@ public final class CdcRelay implements AutoCloseable {
         this.topics = topics;
         this.mapper = new ChangeMapper(topics);
         this.heartbeatNanos = cfg.lockTimeout().toNanos() / 5;
-        this.leaseNanos = cfg.lockTimeout().toNanos() / 2;
+        this.lease = new LockLease(cfg.lockTimeout(), System::nanoTime);
         this.lag = Timer.builder("im.cdc.lag").description("commit in PostgreSQL to acknowledged by Kafka")
                 .tag("slot", cfg.slot()).publishPercentileHistogram().register(meters);
         FunctionCounter.builder("im.cdc.published", this, CdcRelay::published)
@@ -127,7 +133,7 @@ public final class CdcRelay implements AutoCloseable {
 
     /** True while this instance holds the slot's lock and runs the engine. */
     public boolean isActive() {
-        return active;
+        return lease.held();
     }
 
     /**
@@ -135,7 +141,12 @@ public final class CdcRelay implements AutoCloseable {
      * doing their job); false before the first attempt and while PostgreSQL is unreachable.
      */
     public boolean isReady() {
-        return active || standby;
+        return lease.held() || standby;
+    }
+
+    /** This instance's name, the value of {@link #INSTANCE_HEADER} on what it publishes. */
+    public String instance() {
+        return instance;
     }
 
     public long published() {
@@ -153,20 +164,19 @@ public final class CdcRelay implements AutoCloseable {
     private void supervise() {
         while (!stopping()) {
             try (Connection lock = openLockSession()) {
-                long attempt = System.nanoTime();
+                long attempt = lease.now();
                 if (!tryLock(lock)) {
                     standby = true;
                     pause(STANDBY_POLL);
                     continue;
                 }
                 standby = false;
-                log.info("relay active for slot {} (this instance holds the lock)", cfg.slot());
-                leaseUntil = attempt + leaseNanos;
-                active = true;
+                log.info("relay active for slot {} (this instance, {}, holds the lock)", cfg.slot(), instance);
+                lease.acquired(attempt);
                 try {
                     runWhileHoldingLock(lock);
                 } finally {
-                    active = false;
+                    lease.lost();
                 }
             } catch (SQLException e) {
                 standby = false;
@@ -205,11 +215,11 @@ public final class CdcRelay implements AutoCloseable {
      * (the server's idle clock restarts no earlier than that). False when the session is gone.
      */
     private boolean heartbeat(Connection lock) {
-        long sent = System.nanoTime();
+        long sent = lease.now();
         try (Statement st = lock.createStatement()) {
             st.setQueryTimeout((int) Math.max(1, cfg.lockTimeout().toSeconds()));
             st.execute("SELECT 1");
-            leaseUntil = sent + leaseNanos;
+            lease.renewed(sent);
             return true;
         } catch (SQLException e) {
             log.error("relay lost its lock session ({}); it stops publishing so another instance can take over",
@@ -249,13 +259,18 @@ public final class CdcRelay implements AutoCloseable {
      * or none succeeds within T, the batch is refused and not marked processed.
      */
     private void requireLease() throws InterruptedException {
-        long giveUp = System.nanoTime() + cfg.lockTimeout().toNanos();
-        while (System.nanoTime() - leaseUntil >= 0) {
-            if (stopping() || !active) throw new InterruptedException("relay no longer holds the lock; batch not published");
-            if (System.nanoTime() - giveUp >= 0) {
-                throw new InterruptedException("relay lock lease not renewed within " + cfg.lockTimeout() + "; batch not published");
+        long giveUp = lease.patienceFrom(lease.now());
+        while (true) {
+            if (stopping()) throw new InterruptedException("relay stopping; batch not published");
+            switch (lease.check(giveUp)) {
+                case SEND:
+                    return;
+                case FENCED:
+                    throw new InterruptedException("relay does not hold the lock (lost, or no heartbeat within "
+                            + cfg.lockTimeout() + "); batch not published");
+                default:
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
             }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
     }
 
@@ -288,7 +303,7 @@ public final class CdcRelay implements AutoCloseable {
             boolean lockLost = false;
             while (!stopping() && !done.isDone()) {
                 if (!heartbeat(lock)) {
-                    active = false;   // at once: the handler refuses further batches, the gauge drops
+                    lease.lost();   // at once: the handler refuses further batches, the gauge drops
                     lockLost = true;
                     break;
                 }
@@ -321,7 +336,9 @@ public final class CdcRelay implements AutoCloseable {
             try {
                 Optional<ProducerRecord<String, String>> mapped = mapper.map(r);
                 if (mapped.isPresent()) {
-                    out.add(mapped.get());
+                    ProducerRecord<String, String> record = mapped.get();
+                    record.headers().add(INSTANCE_HEADER, instanceBytes);
+                    out.add(record);
                     commitTimes.add(commitMillis(r));
                 }
             } catch (RuntimeException e) {
