@@ -50,6 +50,9 @@ public final class ConfigKeys {
     public static final ConfigKey RELAY_OFFSET_FLUSH_MS = key("IM_RELAY_OFFSET_FLUSH_MS", "1000",
             "CDC relay: how often published positions are committed (and the slot advanced). Lower = fewer duplicates replayed after a crash.");
 
+    public static final ConfigKey RELAY_LOCK_TIMEOUT_MS = key("IM_RELAY_LOCK_TIMEOUT_MS", "5000",
+            "CDC relay: the active relay's lock session is ended by PostgreSQL (idle_session_timeout) after this long without its heartbeat (sent every fifth of it), so a frozen relay loses the lock and a standby takes over; the relay stops publishing after half of it without a heartbeat. 1000-600000.");
+
     // --- Gateway
     public static final ConfigKey GATEWAY_HOST = key("IM_GATEWAY_HOST", "127.0.0.1",
             "Address the gateway's HTTP/WebSocket listener binds to.");

@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -39,6 +40,11 @@ public final class Topics {
      * Creates each topic with {@code partitions} partitions, replication factor 1 on a one-broker
      * cluster, else min(3, brokers). A topic that already exists with the same partition count is
      * fine; a different count is an {@link IllegalStateException} naming the topic and both counts.
+     *
+     * <p>Safe to call from many processes at once (every role creates its topics at start): the
+     * controller answers TopicExists as soon as a racing creator's topic is committed, before the
+     * broker that describes it has applied that metadata, so an existing topic is waited for
+     * (bounded) like a created one rather than described once.
      */
     public static void create(String bootstrap, Collection<String> names, int partitions) {
         if (partitions < 1) {
@@ -69,35 +75,37 @@ public final class Topics {
                     }
                 }
             }
-            if (!existing.isEmpty()) {
-                Map<String, Integer> actual = describe(admin, existing, bootstrap);
-                for (String t : existing) {
-                    Integer n = actual.get(t);
-                    if (n == null) {
-                        // Deleted between create and describe: nothing sensible to do but report it.
-                        throw new IllegalStateException("topic " + t + " reported as existing but cannot be described");
-                    }
-                    if (n != partitions) {
-                        throw new IllegalStateException("topic " + t + " exists with " + n
-                                + " partitions, but " + partitions + " were requested");
-                    }
-                }
-            }
-            awaitVisible(admin, topics, partitions, bootstrap);
+            awaitVisible(admin, topics, existing, partitions, bootstrap);
         }
     }
 
     /**
-     * A created topic is not at once in every client's metadata; a Streams global store started
-     * right after fails with "no partitions available". Return only when all are described.
+     * Returns once every topic is described with {@code partitions} partitions. A created topic
+     * is not at once in every broker's metadata (a Streams global store started right after fails
+     * with "no partitions available"), nor is one that a racing creator just created and we were
+     * told exists. A described topic with another count fails at once: that is a real conflict
+     * (an older deployment, or a racing creator with another IM_PARTITIONS), not propagation.
      */
-    private static void awaitVisible(Admin admin, Set<String> topics, int partitions, String bootstrap) {
+    private static void awaitVisible(Admin admin, Set<String> topics, Set<String> existing, int partitions,
+                                     String bootstrap) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
         while (true) {
             Map<String, Integer> seen = describe(admin, topics, bootstrap);
-            if (seen.size() == topics.size() && seen.values().stream().allMatch(n -> n == partitions)) return;
+            for (Map.Entry<String, Integer> t : seen.entrySet()) {
+                if (t.getValue() != partitions) {
+                    throw new IllegalStateException("topic " + t.getKey() + " exists with " + t.getValue()
+                            + " partitions, but " + partitions + " were requested");
+                }
+            }
+            if (seen.size() == topics.size()) return;
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("topics " + topics + " not visible on " + bootstrap + " after creation: " + seen);
+                Set<String> missing = new TreeSet<>(topics);
+                missing.removeAll(seen.keySet());
+                Set<String> saidToExist = new TreeSet<>(missing);
+                saidToExist.retainAll(existing);
+                throw new IllegalStateException("topics " + missing + " not visible on " + bootstrap + " within "
+                        + TIMEOUT_MS + " ms of creation" + (saidToExist.isEmpty() ? ""
+                        : " (" + saidToExist + " reported as existing: deleted meanwhile, or a broker that never learns of them)"));
             }
             java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
         }

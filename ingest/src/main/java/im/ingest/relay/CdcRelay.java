@@ -16,6 +16,7 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +28,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -52,6 +54,19 @@ import org.slf4j.LoggerFactory;
  * first dies (its session, and with it the lock, ends). Slot and publication are created if
  * missing and never dropped.
  *
+ * <p>A holder that freezes (SIGSTOP, a stalled VM) must lose the lock too, and on loopback the
+ * kernel keeps a stopped process' TCP connections alive, so keepalive cannot tell. The lock
+ * session therefore sets {@code idle_session_timeout} to {@link RelayConfig#lockTimeout()} (T)
+ * and the holder runs a heartbeat query on it every T/5: the server itself ends a silent
+ * holder's session after T, which releases the lock. The instance that wins the lock then
+ * terminates whatever walsender still has the slot (the frozen holder's, which would otherwise
+ * keep it until {@code wal_sender_timeout}) before its engine starts. Fencing: the holder
+ * publishes a batch only while its lease, T/2 from the start of its last successful heartbeat,
+ * runs; the server cannot have ended the session by then. A thawed holder finds its lease
+ * lapsed, publishes nothing, sees its heartbeat fail and goes back to standby. A batch whose
+ * send started inside the lease can still complete late: it only repeats committed events,
+ * which consumers drop by (conv, seq).
+ *
  * <p>Meters (tag {@code slot}): {@code im.cdc.published} (changes acknowledged by Kafka),
  * {@code im.cdc.lag} (commit in PostgreSQL to Kafka's ack, with a percentile histogram) and
  * {@code im.relay.active} (1 while this instance holds the lock).
@@ -60,6 +75,12 @@ public final class CdcRelay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
     private static final Duration STANDBY_POLL = Duration.ofSeconds(1);
     private static final Duration RESTART_BACKOFF = Duration.ofSeconds(1);
+    /**
+     * Header on every published record naming the relay instance that sent it ({@code <pid>-<n>}):
+     * with the record's timestamp it shows which relay published what, e.g. after a takeover.
+     */
+    public static final String INSTANCE_HEADER = "im-relay-instance";
+    private static final AtomicLong INSTANCES = new AtomicLong();
 
     private final RelayConfig cfg;
     private final TopicNames topics;
@@ -69,7 +90,11 @@ public final class CdcRelay implements AutoCloseable {
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong restarts = new AtomicLong();
     private volatile LongConsumer lagObserver = lag -> { };
-    private volatile boolean active;
+    private final String instance = ProcessHandle.current().pid() + "-" + INSTANCES.incrementAndGet();
+    private final byte[] instanceBytes = instance.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    private final long heartbeatNanos;
+    /** Renewed by the supervisor, checked by the engine's handler before every send. */
+    private final LockLease lease;
     private volatile boolean standby;
     private volatile DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
     private volatile KafkaProducer<String, String> producer;
@@ -83,6 +108,8 @@ public final class CdcRelay implements AutoCloseable {
         this.cfg = cfg;
         this.topics = topics;
         this.mapper = new ChangeMapper(topics);
+        this.heartbeatNanos = cfg.lockTimeout().toNanos() / 5;
+        this.lease = new LockLease(cfg.lockTimeout(), System::nanoTime);
         this.lag = Timer.builder("im.cdc.lag").description("commit in PostgreSQL to acknowledged by Kafka")
                 .tag("slot", cfg.slot()).publishPercentileHistogram().register(meters);
         FunctionCounter.builder("im.cdc.published", this, CdcRelay::published)
@@ -106,7 +133,7 @@ public final class CdcRelay implements AutoCloseable {
 
     /** True while this instance holds the slot's lock and runs the engine. */
     public boolean isActive() {
-        return active;
+        return lease.held();
     }
 
     /**
@@ -114,7 +141,12 @@ public final class CdcRelay implements AutoCloseable {
      * doing their job); false before the first attempt and while PostgreSQL is unreachable.
      */
     public boolean isReady() {
-        return active || standby;
+        return lease.held() || standby;
+    }
+
+    /** This instance's name, the value of {@link #INSTANCE_HEADER} on what it publishes. */
+    public String instance() {
+        return instance;
     }
 
     public long published() {
@@ -131,24 +163,113 @@ public final class CdcRelay implements AutoCloseable {
 
     private void supervise() {
         while (!stopping()) {
-            try (Connection lock = DriverManager.getConnection(cfg.jdbcUrl(), cfg.user(), cfg.password())) {
+            try (Connection lock = openLockSession()) {
+                long attempt = lease.now();
                 if (!tryLock(lock)) {
                     standby = true;
                     pause(STANDBY_POLL);
                     continue;
                 }
                 standby = false;
-                log.info("relay active for slot {} (this instance holds the lock)", cfg.slot());
-                active = true;
+                log.info("relay active for slot {} (this instance, {}, holds the lock)", cfg.slot(), instance);
+                lease.acquired(attempt);
                 try {
                     runWhileHoldingLock(lock);
                 } finally {
-                    active = false;
+                    lease.lost();
                 }
             } catch (SQLException e) {
                 standby = false;
                 log.warn("relay cannot reach PostgreSQL ({}); retrying", e.getMessage());
                 pause(RESTART_BACKOFF);
+            }
+        }
+    }
+
+    /**
+     * A session of its own for the lock. idle_session_timeout is set before the lock is taken, so
+     * no moment exists in which this session holds the lock without the server's deadline.
+     */
+    private Connection openLockSession() throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", cfg.user());
+        p.setProperty("password", cfg.password());
+        p.setProperty("ApplicationName", "im-relay-lock-" + cfg.slot());
+        // A heartbeat to an unreachable server fails rather than blocking for ever (the lease fences
+        // publishing meanwhile); 2 T leaves room for takeOverSlot, which waits up to T.
+        p.setProperty("socketTimeout", String.valueOf(Math.max(2, 2 * cfg.lockTimeout().toSeconds())));
+        p.setProperty("connectTimeout", String.valueOf(Math.max(1, cfg.lockTimeout().toSeconds())));
+        Connection c = DriverManager.getConnection(cfg.jdbcUrl(), p);
+        try (Statement st = c.createStatement()) {
+            st.execute("SET idle_session_timeout = " + cfg.lockTimeout().toMillis());
+        } catch (SQLException e) {
+            c.close();
+            throw new SQLException("cannot set idle_session_timeout on the relay's lock session (PostgreSQL 14+ needed): "
+                    + e.getMessage(), e.getSQLState(), e);
+        }
+        return c;
+    }
+
+    /**
+     * One round trip on the lock session; on success the lease runs T/2 from before it was sent
+     * (the server's idle clock restarts no earlier than that). False when the session is gone.
+     */
+    private boolean heartbeat(Connection lock) {
+        long sent = lease.now();
+        try (Statement st = lock.createStatement()) {
+            st.setQueryTimeout((int) Math.max(1, cfg.lockTimeout().toSeconds()));
+            st.execute("SELECT 1");
+            lease.renewed(sent);
+            return true;
+        } catch (SQLException e) {
+            log.error("relay lost its lock session ({}); it stops publishing so another instance can take over",
+                    e.getMessage());
+            return false;
+        }
+    }
+
+    /**
+     * Terminates the walsender that still streams this slot, if any: we hold the lock, so it
+     * belongs to a former holder that froze or died (it would keep the slot until
+     * wal_sender_timeout, and the engine could not start). Waits for it to exit.
+     */
+    private void takeOverSlot(Connection lock) throws SQLException {
+        try (PreparedStatement ps = lock.prepareStatement(
+                "SELECT active_pid, pg_terminate_backend(active_pid, ?) FROM pg_replication_slots"
+                        + " WHERE slot_name = ? AND active_pid IS NOT NULL")) {
+            ps.setLong(1, cfg.lockTimeout().toMillis());
+            ps.setString(2, cfg.slot());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (rs.getBoolean(2)) {
+                        log.warn("slot {} was still streamed by backend {} of a former holder; terminated it",
+                                cfg.slot(), rs.getInt(1));
+                    } else {
+                        log.warn("slot {}: backend {} of a former holder did not exit within {} ms",
+                                cfg.slot(), rs.getInt(1), cfg.lockTimeout().toMillis());
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * The fence, called before every send: returns while the lease runs. A lapsed lease (a late
+     * heartbeat, or this JVM was frozen) waits for the supervisor's next heartbeat; if it fails,
+     * or none succeeds within T, the batch is refused and not marked processed.
+     */
+    private void requireLease() throws InterruptedException {
+        long giveUp = lease.patienceFrom(lease.now());
+        while (true) {
+            if (stopping()) throw new InterruptedException("relay stopping; batch not published");
+            switch (lease.check(giveUp)) {
+                case SEND:
+                    return;
+                case FENCED:
+                    throw new InterruptedException("relay does not hold the lock (lost, or no heartbeat within "
+                            + cfg.lockTimeout() + "); batch not published");
+                default:
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
             }
         }
     }
@@ -163,8 +284,11 @@ public final class CdcRelay implements AutoCloseable {
         }
     }
 
+    /** Runs (and restarts) the engine until stopped or the lock is lost; then returns. */
     private void runWhileHoldingLock(Connection lock) throws SQLException {
         while (!stopping()) {
+            if (!heartbeat(lock)) return;   // lost the lock: back to the supervisor, i.e. standby
+            takeOverSlot(lock);
             producer = newProducer();
             CompletableFuture<Throwable> done = new CompletableFuture<>();
             engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
@@ -178,13 +302,13 @@ public final class CdcRelay implements AutoCloseable {
             t.start();
             boolean lockLost = false;
             while (!stopping() && !done.isDone()) {
-                if (!lock.isValid(2)) {
-                    log.error("relay lost its lock connection; stopping the engine so another instance can take over");
+                if (!heartbeat(lock)) {
+                    lease.lost();   // at once: the handler refuses further batches, the gauge drops
                     lockLost = true;
                     break;
                 }
                 try {
-                    done.get(1, TimeUnit.SECONDS);
+                    done.get(heartbeatNanos, TimeUnit.NANOSECONDS);
                 } catch (TimeoutException e) {
                     // still running
                 } catch (Exception e) {
@@ -194,11 +318,11 @@ public final class CdcRelay implements AutoCloseable {
             closeEngine();
             producer.close(Duration.ofSeconds(5));
             if (stopping()) return;
-            if (lockLost) throw new SQLException("advisory lock connection lost");
+            if (lockLost) return;
             Throwable err = done.getNow(null);
             restarts.incrementAndGet();
             log.warn("relay engine stopped ({}); restarting", err == null ? "no error" : err.toString());
-            pause(RESTART_BACKOFF);
+            pause(RESTART_BACKOFF);   // shorter than the lock timeout; the next round heartbeats first
         }
     }
 
@@ -212,7 +336,9 @@ public final class CdcRelay implements AutoCloseable {
             try {
                 Optional<ProducerRecord<String, String>> mapped = mapper.map(r);
                 if (mapped.isPresent()) {
-                    out.add(mapped.get());
+                    ProducerRecord<String, String> record = mapped.get();
+                    record.headers().add(INSTANCE_HEADER, instanceBytes);
+                    out.add(record);
                     commitTimes.add(commitMillis(r));
                 }
             } catch (RuntimeException e) {
@@ -236,6 +362,7 @@ public final class CdcRelay implements AutoCloseable {
     private void publishUntilAcknowledged(List<ProducerRecord<String, String>> records) throws InterruptedException {
         while (true) {
             if (stopping()) throw new InterruptedException("relay stopping; batch not marked processed");
+            requireLease();
             try {
                 List<Future<?>> acks = new ArrayList<>(records.size());
                 for (ProducerRecord<String, String> r : records) acks.add(producer.send(r));

@@ -6,10 +6,14 @@ import im.infra.config.Settings;
 import java.net.URI;
 import java.time.Duration;
 
-/** The CDC relay's settings: where PostgreSQL and Kafka are, the slot, and latency tuning. */
+/**
+ * The CDC relay's settings: where PostgreSQL and Kafka are, the slot, latency tuning, and how long
+ * a silent lock holder keeps the lock ({@code lockTimeout}, see {@link CdcRelay}).
+ */
 public record RelayConfig(
         String pgHost, int pgPort, String database, String user, String password,
-        String kafkaBootstrap, String slot, String publication, Duration pollInterval, Duration offsetFlush) {
+        String kafkaBootstrap, String slot, String publication, Duration pollInterval, Duration offsetFlush,
+        Duration lockTimeout) {
 
     public static RelayConfig from(Settings s) {
         String url = s.required(ConfigKeys.PG_URL);
@@ -27,7 +31,8 @@ public record RelayConfig(
                 s.string(ConfigKeys.PG_USER), s.string(ConfigKeys.PG_PASSWORD),
                 s.required(ConfigKeys.KAFKA_BOOTSTRAP), slot, slot,
                 s.millis(ConfigKeys.RELAY_POLL_MS, 1, 10_000),
-                s.millis(ConfigKeys.RELAY_OFFSET_FLUSH_MS, 100, 600_000));
+                s.millis(ConfigKeys.RELAY_OFFSET_FLUSH_MS, 100, 600_000),
+                s.millis(ConfigKeys.RELAY_LOCK_TIMEOUT_MS, 1_000, 600_000));
     }
 
     String jdbcUrl() {

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import im.infra.config.ChildJvm;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.fault.Faults;
@@ -16,8 +15,6 @@ import im.infra.test.ImStackExtension;
 import im.infra.test.TestStack;
 import im.ingest.SendService;
 import im.ingest.directory.Directory;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -27,7 +24,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,6 +36,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 @ExtendWith(ImStackExtension.class)
 class CdcRelayIT {
+    /**
+     * docs/architecture.md's takeover bound with the default IM_RELAY_LOCK_TIMEOUT_MS (5 s): the
+     * server ends the frozen holder's session, the standby's next poll wins the lock and takes
+     * the slot over, and its engine streams again.
+     */
+    private static final Duration FREEZE_TAKEOVER_BOUND = Duration.ofSeconds(15);
+
     private TestStack stack;
     private Settings settings;
     private TopicNames topics;
@@ -159,6 +166,83 @@ class CdcRelayIT {
         }
     }
 
+    /**
+     * A frozen active relay (SIGSTOP: every thread stopped, yet on loopback the kernel keeps its
+     * TCP connections alive) must not hold the slot: under a steady stream of sends, the standby,
+     * a separate process, publishes within {@link #FREEZE_TAKEOVER_BOUND} of the freeze; once
+     * resumed, the old relay finds it lost the lock and sends nothing more (no split brain, even
+     * of what its socket buffered meanwhile), and nothing committed is missing from the topic.
+     */
+    @Test
+    void standbyTakesOverFromAFrozenRelayWithinTheBoundAndTheThawedOneIsFenced() throws Exception {
+        Map<String, String> env = new HashMap<>(settings.explicitValues());
+        env.put(ConfigKeys.PARTITIONS.name(), "3");
+        AtomicBoolean sending = new AtomicBoolean(true);
+        AtomicReference<Throwable> senderFailed = new AtomicReference<>();
+        Map<String, AtomicLong> sent = Map.of("c1", new AtomicLong(), "c2", new AtomicLong());
+        Thread sender = new Thread(() -> {
+            try {
+                for (int i = 0; sending.get(); i++) {
+                    String conv = i % 2 == 0 ? "c1" : "c2";
+                    sends.send(ana, conv, "load" + i, "steady send " + i);
+                    sent.get(conv).incrementAndGet();
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));   // ~150 sends/s, not a busy loop
+                }
+            } catch (Throwable t) {
+                senderFailed.set(t);
+            }
+        }, "steady-sender");
+        try (TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events());
+             RelayProcess a = RelayProcess.start("relay-a", env)) {
+            sends.send(ana, "c1", "before", "before the freeze");
+            reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 2L)));
+            awaitTrue(() -> a.meter("im_relay_active") == 1, "relay-a active", Duration.ofSeconds(10));
+            String relayA = publisher(reader.records.get(0));
+            try (RelayProcess b = RelayProcess.start("relay-b", env)) {
+                awaitTrue(() -> b.ready() && b.meter("im_relay_active") == 0, "relay-b a waiting standby", Duration.ofSeconds(30));
+                sender.start();
+                int streaming = reader.records.size() + 50;
+                reader.readUntil(Duration.ofSeconds(60), r -> r.size() >= streaming);
+
+                a.signal("STOP");
+                long frozenAt = System.nanoTime();
+                reader.readUntil(FREEZE_TAKEOVER_BOUND,
+                        r -> r.stream().anyMatch(x -> !publisher(x).equals(relayA)));
+                System.out.printf("relay SIGSTOP under load: the standby published %d ms after the freeze%n",
+                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - frozenAt));
+                assertEquals(1.0, b.meter("im_relay_active"), "relay-b holds the lock");
+
+                long thawedAt = System.currentTimeMillis();
+                a.signal("CONT");
+                awaitTrue(() -> a.meter("im_relay_active") == 0, "the thawed relay knows it lost the lock", Duration.ofSeconds(5));
+                awaitTrue(() -> a.ready() && a.process.isAlive(), "relay-a went back to standby", Duration.ofSeconds(5));
+                sending.set(false);
+                sender.join(30_000);
+                if (senderFailed.get() != null) throw new AssertionError("a send failed", senderFailed.get());
+                Map<String, Long> heads = Map.of("c1", 3L + sent.get("c1").get(), "c2", 2L + sent.get("c2").get());
+                List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, heads));
+                int dups = assertCompleteAndOrdered(all, heads);
+                List<ConsumerRecord<String, String>> afterThaw = all.stream()
+                        .filter(r -> publisher(r).equals(relayA) && r.timestamp() >= thawedAt).toList();
+                assertEquals(List.of(), afterThaw, "the thawed relay sent nothing (it was fenced)");
+                assertEquals(0.0, a.meter("im_relay_active"), "relay-a stays a standby");
+                assertEquals(1.0, b.meter("im_relay_active"), "relay-b still the one active relay");
+                System.out.printf("relay SIGSTOP under load: %d committed, %d records, %d duplicates%n",
+                        heads.values().stream().mapToLong(Long::longValue).sum(), all.size(), dups);
+            }
+        } finally {
+            sending.set(false);
+            sender.join(30_000);
+        }
+    }
+
+    /** The relay instance that sent a record (its {@link CdcRelay#INSTANCE_HEADER}). */
+    private static String publisher(ConsumerRecord<String, String> r) {
+        org.apache.kafka.common.header.Header h = r.headers().lastHeader(CdcRelay.INSTANCE_HEADER);
+        if (h == null) throw new AssertionError("record without " + CdcRelay.INSTANCE_HEADER + ": " + r);
+        return new String(h.value(), StandardCharsets.UTF_8);
+    }
+
     @Test
     void killMinus9MidStreamThenRestartLosesNothing() throws Exception {
         int total = 300;
@@ -194,31 +278,17 @@ class CdcRelayIT {
     }
 
     private static Process startRelayProcess(Map<String, String> env) throws Exception {
-        Process p = ChildJvm.onThisClassPath(env, List.of("-Xmx384m"), RelayMain.class.getName()).start();
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        String line;
-        while ((line = out.readLine()) != null && !line.startsWith("IM_READY relay")) {
-            // skip start-up logging
-        }
-        if (line == null) throw new AssertionError("relay process exited before it was ready");
-        Thread drain = new Thread(() -> {
-            try {
-                while (out.readLine() != null) {
-                    // keep the pipe empty
-                }
-            } catch (java.io.IOException ignored) {
-                // the process ended
-            }
-        });
-        drain.setDaemon(true);
-        drain.start();
-        return p;
+        return RelayProcess.start("relay", env).process;
     }
 
     private static void awaitTrue(java.util.function.BooleanSupplier c, String what) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        awaitTrue(c, what, Duration.ofSeconds(60));
+    }
+
+    private static void awaitTrue(java.util.function.BooleanSupplier c, String what, Duration within) {
+        long deadline = System.nanoTime() + within.toNanos();
         while (!c.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("not within 60 s: " + what);
+            if (System.nanoTime() > deadline) throw new AssertionError("not within " + within + ": " + what);
             LockSupport.parkNanos(20_000_000);
         }
     }
