@@ -931,7 +931,7 @@ public final class ImClient implements AutoCloseable {
             return;
         }
         long before = r.cursorsBefore().getOrDefault(conv, 0L);
-        perform(conn, logic.onSynced(conv, before, store.cursor(conv), s.more()));
+        perform(conn, logic.onSynced(conv, before, store.cursor(conv), s.more(), s.head()));
     }
 
     /** The fault point after the commit, then the listeners. False if a fault hook simulated a crash. */
