@@ -12,6 +12,10 @@
   const MAX_BACKOFF_MS = 10000;
   const MAX_STORED_EVENTS = 2000;   // per conversation; older ones are below the cursor anyway
   const RETRIABLE = new Set(['RATE_LIMITED', 'UNAVAILABLE', 'INTERNAL']);
+  // INTERNAL is a server bug, possibly one this message triggers every time: retried with backoff
+  // (0.5, 1, 2, 4 s), and after this many such answers the message is shown as not sent, never resent.
+  const MAX_INTERNAL_ERRORS = 5;
+  const INTERNAL_BACKOFF_MS = 500;
   const TOKEN_KEY = 'im.web.token';
 
   const $ = (id) => document.getElementById(id);
@@ -33,7 +37,7 @@
     nextRid: 0,
     requests: new Map(),      // rid -> {t, conv, cmid}
     convs: new Map(),         // conv -> conversation state (see conv())
-    outbox: [],               // {cmid, conv, body, rid, sentAt, error}
+    outbox: [],               // {cmid, conv, body, rid, sentAt, error, internalErrors}
     selected: null,
     deliveryTimer: null,
     closeReason: null,        // error frame that preceded a server close
@@ -49,6 +53,7 @@
       c = {
         id, head: 0, contiguous: 0, ackSent: 0, delivered: 0, events: new Map(), via: new Map(),
         syncing: false, resync: false, ackTimer: null, delivery: null, deliveryError: null, member: true,
+        aheadRefused: 0,        // an ack refused CURSOR_AHEAD: owed again once the server shows a head >= it
       };
       s.convs.set(id, c);
     }
@@ -80,7 +85,9 @@
         c.via.set(ev.seq, 'store');
       }
     }
-    s.outbox = (saved.outbox || []).map((o) => ({ cmid: o.cmid, conv: o.conv, body: o.body, rid: null, sentAt: 0, error: o.error || null }));
+    s.outbox = (saved.outbox || []).map((o) => ({
+      cmid: o.cmid, conv: o.conv, body: o.body, rid: null, sentAt: 0, error: o.error || null, internalErrors: o.internalErrors || 0,
+    }));
   }
 
   /** Synchronous: when it returns, the events are stored and may be acked. */
@@ -95,7 +102,7 @@
       }
       convs[c.id] = { contiguous: c.contiguous, events: seqs.map((q) => c.events.get(q)) };
     }
-    const outbox = s.outbox.map((o) => ({ cmid: o.cmid, conv: o.conv, body: o.body, error: o.error }));
+    const outbox = s.outbox.map((o) => ({ cmid: o.cmid, conv: o.conv, body: o.body, error: o.error, internalErrors: o.internalErrors }));
     localStorage.setItem(storeKey(), JSON.stringify({ convs, outbox }));
   }
 
@@ -110,6 +117,11 @@
     c.events.set(ev.seq, ev);
     if (ev.seq > c.head) c.head = ev.seq;
     return c;
+  }
+
+  /** The server showed a head of at least `head`: an ack it refused below that is due again. */
+  function headSeen(c, head) {
+    if (c.aheadRefused && head >= c.aheadRefused) c.aheadRefused = 0;
   }
 
   function advance(c) {
@@ -169,6 +181,7 @@
       clearTimeout(c.ackTimer);
       c.ackTimer = null;
       c.ackSent = 0;
+      c.aheadRefused = 0;   // the next subbed reports the heads afresh
     }
     for (const o of s.outbox) o.rid = null;
     if (e.code === 4001 || e.code === 4003) {
@@ -263,6 +276,7 @@
     const c = conv(f.conv);
     for (const ev of f.events) storeEvent(ev, 'sync');
     c.head = Math.max(c.head, f.head);
+    headSeen(c, f.head);
     // The page holds every visible event in (after, last]; with more:false, up to the head
     // (seqs in between are not visible to this member, e.g. before their join).
     const after = req ? req.after : c.contiguous;
@@ -282,6 +296,7 @@
   function onEvent(ev) {
     if (!ev || typeof ev.seq !== 'number') return;
     const c = storeEvent(ev, 'push');
+    headSeen(c, ev.seq);
     advance(c);
     saveStore();
     if (ev.seq > c.contiguous + 1 || c.head > c.contiguous) sync(c);   // a gap: fetch what is missing
@@ -293,17 +308,18 @@
   function onHint(f) {
     const c = conv(f.conv);
     c.head = Math.max(c.head, f.head);
+    headSeen(c, f.head);
     if (c.head > c.contiguous) sync(c);
     else scheduleAck(c);
   }
 
   function scheduleAck(c) {
-    if (!s.authed || c.contiguous <= c.ackSent || c.ackTimer) return;
+    if (!s.authed || c.contiguous <= c.ackSent || c.ackTimer || c.aheadRefused) return;
     c.ackTimer = setTimeout(() => {
       c.ackTimer = null;
       if (!s.authed || c.contiguous <= c.ackSent) return;
       saveStore();   // the store is durable before the ack says so
-      if (request({ t: 'ack', conv: c.id, seq: c.contiguous }, { conv: c.id })) c.ackSent = c.contiguous;
+      if (request({ t: 'ack', conv: c.id, seq: c.contiguous }, { conv: c.id, seq: c.contiguous })) c.ackSent = c.contiguous;
     }, ACK_DELAY_MS);
   }
 
@@ -350,13 +366,20 @@
       const o = s.outbox.find((x) => x.cmid === req.cmid);
       if (!o) return;
       o.rid = null;
-      if (RETRIABLE.has(f.code)) {
+      if (f.code === 'INTERNAL') o.internalErrors = (o.internalErrors || 0) + 1;
+      if (f.code === 'INTERNAL' && o.internalErrors >= MAX_INTERNAL_ERRORS) {
+        o.error = `${f.code}: ${f.msg} (gave up after ${o.internalErrors} attempts)`;
+        showError(`Message not sent (${f.code}, ${o.internalErrors} attempts): ${f.msg}`);
+      } else if (f.code === 'INTERNAL') {
+        // The housekeeping tick resends it once the backoff has passed.
+        o.sentAt = Date.now() - SEND_TIMEOUT_MS + Math.min(MAX_BACKOFF_MS, INTERNAL_BACKOFF_MS * 2 ** (o.internalErrors - 1));
+      } else if (RETRIABLE.has(f.code)) {
         o.sentAt = Date.now() - SEND_TIMEOUT_MS + 2000;   // retried by the housekeeping tick in ~2 s
       } else {
         o.error = `${f.code}: ${f.msg}`;
         showError(`Message not sent (${f.code}): ${f.msg}`);
-        saveStore();
       }
+      saveStore();   // the count and the verdict survive a reload
       render();
       return;
     }
@@ -367,7 +390,11 @@
     }
     if (req.t === 'ack' && c) {
       c.ackSent = 0;
-      if (f.code === 'CURSOR_AHEAD') sync(c);
+      if (f.code === 'CURSOR_AHEAD') {
+        // Not held by the server, and still owed: ack again once it shows a head covering it (headSeen).
+        c.aheadRefused = Math.max(c.aheadRefused, req.seq || c.contiguous);
+        sync(c);
+      }
     }
     showError(`${req.t} failed (${f.code}): ${f.msg}`);
   }
@@ -394,7 +421,11 @@
       showError('A message is at most 16 384 bytes (UTF-8).');
       return;
     }
-    const o = { cmid: randomCmid(), conv: s.selected, body, rid: null, sentAt: 0, error: null };
+    if (body.includes('\0')) {
+      showError('A message cannot contain the NUL character (U+0000).');   // the server refuses it: BAD_FIELD
+      return;
+    }
+    const o = { cmid: randomCmid(), conv: s.selected, body, rid: null, sentAt: 0, error: null, internalErrors: 0 };
     s.outbox.push(o);
     saveStore();   // in the outbox before the first send: a reload resends it with the same cmid
     input.value = '';

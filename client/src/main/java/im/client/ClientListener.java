@@ -13,6 +13,17 @@ public interface ClientListener {
     default void onSent(SentAck ack) {
     }
 
+    /**
+     * An outbox entry was given up: it left the outbox without being committed, because the server
+     * refused it terminally ({@code cause.code()} is not retriable: BAD_FIELD, NOT_MEMBER,
+     * CMID_CONFLICT, ...) or answered {@code INTERNAL} {@link ClientOptions#maxInternalErrors()} times.
+     * Called once per entry, after the removal is durable, also for automatic resends that no
+     * {@link ImClient#send} caller waits for (and also when a {@code send} call threw for it). The
+     * message will not be sent again; show it to the user as failed.
+     */
+    default void onSendFailed(PendingSend entry, ImErrorException cause) {
+    }
+
     /** Every frame without a pending request id: {@code event}, {@code hint}, and stray (late or unknown) replies. */
     default void onPush(ServerFrame frame) {
     }

@@ -24,11 +24,16 @@ import java.util.Objects;
  *       conversation" coalescing; default 10 ms</li>
  *   <li>{@code syncLimit}: page size of automatic syncs, 1 .. {@link Limits#SYNC_MAX_LIMIT}; default 100</li>
  *   <li>{@code faults}: test-only crash points of the receive path ({@link ClientFaults}); default none</li>
+ *   <li>{@code maxInternalErrors}: how many {@code INTERNAL} answers an outbox entry may get before it is
+ *       given up ({@link ClientListener#onSendFailed}); with {@code autoReconnect} the client retries such
+ *       an entry by itself with the reconnect backoff; at least 1; default 5</li>
  * </ul>
  */
 public record ClientOptions(URI uri, String token, Path stateDir, Duration requestTimeout,
                             Duration reconnectMin, Duration reconnectMax, boolean autoReconnect,
-                            boolean autoReceive, Duration ackDelay, int syncLimit, ClientFaults faults) {
+                            boolean autoReceive, Duration ackDelay, int syncLimit, ClientFaults faults,
+                            int maxInternalErrors) {
+    public static final int DEFAULT_MAX_INTERNAL_ERRORS = 5;
     public static final Duration DEFAULT_ACK_DELAY = Duration.ofMillis(10);
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
     public static final Duration DEFAULT_RECONNECT_MIN = Duration.ofMillis(100);
@@ -48,6 +53,9 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
         }
         if (syncLimit < 1 || syncLimit > Limits.SYNC_MAX_LIMIT) {
             throw new IllegalArgumentException("syncLimit: must be between 1 and " + Limits.SYNC_MAX_LIMIT + ", got " + syncLimit);
+        }
+        if (maxInternalErrors < 1) {
+            throw new IllegalArgumentException("maxInternalErrors: must be at least 1, got " + maxInternalErrors);
         }
         String scheme = uri.getScheme();
         if (!"ws".equalsIgnoreCase(scheme) && !"wss".equalsIgnoreCase(scheme)) {
@@ -69,7 +77,7 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
     public ClientOptions(URI uri, String token, Path stateDir, Duration requestTimeout,
                          Duration reconnectMin, Duration reconnectMax, boolean autoReconnect) {
         this(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect,
-                true, DEFAULT_ACK_DELAY, Limits.SYNC_DEFAULT_LIMIT, ClientFaults.NONE);
+                true, DEFAULT_ACK_DELAY, Limits.SYNC_DEFAULT_LIMIT, ClientFaults.NONE, DEFAULT_MAX_INTERNAL_ERRORS);
     }
 
     /** Options with the defaults: request timeout 5 s, reconnect backoff 100 ms .. 5 s, auto reconnect on. */
@@ -79,35 +87,39 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
     }
 
     public ClientOptions withAutoReconnect(boolean b) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, b, autoReceive, ackDelay, syncLimit, faults);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, b, autoReceive, ackDelay, syncLimit, faults, maxInternalErrors);
     }
 
     public ClientOptions withRequestTimeout(Duration d) {
-        return new ClientOptions(uri, token, stateDir, d, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, faults);
+        return new ClientOptions(uri, token, stateDir, d, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, faults, maxInternalErrors);
     }
 
     public ClientOptions withUri(URI u) {
-        return new ClientOptions(u, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, faults);
+        return new ClientOptions(u, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, faults, maxInternalErrors);
     }
 
     public ClientOptions withReconnectBackoff(Duration min, Duration max) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, min, max, autoReconnect, autoReceive, ackDelay, syncLimit, faults);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, min, max, autoReconnect, autoReceive, ackDelay, syncLimit, faults, maxInternalErrors);
     }
 
     public ClientOptions withAutoReceive(boolean b) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, b, ackDelay, syncLimit, faults);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, b, ackDelay, syncLimit, faults, maxInternalErrors);
     }
 
     public ClientOptions withAckDelay(Duration d) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, d, syncLimit, faults);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, d, syncLimit, faults, maxInternalErrors);
     }
 
     public ClientOptions withSyncLimit(int n) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, n, faults);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, n, faults, maxInternalErrors);
     }
 
     public ClientOptions withFaults(ClientFaults f) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, f);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, f, maxInternalErrors);
+    }
+
+    public ClientOptions withMaxInternalErrors(int n) {
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, faults, n);
     }
 
     /** Never print the token. */
@@ -116,7 +128,7 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
         return "ClientOptions[uri=" + uri + ", token=<redacted>, stateDir=" + stateDir + ", requestTimeout="
                 + requestTimeout + ", reconnectMin=" + reconnectMin + ", reconnectMax=" + reconnectMax
                 + ", autoReconnect=" + autoReconnect + ", autoReceive=" + autoReceive + ", ackDelay=" + ackDelay
-                + ", syncLimit=" + syncLimit + ", faults=" + (faults == ClientFaults.NONE ? "none" : faults) + "]";
+                + ", syncLimit=" + syncLimit + ", maxInternalErrors=" + maxInternalErrors + ", faults=" + (faults == ClientFaults.NONE ? "none" : faults) + "]";
     }
 
     private static void positive(String name, Duration d) {

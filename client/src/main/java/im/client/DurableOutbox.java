@@ -114,6 +114,44 @@ final class DurableOutbox {
         return true;
     }
 
+    /**
+     * Durably counts one {@code INTERNAL} answer for the entry of {@code cmid}; returns the updated
+     * entry, or null (writing nothing) if there is none. The count survives a restart, so the cap
+     * holds across process restarts too.
+     */
+    PendingSend recordInternalError(String cmid) throws IOException {
+        PendingSend before;
+        PendingSend after;
+        long v;
+        synchronized (stateLock) {
+            before = entries.get(cmid);
+            if (before == null) {
+                return null;
+            }
+            after = before.withInternalError();
+            entries.put(cmid, after);
+            v = ++version;
+        }
+        try {
+            persist(v);
+        } catch (IOException e) {
+            synchronized (stateLock) {
+                if (entries.replace(cmid, after, before)) {
+                    version++;
+                }
+            }
+            throw e;
+        }
+        return after;
+    }
+
+    /** The entry of {@code cmid}, or null. */
+    PendingSend get(String cmid) {
+        synchronized (stateLock) {
+            return entries.get(cmid);
+        }
+    }
+
     boolean contains(String cmid) {
         synchronized (stateLock) {
             return entries.containsKey(cmid);
@@ -151,7 +189,7 @@ final class DurableOutbox {
         ArrayNode arr = root.putArray("entries");
         for (PendingSend e : state) {
             arr.addObject().put("cmid", e.cmid()).put("conv", e.conv()).put("body", e.body())
-                    .put("createdAtMillis", e.createdAtMillis());
+                    .put("createdAtMillis", e.createdAtMillis()).put("internalErrors", e.internalErrors());
         }
         return MAPPER.writeValueAsBytes(root);
     }
@@ -169,8 +207,13 @@ final class DurableOutbox {
             if (!n.isObject()) {
                 throw corrupt(file, where + ": expected an object", null);
             }
+            // internalErrors is optional: files written before it existed hold entries never answered INTERNAL.
+            long internalErrors = n.has("internalErrors") ? number(file, n, where, "internalErrors") : 0;
+            if (internalErrors < 0 || internalErrors > Integer.MAX_VALUE) {
+                throw corrupt(file, where + ".internalErrors: expected a count", null);
+            }
             PendingSend e = new PendingSend(text(file, n, where, "cmid"), text(file, n, where, "conv"),
-                    text(file, n, where, "body"), number(file, n, where, "createdAtMillis"));
+                    text(file, n, where, "body"), number(file, n, where, "createdAtMillis"), (int) internalErrors);
             if (out.put(e.cmid(), e) != null) {
                 throw corrupt(file, where + ": duplicate cmid " + e.cmid(), null);
             }

@@ -65,6 +65,10 @@ import org.slf4j.LoggerFactory;
  * else (timeouts, lost connections, retriable errors, a crashed process) keeps the entry, and
  * {@link #resendPending()} (automatic after every (re)connect when {@code autoReconnect} is on)
  * resends it with the same {@code cmid}, which the server deduplicates ({@code dup:true}).
+ * {@code INTERNAL} is retriable but capped: an entry answered {@code INTERNAL} is retried with
+ * backoff (with {@code autoReconnect}) and given up after {@link ClientOptions#maxInternalErrors()}
+ * such answers. Every entry that leaves the outbox uncommitted is reported to
+ * {@link ClientListener#onSendFailed}.
  *
  * <p>Receiving (with {@code autoReceive}, the default): after every (re)connect the client sends
  * {@code sub}; pushed events are stored in a durable local store ({@code <stateDir>/events.log} +
@@ -103,7 +107,7 @@ public final class ImClient implements AutoCloseable {
     private final ExecutorService callbacks;
     private final List<ClientListener> listeners = new CopyOnWriteArrayList<>();
     private final AtomicLong ridCounter = new AtomicLong();
-    /** The one outstanding attempt per cmid, so concurrent resends of an entry share it. */
+    /** The one outstanding attempt per cmid, so concurrent resends of an entry share it (and its verdict). */
     private final ConcurrentHashMap<String, CompletableFuture<ServerFrame>> inflight = new ConcurrentHashMap<>();
     /** Serializes connection establishment (user connect and automatic reconnect). */
     private final ReentrantLock connectLock = new ReentrantLock();
@@ -446,7 +450,9 @@ public final class ImClient implements AutoCloseable {
      *
      * @return the server's confirmation: the message is committed
      * @throws ImErrorException the server (or local validation, before anything is written) rejected it;
-     *         the entry is dropped when the code is terminal for the message, kept when retriable
+     *         the entry is dropped when the code is terminal for the message (and reported to
+     *         {@link ClientListener#onSendFailed}), kept when retriable; after {@code INTERNAL} it is
+     *         retried with backoff and given up after {@link ClientOptions#maxInternalErrors()} answers
      * @throws SendTimeoutException no reply in time; the entry is kept
      * @throws ConnectionLostException not connected, or the connection ended; the entry is kept
      */
@@ -518,6 +524,9 @@ public final class ImClient implements AutoCloseable {
         if (!Limits.isWellFormed(body)) {
             throw new ImErrorException(ErrorCode.BAD_UTF8, null, "body: contains a lone surrogate (not valid UTF-8)");
         }
+        if (!Limits.isStorableText(body)) {
+            throw new ImErrorException(ErrorCode.BAD_FIELD, null, "body: must not contain U+0000 (NUL)");
+        }
         if (Limits.utf8Length(body) > Limits.MAX_BODY_BYTES) {
             throw new ImErrorException(ErrorCode.BODY_TOO_LARGE, null,
                     "body: must be at most " + Limits.MAX_BODY_BYTES + " UTF-8 bytes");
@@ -525,7 +534,7 @@ public final class ImClient implements AutoCloseable {
         return new PendingSend(UUID.randomUUID().toString(), conv, body, clock.millis());
     }
 
-    /** One attempt for an outbox entry, then the keep/remove decision. */
+    /** One attempt for an outbox entry; the keep/remove decision for an error was made once per attempt ({@link #judge}). */
     private SentAck deliver(PendingSend entry, Duration timeout) throws IOException {
         ServerFrame reply = attempt(entry, timeout);
         if (reply instanceof Sent s) {
@@ -533,13 +542,80 @@ public final class ImClient implements AutoCloseable {
             return new SentAck(s.conv(), entry.cmid(), s.seq(), s.mid(), s.dup(), s.epoch());
         }
         if (reply instanceof ErrorFrame err) {
-            if (dropsEntry(err.code())) {
-                outbox.remove(entry.cmid());
-                log.warn("dropped outbox entry {}: rejected by the server ({})", entry.cmid(), err.code());
-            }
             throw new ImErrorException(err);
         }
         throw new IOException("unexpected reply to send of cmid " + entry.cmid() + ": " + reply);
+    }
+
+    /**
+     * What an error reply means for the entry, decided once per attempt however many callers wait
+     * for it: a terminal code drops the entry; {@code INTERNAL} is counted durably, and the entry
+     * is retried after a backoff or, at the cap, given up. Returns the frame the callers see.
+     */
+    private ServerFrame judge(PendingSend entry, ErrorFrame err) {
+        String cmid = entry.cmid();
+        try {
+            if (dropsEntry(err.code())) {
+                giveUp(cmid, err);
+                return err;
+            }
+            if (err.code() != ErrorCode.INTERNAL) {
+                return err; // UNAVAILABLE, RATE_LIMITED: transient by definition, not capped
+            }
+            PendingSend counted = outbox.recordInternalError(cmid);
+            if (counted == null) {
+                return err; // confirmed or given up meanwhile
+            }
+            if (counted.internalErrors() >= options.maxInternalErrors()) {
+                ErrorFrame last = new ErrorFrame(err.rid(), err.code(), err.msg() + " (answered INTERNAL "
+                        + counted.internalErrors() + " times; giving up)");
+                giveUp(cmid, last);
+                return last;
+            }
+            scheduleInternalRetry(cmid, counted.internalErrors());
+        } catch (IOException e) {
+            // The outbox could not be changed: the entry stays as it was, and a later attempt decides again.
+            log.warn("cannot update outbox entry {} in {} after {}: {}", cmid, outbox.file(), err.code(), e.toString());
+        }
+        return err;
+    }
+
+    /** Removes the entry for good and tells the listeners (once: only the removal that found it reports). */
+    private void giveUp(String cmid, ErrorFrame err) throws IOException {
+        PendingSend entry = outbox.get(cmid);
+        if (entry == null || !outbox.remove(cmid)) {
+            return;
+        }
+        log.warn("gave up outbox entry {}: {} {}", cmid, err.code(), err.msg());
+        ImErrorException cause = new ImErrorException(err);
+        fire("onSendFailed", l -> l.onSendFailed(entry, cause));
+    }
+
+    /**
+     * After the {@code n}th INTERNAL, resends the entry once the reconnect backoff for attempt
+     * {@code n - 1} has passed, if still pending and connected (else the next connect resends it).
+     * Only with {@code autoReconnect}, the switch for resends nobody asked for.
+     */
+    private void scheduleInternalRetry(String cmid, int n) {
+        if (!options.autoReconnect()) {
+            return;
+        }
+        long delay = backoffMillis(n - 1);
+        try {
+            scheduler.schedule(() -> {
+                PendingSend entry = outbox.get(cmid);
+                if (entry == null || !isConnected()) {
+                    return;
+                }
+                try {
+                    deliver(entry, options.requestTimeout());
+                } catch (IOException e) {
+                    log.info("retry of cmid {} after INTERNAL failed: {}", cmid, e.getMessage());
+                }
+            }, delay, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            log.debug("client closed; no retry of cmid {}", cmid);
+        }
     }
 
     /**
@@ -556,7 +632,9 @@ public final class ImClient implements AutoCloseable {
         String cmid = entry.cmid();
         CompletableFuture<ServerFrame> fut = inflight.compute(cmid, (k, old) -> old != null && !old.isDone()
                 ? old
-                : submit(conn, new Send(nextRid(), entry.conv(), cmid, entry.body()), true));
+                // Judged off the socket reader (the outbox is fsynced) and off the scheduler (which may be waiting here).
+                : submit(conn, new Send(nextRid(), entry.conv(), cmid, entry.body()), true)
+                        .thenApplyAsync(r -> r instanceof ErrorFrame err ? judge(entry, err) : r, httpExecutor));
         fut.whenComplete((r, e) -> inflight.remove(cmid, fut));
         try {
             return await(fut, timeout, "send of cmid " + cmid);
@@ -666,7 +744,7 @@ public final class ImClient implements AutoCloseable {
         });
     }
 
-    private static ServerFrame await(CompletableFuture<ServerFrame> fut, Duration timeout, String what) throws IOException {
+    private static <T> T await(CompletableFuture<T> fut, Duration timeout, String what) throws IOException {
         try {
             return fut.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
@@ -853,7 +931,7 @@ public final class ImClient implements AutoCloseable {
             return;
         }
         long before = r.cursorsBefore().getOrDefault(conv, 0L);
-        perform(conn, logic.onSynced(conv, before, store.cursor(conv), s.more()));
+        perform(conn, logic.onSynced(conv, before, store.cursor(conv), s.more(), s.head()));
     }
 
     /** The fault point after the commit, then the listeners. False if a fault hook simulated a crash. */

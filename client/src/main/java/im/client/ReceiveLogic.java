@@ -24,6 +24,11 @@ import java.util.TreeMap;
  *       "ack due"; the driver calls {@link #flushAcks()} after its window; at most one ack per
  *       conversation is in flight, and one ack carries the cursor at flush time.</li>
  *   <li>An {@code acked.delivered} above the cursor never raises the cursor: it starts a sync.</li>
+ *   <li>An ack refused with {@code CURSOR_AHEAD} is not taken as held: the local cursor is the
+ *       truth (every event up to it is stored). The server's head merely lagged (e.g. the push
+ *       arrived before the commit was visible to the cursor service), so the conversation syncs
+ *       and the ack is sent again as soon as the server shows a head at or above the refused seq
+ *       (a {@code synced} page, a {@code hint}, a pushed seq, {@code subbed}).</li>
  *   <li>A reconnect resets everything per connection; {@code subbed} starts syncs where head &gt;
  *       cursor and acks where the server's value is below the cursor.</li>
  * </ul>
@@ -53,6 +58,8 @@ final class ReceiveLogic {
         long ackInFlightSeq;
         boolean syncing;
         boolean syncAgain;
+        /** The seq last refused with CURSOR_AHEAD (0: none); no ack until the server shows a head &ge; it. */
+        long refusedAhead;
     }
 
     private final Map<String, Conv> convs = new HashMap<>();
@@ -93,6 +100,7 @@ final class ReceiveLogic {
             c.syncing = false;
             c.syncAgain = false;
             c.serverDelivered = 0;
+            c.refusedAhead = 0;
         }
         flushScheduled = false;
     }
@@ -104,6 +112,7 @@ final class ReceiveLogic {
         for (ConvState s : states) {
             Conv c = conv(s.conv());
             c.serverDelivered = Math.max(c.serverDelivered, s.delivered());
+            headSeen(c, s.head(), out);
             if (s.head() > c.cursor) {
                 requestSync(s.conv(), out);
             }
@@ -125,6 +134,7 @@ final class ReceiveLogic {
         List<Action> out = new ArrayList<>();
         Conv c = conv(conv);
         c.cursor = Math.max(c.cursor, cursor);
+        headSeen(c, maxPushedSeq, out); // the server pushed it, so its head is at least that
         if (maxPushedSeq > c.cursor) {
             requestSync(conv, out); // a gap: some seq in (cursor, maxPushedSeq) is missing
         }
@@ -137,6 +147,7 @@ final class ReceiveLogic {
     /** A {@code hint} (or an explicit request): sync from the cursor. */
     List<Action> onHint(String conv, long head) {
         List<Action> out = new ArrayList<>();
+        headSeen(conv(conv), head, out);
         requestSync(conv, out);
         return out;
     }
@@ -148,11 +159,15 @@ final class ReceiveLogic {
         return out;
     }
 
-    /** A {@code synced} page was stored; {@code cursorBefore}/{@code cursor} are the store's cursor around it. */
-    List<Action> onSynced(String conv, long cursorBefore, long cursor, boolean more) {
+    /**
+     * A {@code synced} page was stored; {@code cursorBefore}/{@code cursor} are the store's cursor
+     * around it, {@code head} the page's head.
+     */
+    List<Action> onSynced(String conv, long cursorBefore, long cursor, boolean more, long head) {
         List<Action> out = new ArrayList<>();
         Conv c = conv(conv);
         c.cursor = Math.max(c.cursor, cursor);
+        headSeen(c, head, out);
         if (more && c.cursor > cursorBefore) {
             out.add(new SendSync(conv, c.cursor)); // next page
         } else if (c.syncAgain) {
@@ -182,7 +197,7 @@ final class ReceiveLogic {
         List<Action> out = new ArrayList<>();
         TreeMap<String, Conv> sorted = new TreeMap<>(convs);
         sorted.forEach((name, c) -> {
-            if (!c.ackInFlight && c.cursor > c.serverDelivered) {
+            if (!c.ackInFlight && c.cursor > c.serverDelivered && c.refusedAhead == 0) {
                 c.ackInFlight = true;
                 c.ackInFlightSeq = c.cursor;
                 out.add(new SendAck(name, c.cursor));
@@ -212,9 +227,9 @@ final class ReceiveLogic {
         Conv c = conv(conv);
         c.ackInFlight = false;
         if (code == ErrorCode.CURSOR_AHEAD) {
-            // Local state is ahead of the server's head (e.g. a restored server): do not repeat this ack;
-            // sync, and ack again only once the cursor moves.
-            c.serverDelivered = Math.max(c.serverDelivered, c.ackInFlightSeq);
+            // The server did not take it: the local cursor stays the truth and the ack is owed. Sync,
+            // and ack again once the server shows a head that covers it (headSeen), not in a loop.
+            c.refusedAhead = Math.max(c.refusedAhead, c.ackInFlightSeq);
             requestSync(conv, out);
         } else if (code == null || code.retriable()) {
             scheduleFlush(out, true);
@@ -223,6 +238,16 @@ final class ReceiveLogic {
             c.serverDelivered = Math.max(c.serverDelivered, c.ackInFlightSeq);
         }
         return out;
+    }
+
+    /** The server reported a head of at least {@code head}: an ack refused below it is due again. */
+    private void headSeen(Conv c, long head, List<Action> out) {
+        if (c.refusedAhead > 0 && head >= c.refusedAhead) {
+            c.refusedAhead = 0;
+            if (c.cursor > c.serverDelivered && !c.ackInFlight) {
+                scheduleFlush(out, true);
+            }
+        }
     }
 
     private void requestSync(String conv, List<Action> out) {

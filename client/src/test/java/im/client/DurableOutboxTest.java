@@ -49,6 +49,19 @@ class DurableOutboxTest {
     }
 
     @Test
+    void internalErrorCountsSurviveReopenAndOldFilesReadAsZero() throws IOException {
+        Files.writeString(dir.resolve(DurableOutbox.FILE_NAME), "{\"version\":1,\"entries\":[{\"cmid\":\"m-old\","
+                + "\"conv\":\"c-ab\",\"body\":\"x\",\"createdAtMillis\":1}]}");
+        DurableOutbox outbox = DurableOutbox.open(dir);
+        assertEquals(0, outbox.get("m-old").internalErrors(), "a file from before the count existed");
+        outbox.recordInternalError("m-old");
+        assertEquals(2, outbox.recordInternalError("m-old").internalErrors());
+        assertEquals(null, outbox.recordInternalError("m-none"));
+
+        assertEquals(2, DurableOutbox.open(dir).get("m-old").internalErrors());
+    }
+
+    @Test
     void removalSurvivesReopen() throws IOException {
         DurableOutbox outbox = DurableOutbox.open(dir);
         outbox.add(entry("m-1"));

@@ -64,6 +64,7 @@ class ImClientOfflineTest {
             assertEquals(ErrorCode.BAD_FIELD, assertThrows(ImErrorException.class, () -> client.send("bad conv", "x")).code());
             assertEquals(ErrorCode.BAD_FIELD, assertThrows(ImErrorException.class, () -> client.send("c-ab", "")).code());
             assertEquals(ErrorCode.BAD_UTF8, assertThrows(ImErrorException.class, () -> client.send("c-ab", "\ud800")).code());
+            assertEquals(ErrorCode.BAD_FIELD, assertThrows(ImErrorException.class, () -> client.send("c-ab", "a\u0000b")).code());
             assertEquals(ErrorCode.BODY_TOO_LARGE, assertThrows(ImErrorException.class,
                     () -> client.enqueue("c-ab", "x".repeat(Limits.MAX_BODY_BYTES + 1))).code());
 

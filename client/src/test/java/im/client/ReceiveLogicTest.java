@@ -46,9 +46,9 @@ class ReceiveLogicTest {
         assertEquals(new SendSync("c", 5), a.get(0));
         assertTrue(logic.syncing("c"));
         assertFalse(logic.onStored("c", 5, 9).stream().anyMatch(x -> x instanceof SendSync), "one loop at a time");
-        assertEquals(List.of(new SendSync("c", 9)), logic.onSynced("c", 5, 9, false).stream()
+        assertEquals(List.of(new SendSync("c", 9)), logic.onSynced("c", 5, 9, false, 9).stream()
                 .filter(x -> x instanceof SendSync).toList(), "rerun once from the new cursor");
-        assertFalse(logic.onSynced("c", 9, 9, false).stream().anyMatch(x -> x instanceof SendSync));
+        assertFalse(logic.onSynced("c", 9, 9, false, 9).stream().anyMatch(x -> x instanceof SendSync));
         assertFalse(logic.syncing("c"));
     }
 
@@ -56,9 +56,9 @@ class ReceiveLogicTest {
     void syncPagesWhileMoreThenStops() {
         logic.connected();
         assertEquals(List.of(new SendSync("c", 0)), logic.onHint("c", 300));
-        assertEquals(new SendSync("c", 100), logic.onSynced("c", 0, 100, true).get(0));
-        assertEquals(new SendSync("c", 200), logic.onSynced("c", 100, 200, true).get(0));
-        List<Action> last = logic.onSynced("c", 200, 300, false);
+        assertEquals(new SendSync("c", 100), logic.onSynced("c", 0, 100, true, 300).get(0));
+        assertEquals(new SendSync("c", 200), logic.onSynced("c", 100, 200, true, 300).get(0));
+        List<Action> last = logic.onSynced("c", 200, 300, false, 300);
         assertFalse(last.stream().anyMatch(x -> x instanceof SendSync));
         assertFalse(logic.syncing("c"));
         assertEquals(List.of(new SendAck("c", 300)), logic.flushAcks(), "then ack");
@@ -68,7 +68,7 @@ class ReceiveLogicTest {
     void pageWithMoreThatDoesNotAdvanceEndsTheLoopInsteadOfSpinning() {
         logic.connected();
         logic.onHint("c", 3);
-        assertFalse(logic.onSynced("c", 0, 0, true).stream().anyMatch(x -> x instanceof SendSync));
+        assertFalse(logic.onSynced("c", 0, 0, true, 3).stream().anyMatch(x -> x instanceof SendSync));
         assertFalse(logic.syncing("c"));
     }
 
@@ -80,7 +80,7 @@ class ReceiveLogicTest {
         List<Action> a = logic.onAcked("c", 8); // restored old local state: server holds 8
         assertEquals(List.of(new SendSync("c", 3)), a);
         assertEquals(3, logic.cursorOf("c"));
-        logic.onSynced("c", 3, 8, false);
+        logic.onSynced("c", 3, 8, false, 8);
         assertEquals(List.of(), logic.flushAcks(), "server already has 8");
     }
 
@@ -119,8 +119,29 @@ class ReceiveLogicTest {
         assertEquals(List.of(new ScheduleAckFlush(true)), logic.onAckFailed("c", ErrorCode.UNAVAILABLE));
         assertEquals(List.of(new SendAck("c", 7)), logic.flushAcks(), "retriable: retried");
         assertEquals(List.of(new SendSync("c", 7)), logic.onAckFailed("c", ErrorCode.CURSOR_AHEAD));
-        assertEquals(List.of(), logic.flushAcks(), "the same value is not repeated after CURSOR_AHEAD");
-        logic.onSynced("c", 7, 7, false);
+        assertEquals(List.of(), logic.flushAcks(), "not repeated at once after CURSOR_AHEAD");
+        logic.onAckFailed("c", ErrorCode.NOT_MEMBER);
+        assertEquals(List.of(), logic.flushAcks(), "terminal: the value is not repeated");
+    }
+
+    @Test
+    void ackRefusedAsCursorAheadIsSentAgainOnceTheServerShowsTheHead() {
+        logic.connected();
+        logic.onStored("c", 7, 7);   // pushed before the commit was visible to the cursor service
+        assertEquals(List.of(new SendAck("c", 7)), logic.flushAcks());
+        assertEquals(List.of(new SendSync("c", 7)), logic.onAckFailed("c", ErrorCode.CURSOR_AHEAD));
+        assertEquals(List.of(), logic.flushAcks(), "no retry loop while the server's head is unknown");
+        assertFalse(logic.onHint("c", 6).contains(new ScheduleAckFlush(true)), "a head below the refused seq: still owed");
         assertEquals(List.of(), logic.flushAcks());
+        assertTrue(logic.onHint("c", 7).contains(new ScheduleAckFlush(true)), "the head covers it now");
+        assertEquals(List.of(new SendAck("c", 7)), logic.flushAcks(), "the local cursor is the truth: acked again");
+        assertEquals(7, logic.cursorOf("c"));
+        logic.onAckFailed("c", ErrorCode.CURSOR_AHEAD);
+        assertTrue(logic.onSynced("c", 7, 7, false, 7).contains(new ScheduleAckFlush(true)), "a synced page's head counts too");
+        assertEquals(List.of(new SendAck("c", 7)), logic.flushAcks());
+        logic.onAckFailed("c", ErrorCode.CURSOR_AHEAD);
+        logic.connected();
+        logic.onSubbed(List.of(new ConvState("c", 7, 0)));
+        assertEquals(List.of(new SendAck("c", 7)), logic.flushAcks(), "and a reconnect's subbed");
     }
 }

@@ -18,6 +18,7 @@ import im.ingest.directory.Membership;
 import im.ingest.directory.MembershipChange;
 import im.ingest.directory.Page;
 import im.ingest.directory.UserSummary;
+import im.protocol.Limits;
 import io.undertow.server.HttpHandler;
 import io.undertow.server.HttpServerExchange;
 import io.undertow.util.Headers;
@@ -129,7 +130,7 @@ final class AdminApi implements HttpHandler {
             List<String> ms = new ArrayList<>();
             for (JsonNode n : members) {
                 if (!n.isTextual()) throw new BadRequest(400, "INVALID", "members: must be an array of user ids");
-                ms.add(n.asText());
+                ms.add(storable("members[]", n.textValue()));
             }
             String kind = text(b, "kind", false);
             ConversationInfo info = directory.createConversation(text(b, "conv", true), kind == null ? "group" : kind, ms);
@@ -248,7 +249,18 @@ final class AdminApi implements HttpHandler {
             return null;
         }
         if (!n.isTextual()) throw new BadRequest(400, "INVALID", field + ": must be a string");
-        return n.asText();
+        return storable(field, n.textValue());
+    }
+
+    /**
+     * Every string of a request body passes here: text PostgreSQL cannot store (U+0000, a lone
+     * surrogate) is a bad request, not a failed INSERT answered 500 (which a caller would retry).
+     */
+    private static String storable(String field, String value) {
+        if (!Limits.isStorableText(value)) {
+            throw new BadRequest(400, "INVALID", field + ": must be well-formed Unicode without U+0000");
+        }
+        return value;
     }
 
     private static int status(DirectoryException.Code code) {

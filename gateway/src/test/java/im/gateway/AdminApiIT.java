@@ -111,6 +111,22 @@ class AdminApiIT {
     }
 
     @Test
+    void textPostgresCannotStoreIsRefusedAs400NotInternal() throws Exception {
+        // A NUL or a lone surrogate in any string field used to reach the INSERT and come back 500 INTERNAL.
+        for (String name : new String[] {"a\\u0000b", "a\\ud800b"}) {
+            Reply r = admin("POST", "/admin/users", "{\"user\":\"u-text\",\"name\":\"" + name + "\"}");
+            assertEquals(400, r.status(), r.body().toString());
+            assertEquals("INVALID", r.body().get("error").asText());
+            assertTrue(r.body().get("msg").asText().startsWith("name: "), r.body().toString());
+        }
+        Reply m = admin("POST", "/admin/conversations", "{\"conv\":\"c-x\",\"members\":[\"u\\u0000\"]}");
+        assertEquals(400, m.status(), m.body().toString());
+        assertEquals("INVALID", m.body().get("error").asText());
+        assertEquals(0, new Fixture0(stack).users(), "nothing was written");
+        assertEquals(201, admin("POST", "/admin/users", "{\"user\":\"u-text\",\"name\":\"Ana \\ud83d\\udc4b\"}").status());
+    }
+
+    @Test
     void healthAndReadiness() throws Exception {
         assertEquals(200, call("GET", "/healthz", null, null).status());
         Reply ready = call("GET", "/readyz", null, null);

@@ -1,11 +1,13 @@
 package im.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import im.infra.test.ImStackExtension;
 import im.infra.test.TestStack;
+import im.protocol.ErrorCode;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -58,6 +60,7 @@ class BadInputIT {
         cases.put(send("c-ab", "m1", "é".repeat(8193)), "BODY_TOO_LARGE");
         cases.put(send("c-ab", "m1", "x".repeat(70_000)), "FRAME_TOO_LARGE");
         cases.put(send("c-ab", "m1", "\\ud800"), "BAD_UTF8");
+        cases.put(send("c-ab", "m1", "a\\u0000b"), "BAD_FIELD");
         cases.put(send("c-zz", "m1", "x"), "UNKNOWN_CONV");
         cases.put("{\"t\":\"auth\",\"rid\":\"r1\",\"token\":\"" + fx.anaToken + "\"}", "ALREADY_AUTHENTICATED");
         cases.put("{\"t\":\"ack\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"seq\":107}", "CURSOR_AHEAD");
@@ -84,6 +87,29 @@ class BadInputIT {
             JsonNode ok = s.request(send("c-ab", "m-good", "finally"));
             assertEquals("sent", ok.get("t").asText(), ok.toString());
             assertEquals(3, ok.get("seq").asLong());
+        }
+        assertEquals(1, fx.messages());
+    }
+
+    @Test
+    void nulBodyIsRefusedTerminallyEveryTimeAndWritesNoRow() throws Exception {
+        // PostgreSQL text cannot hold U+0000; it used to fail the INSERT and be answered INTERNAL (retriable).
+        try (RawSocket s = new RawSocket(gw.ws())) {
+            s.auth(fx.anaToken);
+            for (int attempt = 0; attempt < 2; attempt++) {
+                JsonNode r = s.request(send("c-ab", "m-nul", "before\\u0000after"));
+                assertEquals("error", r.get("t").asText(), r.toString());
+                assertEquals("BAD_FIELD", r.get("code").asText(), r.toString());
+                assertEquals("r1", r.get("rid").asText());
+                assertTrue(r.get("msg").asText().contains("U+0000"), r.toString());
+                assertFalse(ErrorCode.valueOf(r.get("code").asText()).retriable(), "the client drops it");
+            }
+            assertEquals(0, fx.messages(), "no row");
+            assertEquals(2, fx.head("c-ab"), "no seq was consumed");
+            // The cmid was never used: the same cmid with a storable body is a first send.
+            JsonNode ok = s.request(send("c-ab", "m-nul", "before after"));
+            assertEquals("sent", ok.get("t").asText(), ok.toString());
+            assertFalse(ok.get("dup").asBoolean());
         }
         assertEquals(1, fx.messages());
     }

@@ -40,7 +40,8 @@ import org.openqa.selenium.chrome.ChromeOptions;
  * browsers chat both ways and see each other's messages as live pushes, the sender's page shows
  * the other device's delivery state reaching each message, a browser that goes offline catches
  * up in seq order without duplicates, both reconnect by themselves after a gateway restart, and a
- * reload restores the local store. Everything is read from the rendered page.
+ * reload restores the local store. A message the server keeps answering {@code INTERNAL} is
+ * retried with backoff, then shown as not sent and never resent. Everything is read from the rendered page.
  */
 @ExtendWith(ImStackExtension.class)
 class WebClientIT {
@@ -159,6 +160,35 @@ class WebClientIT {
                         "both devices' cursors at the head " + head);
             }
         }
+    }
+
+    @Test
+    void aMessageAnsweredInternalIsRetriedWithBackoffThenShownAsNotSentAndNeverResent(TestStack stack, @TempDir Path tmp)
+            throws Exception {
+        Fixture fx = new Fixture(stack);
+        // Five failures, then the fault is spent: a sixth attempt of the message would commit it.
+        try (Pipeline p = new Pipeline(stack, Map.of())) {
+            Gateway gw = p.addGateway("gw-web-internal", "send.before_insert:fail:0:5");
+            String site = "http://127.0.0.1:" + gw.port() + "/";
+            p.awaitRunning();
+            try (Page ana = Page.startAll(tmp, "ana").get(0)) {
+                ana.open(site + "#token=" + fx.anaToken);
+                ana.await("online", x -> x.state().equals("online") && x.seqs().equals(List.of(1L, 2L)));
+                long t0 = System.nanoTime();
+                ana.send("hits a bug");
+                ana.await("shown as not sent after five INTERNAL answers", x -> x.failedText().contains("gave up after 5 attempts"));
+                long tookMs = (System.nanoTime() - t0) / 1_000_000;
+                assertTrue(tookMs >= 500 + 1000 + 2000 + 4000, "four retries, each after its backoff: " + tookMs + " ms");
+                assertTrue(ana.text("error").contains("INTERNAL"), ana.dump());
+                // A later message commits (the fault is spent), and the failed one is still not resent, even after a reload.
+                ana.send("after the bug");
+                assertEquals(3, ana.awaitMessage("after the bug").seq(), "the failed attempts consumed no seq");
+                ana.driver.navigate().refresh();
+                ana.await("reloaded: the failed message is still shown as not sent",
+                        x -> x.state().equals("online") && x.failedText().contains("gave up"));
+            }
+        }
+        assertEquals(1, fx.messages(), "only the later message was stored: the failed one was never attempted a sixth time");
     }
 
     private static void phase(long t0, String what) {
@@ -280,6 +310,12 @@ class WebClientIT {
                 if (System.nanoTime() > deadline) throw new AssertionError(name + ": not within " + WAIT + ": " + what + "\n" + dump());
                 LockSupport.parkNanos(100_000_000);
             }
+        }
+
+        /** The status line of the messages shown as not sent ('' when there are none). */
+        String failedText() {
+            Object v = js("return Array.from(document.querySelectorAll('#messages li.failed .meta')).map(e => e.textContent).join('|');");
+            return v == null ? "" : v.toString();
         }
 
         /** What the user sees, for failure messages. */

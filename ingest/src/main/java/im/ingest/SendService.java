@@ -117,6 +117,7 @@ public final class SendService {
             }
         }
         faults.maybeHalt(FaultPoint.SEND_BEFORE_INSERT);
+        faults.maybeFail(FaultPoint.SEND_BEFORE_INSERT);
         String mid = Uuid7.next(clock).toString();
         try (PreparedStatement ps = c.prepareStatement(SendSql.INSERT_MSG)) {
             ps.setString(1, conv);

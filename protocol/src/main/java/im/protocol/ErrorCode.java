@@ -13,7 +13,8 @@ public enum ErrorCode {
     BAD_JSON("frame is not parseable JSON, not an object, has duplicate keys or is nested too deep"),
     UNKNOWN_TYPE("field t is missing, not a string or not a known frame type"),
     MISSING_FIELD("a required field is missing or null"),
-    BAD_FIELD("a field has the wrong type, is out of range, does not match its pattern, or is unknown"),
+    BAD_FIELD("a field has the wrong type, is out of range, does not match its pattern, is unknown,"
+            + " or is text the server cannot store (U+0000)"),
     BODY_TOO_LARGE("body exceeds Limits.MAX_BODY_BYTES UTF-8 bytes"),
     FRAME_TOO_LARGE("frame exceeds Limits.MAX_FRAME_BYTES UTF-8 bytes"),
     BAD_UTF8("text is not well-formed Unicode (e.g. a lone surrogate)"),
@@ -28,6 +29,11 @@ public enum ErrorCode {
     CURSOR_AHEAD("ack seq is above the conversation head"),
     RATE_LIMITED("too many requests; retry later"),
     UNAVAILABLE("a database or dependency is unavailable; retry later"),
+    /**
+     * A server bug, never a verdict on the request: input the server cannot handle is refused with
+     * a terminal code at the edge. Retriable, but clients cap their attempts (a bug may be
+     * deterministic for one request) and then fail the request.
+     */
     INTERNAL("unexpected server error");
 
     private final String description;

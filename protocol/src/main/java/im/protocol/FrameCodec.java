@@ -371,6 +371,10 @@ public final class FrameCodec {
             if (!Limits.isWellFormed(s)) {
                 throw error(ErrorCode.BAD_UTF8, name, "contains a lone surrogate (not valid UTF-8)");
             }
+            if (!Limits.isStorableText(s)) {
+                // Valid JSON and Unicode, but PostgreSQL text cannot hold it: refused here, terminally.
+                throw error(ErrorCode.BAD_FIELD, name, "must not contain U+0000 (NUL)");
+            }
             if (Limits.utf8Length(s) > Limits.MAX_BODY_BYTES) {
                 throw error(ErrorCode.BODY_TOO_LARGE, name, "must be at most " + Limits.MAX_BODY_BYTES + " UTF-8 bytes");
             }

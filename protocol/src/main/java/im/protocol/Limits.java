@@ -76,6 +76,16 @@ public final class Limits {
     }
 
     /**
+     * True if PostgreSQL can store {@code s} in a {@code text} column: well-formed Unicode
+     * ({@link #isWellFormed}) without U+0000, which PostgreSQL text cannot hold. Every free-text
+     * field that reaches the database is checked with this at the edge, so such input is refused
+     * with a terminal code instead of failing the INSERT (which would look like a server bug).
+     */
+    public static boolean isStorableText(String s) {
+        return s.indexOf('\0') < 0 && isWellFormed(s);
+    }
+
+    /**
      * UTF-8 byte length of {@code s} without allocating. A lone surrogate counts as 3
      * bytes (its CESU-8 size), so malformed text is never under-counted.
      */

@@ -163,6 +163,8 @@ class FrameCodecTest {
                         ErrorCode.FRAME_TOO_LARGE, null),
                 bad("lone surrogate escape", SEND.formatted("\"a\\ud800b\""), ErrorCode.BAD_UTF8, "r1"),
                 bad("lone low surrogate raw", SEND.formatted(quoted("a\udc00")), ErrorCode.BAD_UTF8, "r1"),
+                bad("NUL escape in body", SEND.formatted("\"a\\u0000b\""), ErrorCode.BAD_FIELD, "r1"),
+                bad("body only NUL", SEND.formatted("\"\\u0000\""), ErrorCode.BAD_FIELD, "r1"),
                 bad("bad id chars", "{\"t\":\"ack\",\"rid\":\"r1\",\"conv\":\"c/ab\",\"seq\":1}", ErrorCode.BAD_FIELD, "r1"),
                 bad("id with unicode", "{\"t\":\"ack\",\"rid\":\"r1\",\"conv\":\"cé\",\"seq\":1}", ErrorCode.BAD_FIELD, "r1"),
                 bad("id 65 chars", "{\"t\":\"ack\",\"rid\":\"r1\",\"conv\":\"" + "c".repeat(65) + "\",\"seq\":1}",
@@ -199,6 +201,17 @@ class FrameCodecTest {
         assertEquals("zz: unknown field", e.getMessage());
         e = assertThrows(ProtocolException.class, () -> CODEC.decodeClient("{\"t\":\"ack\",\"rid\":\"r1\",\"seq\":1}"));
         assertEquals("conv: required", e.getMessage());
+    }
+
+    @Test
+    void nulInABodyIsRefusedNamingTheCharacter() {
+        // PostgreSQL text cannot hold U+0000: refused here, terminally, instead of failing the INSERT (INTERNAL).
+        ProtocolException e = assertThrows(ProtocolException.class, () -> CODEC.decodeClient(SEND.formatted("\"x\\u0000\"")));
+        assertEquals("body: must not contain U+0000 (NUL)", e.getMessage());
+        assertFalse(e.code().retriable());
+        assertTrue(Limits.isStorableText("ok \u0001 \ud83d\udc4b"));
+        assertFalse(Limits.isStorableText("a\u0000"));
+        assertFalse(Limits.isStorableText("a\ud800"));
     }
 
     @Test

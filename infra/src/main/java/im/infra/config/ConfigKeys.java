@@ -105,8 +105,8 @@ public final class ConfigKeys {
 
     // --- Fault injection (tests only)
     public static final ConfigKey FAULT = key("IM_FAULT", "",
-            "Fault injection for tests, off when empty. Comma-separated rules: <point>:halt (Runtime.halt(137)) "
-                    + "or <point>:drop[:skip[:count]]. Points: " + String.join(", ", im.infra.fault.FaultPoint.names()) + ".");
+            "Fault injection for tests, off when empty. Comma-separated rules: <point>:halt (Runtime.halt(137)), "
+                    + "<point>:drop[:skip[:count]] or <point>:fail[:skip[:count]] (throws: INTERNAL; send.before_insert only). Points: " + String.join(", ", im.infra.fault.FaultPoint.names()) + ".");
 
     // --- Tests
     public static final ConfigKey STACK = key("IM_STACK", "embedded",

@@ -6,7 +6,7 @@ import java.util.stream.Collectors;
 
 /** The named places where a test may inject a fault (see {@link Faults}). */
 public enum FaultPoint {
-    /** Inside the send transaction, after the seq was allocated, before the event INSERT. */
+    /** Inside the send transaction, after the seq was allocated, before the event INSERT (halt or fail). */
     SEND_BEFORE_INSERT("send.before_insert"),
     /** Inside the send transaction, after the INSERT, before COMMIT. */
     SEND_BEFORE_COMMIT("send.before_commit"),

@@ -34,6 +34,18 @@ class FaultsTest {
     }
 
     @Test
+    void failThrowsForTheCountedOccurrencesOnlyAndNeverDropsOrHalts() {
+        Faults f = Faults.parse("send.before_insert:fail:1:2");
+        f.maybeFail(FaultPoint.SEND_BEFORE_INSERT);
+        assertThrows(Faults.InjectedFailure.class, () -> f.maybeFail(FaultPoint.SEND_BEFORE_INSERT));
+        assertThrows(Faults.InjectedFailure.class, () -> f.maybeFail(FaultPoint.SEND_BEFORE_INSERT));
+        f.maybeFail(FaultPoint.SEND_BEFORE_INSERT);
+        f.maybeHalt(FaultPoint.SEND_BEFORE_INSERT);   // a fail rule is not a halt rule
+        assertFalse(f.shouldDrop(FaultPoint.SEND_BEFORE_INSERT));
+        Faults.parse("gw.push:drop").maybeFail(FaultPoint.GW_PUSH);   // nor is a drop rule a fail rule
+    }
+
+    @Test
     void emptyMeansOff() {
         assertTrue(Faults.parse("").isEmpty());
         assertTrue(Faults.parse(null).isEmpty());
@@ -43,7 +55,7 @@ class FaultsTest {
     @Test
     void mistakesAreConfigErrorsNamingImFault() {
         for (String bad : List.of("nowhere:halt", "gw.push", "gw.push:explode", "gw.push:drop:x", "gw.push:drop:-1",
-                "send.before_insert:halt:1", "gw.push:drop,gw.push:drop")) {
+                "send.before_insert:halt:1", "gw.push:drop,gw.push:drop", "send.before_insert:fail:x", "gw.push:fail:1:2:3")) {
             ConfigException e = assertThrows(ConfigException.class, () -> Faults.parse(bad), bad);
             assertTrue(e.getMessage().startsWith("IM_FAULT:"), e.getMessage());
         }
