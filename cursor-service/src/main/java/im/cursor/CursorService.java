@@ -7,9 +7,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import javax.sql.DataSource;
 
 /**
@@ -22,6 +22,10 @@ import javax.sql.DataSource;
  * (install epoch, membership, head), acks of the same (device, conversation) collapse into one
  * row write, and one upsert writes them all in one transaction. {@link CursorWriter} forms the
  * batches from concurrent acks.
+ *
+ * <p>Concurrent batches may share rows. The upsert therefore writes (and locks) its rows in one
+ * global order, by (device, conversation), so two batches can never wait for each other in a
+ * cycle: without it, batches listing the same rows in arrival order deadlocked under load.
  */
 public final class CursorService {
     /** Per ack: current install epoch, head, and whether the user ever had a visibility period. */
@@ -33,12 +37,14 @@ public final class CursorService {
             + " LEFT JOIN conversations c ON c.conv_id = a.conv";
 
     /**
-     * The merge, for distinct (device, conv) pairs. A cursor written by an older install of the
+     * The merge, for distinct (device, conv) pairs, written in (device, conv) order (the lock
+     * order; byte order, like the caller's sort). A cursor written by an older install of the
      * device is replaced, not merged: the new install holds nothing of what the old one stored.
      */
     static final String UPSERT =
             "INSERT INTO device_cursors AS dc (device_id, conv_id, install_epoch, delivered_seq)"
-            + " SELECT * FROM unnest(?::text[], ?::text[], ?::int[], ?::bigint[])"
+            + " SELECT * FROM unnest(?::text[], ?::text[], ?::int[], ?::bigint[]) AS u(d, c, e, s)"
+            + " ORDER BY d COLLATE \"C\", c COLLATE \"C\""
             + " ON CONFLICT (device_id, conv_id) DO UPDATE SET"
             + "  delivered_seq = CASE WHEN dc.install_epoch < EXCLUDED.install_epoch THEN EXCLUDED.delivered_seq"
             + "                       ELSE GREATEST(dc.delivered_seq, EXCLUDED.delivered_seq) END,"
@@ -76,8 +82,9 @@ public final class CursorService {
                 devices[i] = acks.get(i).who().deviceId();
                 convs[i] = acks.get(i).conv();
             }
-            // Valid acks, collapsed per (device, conv) to the largest seq.
-            Map<String, AckRequest> merged = new LinkedHashMap<>();
+            // Valid acks, collapsed per (device, conv) to the largest seq, sorted by (device, conv):
+            // the key's separator sorts below every id character.
+            Map<String, AckRequest> merged = new TreeMap<>();
             try (PreparedStatement ps = c.prepareStatement(CHECK)) {
                 Array d = c.createArrayOf("text", devices);
                 Array v = c.createArrayOf("text", convs);
