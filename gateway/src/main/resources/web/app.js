@@ -352,8 +352,10 @@
   }
 
   function onError(f) {
-    if (f.rid === 'auth') {
-      s.closeReason = f;   // the close (4001/4003) follows; it reports this
+    if (f.rid === 'auth' || f.code === 'STALE_INSTALL') {
+      // the close (4001/4003) follows and reports this; STALE_INSTALL also ends an open
+      // connection when the device is reinstalled (with or without a rid)
+      s.closeReason = f;
       return;
     }
     const req = f.rid ? s.requests.get(f.rid) : null;

@@ -7,38 +7,56 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import javax.sql.DataSource;
 
 /**
  * Merges device acks into {@code device_cursors}. An ack of seq n means "this device durably
  * stored every visible event up to n" (D3); the stored cursor only grows (GREATEST) and never
- * exceeds the conversation head (D4). The reply carries the merged value, so a device that
- * restored old state learns the server's larger cursor.
+ * exceeds the conversation head (D4): an ack above the head is refused ({@code CURSOR_AHEAD}),
+ * and a former member's ack is capped at the end of their last visibility period, the last seq
+ * they may see. The reply carries the merged value, so a device that restored old state learns
+ * the server's larger cursor.
  *
  * <p>Acks are validated and written in batches: one round trip checks every ack of the batch
  * (install epoch, membership, head), acks of the same (device, conversation) collapse into one
  * row write, and one upsert writes them all in one transaction. {@link CursorWriter} forms the
  * batches from concurrent acks.
+ *
+ * <p>Concurrent batches may share rows. The upsert therefore writes (and locks) its rows in one
+ * global order, by (device, conversation), so two batches can never wait for each other in a
+ * cycle: without it, batches listing the same rows in arrival order deadlocked under load.
  */
 public final class CursorService {
-    /** Per ack: current install epoch, head, and whether the user ever had a visibility period. */
+    /**
+     * Per ack: the device's current install epoch, the head, and the last seq the user may see
+     * (the head while a member, else the end of their last visibility period; NULL if they never
+     * were one). The batch's devices rows are locked FOR SHARE, in device order, until the upsert
+     * commits: a reinstall (which locks the row FOR UPDATE, then deletes the device's cursors) is
+     * then either visible to this check, or waits and deletes what this batch wrote. Without the
+     * lock an old-epoch row could be written after the reinstall's delete.
+     */
     static final String CHECK =
-            "SELECT a.i, d.install_epoch, c.head_seq,"
-            + " EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = a.conv AND m.user_id = d.user_id)"
+            "WITH d AS MATERIALIZED (SELECT device_id, user_id, install_epoch FROM devices"
+            + "   WHERE device_id = ANY(?::text[]) ORDER BY device_id COLLATE \"C\" FOR SHARE)"
+            + " SELECT a.i, d.install_epoch, c.head_seq,"
+            + " (SELECT max(LEAST(COALESCE(m.to_seq, c.head_seq), c.head_seq)) FROM memberships m"
+            + "   WHERE m.conv_id = a.conv AND m.user_id = d.user_id)"
             + " FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS a(device, conv, i)"
-            + " LEFT JOIN devices d ON d.device_id = a.device"
+            + " LEFT JOIN d ON d.device_id = a.device"
             + " LEFT JOIN conversations c ON c.conv_id = a.conv";
 
     /**
-     * The merge, for distinct (device, conv) pairs. A cursor written by an older install of the
+     * The merge, for distinct (device, conv) pairs, written in (device, conv) order (the lock
+     * order; byte order, like the caller's sort). A cursor written by an older install of the
      * device is replaced, not merged: the new install holds nothing of what the old one stored.
      */
     static final String UPSERT =
             "INSERT INTO device_cursors AS dc (device_id, conv_id, install_epoch, delivered_seq)"
-            + " SELECT * FROM unnest(?::text[], ?::text[], ?::int[], ?::bigint[])"
+            + " SELECT * FROM unnest(?::text[], ?::text[], ?::int[], ?::bigint[]) AS u(d, c, e, s)"
+            + " ORDER BY d COLLATE \"C\", c COLLATE \"C\""
             + " ON CONFLICT (device_id, conv_id) DO UPDATE SET"
             + "  delivered_seq = CASE WHEN dc.install_epoch < EXCLUDED.install_epoch THEN EXCLUDED.delivered_seq"
             + "                       ELSE GREATEST(dc.delivered_seq, EXCLUDED.delivered_seq) END,"
@@ -76,13 +94,15 @@ public final class CursorService {
                 devices[i] = acks.get(i).who().deviceId();
                 convs[i] = acks.get(i).conv();
             }
-            // Valid acks, collapsed per (device, conv) to the largest seq.
-            Map<String, AckRequest> merged = new LinkedHashMap<>();
+            // Valid acks, collapsed per (device, conv) to the largest seq, sorted by (device, conv):
+            // the key's separator sorts below every id character.
+            Map<String, AckRequest> merged = new TreeMap<>();
             try (PreparedStatement ps = c.prepareStatement(CHECK)) {
                 Array d = c.createArrayOf("text", devices);
                 Array v = c.createArrayOf("text", convs);
                 ps.setArray(1, d);
-                ps.setArray(2, v);
+                ps.setArray(2, d);
+                ps.setArray(3, v);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         int i = rs.getInt(1) - 1;
@@ -91,7 +111,11 @@ public final class CursorService {
                         if (bad != null) {
                             out[i] = new Outcome(0, bad);
                         } else {
-                            merged.merge(a.who().deviceId() + "\u0000" + a.conv(), a,
+                            // A former member has stored everything visible to them once they hold
+                            // their last period: the cursor stops there (the reply says so), it
+                            // does not follow the head into events they may not see.
+                            AckRequest capped = new AckRequest(a.who(), a.conv(), Math.min(a.seq(), rs.getLong(4)));
+                            merged.merge(a.who().deviceId() + "\u0000" + a.conv(), capped,
                                     (x, y) -> x.seq() >= y.seq() ? x : y);
                         }
                     }
@@ -142,7 +166,8 @@ public final class CursorService {
         if (rs.wasNull()) {
             return new AckRejectedException(AckRejectedException.Reason.UNKNOWN_CONV, "no conversation " + a.conv());
         }
-        if (!rs.getBoolean(4)) {
+        rs.getLong(4);
+        if (rs.wasNull()) {
             return new AckRejectedException(AckRejectedException.Reason.NOT_MEMBER, "not a member of " + a.conv());
         }
         if (a.seq() < 0 || a.seq() > head) {

@@ -7,6 +7,7 @@ import im.infra.identity.DevicePrincipal;
 import im.infra.test.ImStackExtension;
 import im.infra.test.TestStack;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -92,5 +93,51 @@ class CursorWriterIT {
             assertEquals(8, early.get(10, TimeUnit.SECONDS));
             assertEquals(AckRejectedException.Reason.CURSOR_AHEAD, reason(w.ack(bo, "c1", 108)), "really ahead: refused");
         }
+    }
+
+    private long one(String query) throws Exception {
+        try (Connection c = db.getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(query)) {
+            return rs.next() ? rs.getLong(1) : -1;
+        }
+    }
+
+    @Test
+    void aFormerMembersAckStopsAtTheEndOfTheirLastPeriod() throws Exception {
+        sql("UPDATE memberships SET to_seq = 4 WHERE conv_id = 'c1' AND user_id = 'u-bo'");   // bo left at seq 4; head 7
+        CursorService service = new CursorService(db);
+        assertEquals(4, service.ack(bo, "c1", 7), "capped at the last seq bo may see, not the head");
+        assertEquals(4, one("SELECT delivered_seq FROM device_cursors WHERE device_id = 'd-bo' AND conv_id = 'c1'"));
+        assertEquals(4, service.ack(bo, "c1", 3), "a smaller ack gets the stored value");
+        sql("INSERT INTO memberships (conv_id, user_id, from_seq) VALUES ('c1', 'u-bo', 6)");   // rejoined at 6
+        assertEquals(7, service.ack(bo, "c1", 7), "a current member acks up to the head");
+    }
+
+    @Test
+    void anAckRacingAReinstallNeverLeavesACursorOfTheOldInstall() throws Exception {
+        CursorService service = new CursorService(db);
+        CompletableFuture<Long> ack;
+        try (Connection reinstall = db.getConnection(); Statement st = reinstall.createStatement()) {
+            // The reinstall's transaction (Directory.reinstallDevice), held open before it commits.
+            reinstall.setAutoCommit(false);
+            st.execute("SELECT 1 FROM devices WHERE device_id = 'd-bo' FOR UPDATE");
+            st.execute("UPDATE devices SET install_epoch = 2 WHERE device_id = 'd-bo'");
+            st.execute("DELETE FROM device_cursors WHERE device_id = 'd-bo'");
+            ack = CompletableFuture.supplyAsync(() -> service.ack(bo, "c1", 5));   // install 1 acks meanwhile
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!ack.isDone() && one("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    + " AND wait_event_type = 'Lock'") == 0) {
+                assertTrue(System.nanoTime() < deadline, "the ack neither finished nor waited for the reinstall");
+                java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+            }
+            reinstall.commit();
+        }
+        try {
+            long delivered = ack.get(10, TimeUnit.SECONDS);
+            throw new AssertionError("install 1 acked after its reinstall: delivered=" + delivered + ", rows of epoch 1: "
+                    + one("SELECT count(*) FROM device_cursors WHERE device_id = 'd-bo' AND install_epoch = 1"));
+        } catch (ExecutionException e) {
+            assertEquals(AckRejectedException.Reason.STALE_INSTALL, ((AckRejectedException) e.getCause()).reason());
+        }
+        assertEquals(0, one("SELECT count(*) FROM device_cursors WHERE device_id = 'd-bo'"), "no cursor of the old install");
     }
 }

@@ -68,8 +68,13 @@ final class ClientApi implements HttpHandler {
             if (who == null) return;
             AdminApi.respond(ex, 200, json(reader.delivery(who, conv)));
         } catch (ReadRejectedException e) {
-            boolean unknown = e.reason() == ReadRejectedException.Reason.UNKNOWN_CONV;
-            fail(ex, unknown ? 404 : 403, e.reason().name(), e.getMessage());
+            int status = switch (e.reason()) {
+                case UNKNOWN_CONV -> 404;
+                case STALE_INSTALL -> 401;   // as for the token of an old install: the reinstall committed meanwhile
+                case NOT_MEMBER -> 403;
+            };
+            if (status == 401) ex.getResponseHeaders().put(Headers.WWW_AUTHENTICATE, "Bearer");
+            fail(ex, status, e.reason().name(), e.getMessage());
         } catch (DatabaseUnavailableException e) {
             fail(ex, 503, "UNAVAILABLE", "database unavailable, retry");
         } catch (RuntimeException e) {

@@ -133,11 +133,11 @@ final class FrameDispatcher {
             }
         } catch (SendRejectedException e) {
             meters.rejected.increment();
-            conn.reply(new ErrorFrame(rid, ErrorCode.valueOf(e.reason().name()), e.getMessage()));
+            refuse(conn, rid, ErrorCode.valueOf(e.reason().name()), e.getMessage());
         } catch (AckRejectedException e) {
-            conn.reply(new ErrorFrame(rid, ErrorCode.valueOf(e.reason().name()), e.getMessage()));
+            refuse(conn, rid, ErrorCode.valueOf(e.reason().name()), e.getMessage());
         } catch (ReadRejectedException e) {
-            conn.reply(new ErrorFrame(rid, ErrorCode.valueOf(e.reason().name()), e.getMessage()));
+            refuse(conn, rid, ErrorCode.valueOf(e.reason().name()), e.getMessage());
         } catch (DatabaseUnavailableException e) {
             log.warn("database unavailable: {}", e.getCause() == null ? e.getMessage() : e.getCause().getMessage());
             if (frame instanceof Send) meters.unavailable.increment();
@@ -149,6 +149,20 @@ final class FrameDispatcher {
         }
     }
 
+    /**
+     * Answers a refused request. A code that ends the session ({@code STALE_INSTALL}: the device
+     * was reinstalled while this connection was open) also closes the connection with its status,
+     * as after a refused {@code auth}: nothing more may be read or written on it.
+     */
+    private static void refuse(DeviceConnection conn, String rid, ErrorCode code, String msg) {
+        ErrorFrame f = new ErrorFrame(rid, code, msg);
+        if (code.closesConnection()) {
+            conn.replyAndClose(f, code.closeStatus(), code);
+        } else {
+            conn.reply(f);
+        }
+    }
+
     private void ack(DeviceConnection conn, Ack a) {
         cursors.ack(conn.principal(), a.conv(), a.seq()).whenComplete((delivered, error) -> {
             try {
@@ -156,7 +170,7 @@ final class FrameDispatcher {
                     if (!faults.shouldDrop(FaultPoint.GW_REPLY_ACK)) conn.reply(new Acked(a.rid(), a.conv(), delivered));
                 } else if (error instanceof AckRejectedException) {
                     AckRejectedException e = (AckRejectedException) error;
-                    conn.reply(new ErrorFrame(a.rid(), ErrorCode.valueOf(e.reason().name()), e.getMessage()));
+                    refuse(conn, a.rid(), ErrorCode.valueOf(e.reason().name()), e.getMessage());
                 } else if (error instanceof DatabaseUnavailableException) {
                     conn.reply(new ErrorFrame(a.rid(), ErrorCode.UNAVAILABLE, "database unavailable, ack again"));
                 } else {

@@ -53,6 +53,7 @@ public final class Gateway implements AutoCloseable {
     private WebSocketEndpoint endpoint;
     private PushHub push;
     private CursorWriter cursorWriter;
+    private InstallWatch installWatch;
 
     public Gateway(GatewayConfig cfg, DataSource db, Faults faults, Clock clock) {
         this(cfg, db, faults, clock, Metrics.newRegistry());
@@ -90,6 +91,7 @@ public final class Gateway implements AutoCloseable {
                 cursorWriter, new ReadPath(new ConversationReader(db), push), workers, faults, cfg,
                 new SendMeters(meters, cfg.gatewayId()));
         endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push);
+        installWatch = new InstallWatch(db, endpoint::connections, cfg.installCheck()).start();
         bindMeters();
         PathHandler routes = Handlers.path()
                 .addExactPath("/ws", Handlers.websocket(endpoint))
@@ -186,6 +188,11 @@ public final class Gateway implements AutoCloseable {
         return cursorWriter.transactions();
     }
 
+    /** Completed passes of the install check (see {@link InstallWatch}). */
+    public long installChecks() {
+        return installWatch.passes();
+    }
+
     /** Event frames written to sockets. */
     public long pushed() {
         return push == null ? 0 : push.pushed.get();
@@ -193,6 +200,7 @@ public final class Gateway implements AutoCloseable {
 
     @Override
     public void close() {
+        if (installWatch != null) installWatch.close();
         if (endpoint != null) endpoint.closeAll();
         if (server != null) server.stop();
         if (push != null) push.close();

@@ -26,7 +26,8 @@ public record GatewayConfig(
         Duration ackBatchDelay,
         int ackBatchMax,
         int partitions,
-        Duration tokenTtl) {
+        Duration tokenTtl,
+        Duration installCheck) {
 
     public static GatewayConfig from(Settings s) {
         String admin = s.required(ConfigKeys.ADMIN_TOKEN);
@@ -52,6 +53,8 @@ public record GatewayConfig(
                 s.millis(ConfigKeys.ACK_BATCH_MS, 0, 100),
                 s.intValue(ConfigKeys.ACK_BATCH_MAX, 1, 10_000),
                 s.intValue(ConfigKeys.PARTITIONS, 1, 10_000),
-                Duration.ofSeconds(s.longValue(ConfigKeys.TOKEN_TTL_S, 0, 100L * 365 * 86_400)));
+                Duration.ofSeconds(s.longValue(ConfigKeys.TOKEN_TTL_S, 0, 100L * 365 * 86_400)),
+                // at most 1 s, so that a reinstall reaches open sockets within the documented 2 s
+                s.millis(ConfigKeys.INSTALL_CHECK_MS, 100, 1000));
     }
 }

@@ -48,6 +48,11 @@ final class WebSocketEndpoint implements WebSocketConnectionCallback {
         return open.size();
     }
 
+    /** The open connections (a live view). */
+    Iterable<DeviceConnection> connections() {
+        return open;
+    }
+
     @Override
     public void onConnect(WebSocketHttpExchange exchange, WebSocketChannel channel) {
         DeviceConnection conn = new DeviceConnection(channel, cfg.outboundQueue(), cfg.rateLimitPerSecond(), droppedPushes);

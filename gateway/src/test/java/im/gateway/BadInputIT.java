@@ -164,12 +164,15 @@ class BadInputIT {
     }
 
     @Test
-    void staleInstallOnAnOpenConnectionCannotSendOrAck() throws Exception {
-        try (RawSocket s = new RawSocket(gw.ws())) {
+    void staleInstallOnAnOpenConnectionCannotSendOrAckAndClosesIt() throws Exception {
+        try (RawSocket s = new RawSocket(gw.ws()); RawSocket t = new RawSocket(gw.ws())) {
             s.auth(fx.anaToken);
+            t.auth(fx.anaToken);
             fx.dir.reinstallDevice("d-ana");
             assertEquals("STALE_INSTALL", s.request(send("c-ab", "m1", "x")).get("code").asText());
-            assertEquals("STALE_INSTALL", s.request("{\"t\":\"ack\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"seq\":1}").get("code").asText());
+            assertEquals(4003, s.awaitClose());
+            assertEquals("STALE_INSTALL", t.request("{\"t\":\"ack\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"seq\":1}").get("code").asText());
+            assertEquals(4003, t.awaitClose());
         }
         assertEquals(0, fx.messages());
     }

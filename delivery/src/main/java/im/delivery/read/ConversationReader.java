@@ -13,7 +13,9 @@ import javax.sql.DataSource;
 /**
  * The read path: what a device is subscribed to ({@code sub}) and the pages of visible events it
  * fetches to repair gaps ({@code sync}). A member sees only events inside their visibility
- * periods (from their join event to their leave event, both included).
+ * periods (from their join event to their leave event, both included). Every read is refused
+ * ({@code STALE_INSTALL}) for an install the device has left behind, checked in the snapshot the
+ * read uses, so a reinstall that committed before the read is always seen.
  */
 public final class ConversationReader {
     private static final String CONVERSATIONS =
@@ -53,6 +55,8 @@ public final class ConversationReader {
             + "     AND dc.install_epoch = d.install_epoch"
             + " WHERE c.conv_id = ? ORDER BY d.user_id, d.device_id";
 
+    private static final String INSTALL = "SELECT install_epoch FROM devices WHERE device_id = ?";
+
     private final DataSource db;
 
     public ConversationReader(DataSource db) {
@@ -64,14 +68,20 @@ public final class ConversationReader {
      * the user left whose leave event this device has not acknowledged yet.
      */
     public List<ConvCursor> conversations(DevicePrincipal who) {
-        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(CONVERSATIONS)) {
-            ps.setString(1, who.deviceId());
-            ps.setString(2, who.userId());
-            List<ConvCursor> out = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) out.add(new ConvCursor(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getBoolean(5)));
+        try (Connection c = db.getConnection()) {
+            beginSnapshot(c);
+            try (PreparedStatement ps = c.prepareStatement(CONVERSATIONS)) {
+                requireInstall(c, who);
+                ps.setString(1, who.deviceId());
+                ps.setString(2, who.userId());
+                List<ConvCursor> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) out.add(new ConvCursor(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getBoolean(5)));
+                }
+                return out;
+            } finally {
+                endSnapshot(c);
             }
-            return out;
         } catch (SQLException e) {
             throw DatabaseUnavailableException.classify("sub", e);
         }
@@ -82,20 +92,26 @@ public final class ConversationReader {
      * who is a current member ({@code NOT_MEMBER} otherwise, {@code UNKNOWN_CONV} if it does not exist).
      */
     public DeliveryState delivery(DevicePrincipal who, String conv) {
-        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(DELIVERY)) {
-            ps.setString(1, who.userId());
-            ps.setString(2, conv);
-            long head = -1;
-            List<DeliveryState.Device> devices = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    if (!rs.getBoolean(2)) throw new ReadRejectedException(ReadRejectedException.Reason.NOT_MEMBER, "not a member of " + conv);
-                    head = rs.getLong(1);
-                    if (rs.getString(4) != null) devices.add(new DeliveryState.Device(rs.getString(3), rs.getString(4), rs.getLong(5)));
+        try (Connection c = db.getConnection()) {
+            beginSnapshot(c);
+            try (PreparedStatement ps = c.prepareStatement(DELIVERY)) {
+                requireInstall(c, who);
+                ps.setString(1, who.userId());
+                ps.setString(2, conv);
+                long head = -1;
+                List<DeliveryState.Device> devices = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        if (!rs.getBoolean(2)) throw new ReadRejectedException(ReadRejectedException.Reason.NOT_MEMBER, "not a member of " + conv);
+                        head = rs.getLong(1);
+                        if (rs.getString(4) != null) devices.add(new DeliveryState.Device(rs.getString(3), rs.getString(4), rs.getLong(5)));
+                    }
                 }
+                if (head < 0) throw new ReadRejectedException(ReadRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv);
+                return new DeliveryState(conv, head, devices);
+            } finally {
+                endSnapshot(c);
             }
-            if (head < 0) throw new ReadRejectedException(ReadRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv);
-            return new DeliveryState(conv, head, devices);
         } catch (SQLException e) {
             throw DatabaseUnavailableException.classify("delivery state", e);
         }
@@ -112,6 +128,7 @@ public final class ConversationReader {
             c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
             c.setReadOnly(true);
             try {
+                requireInstall(c, who);
                 long head;
                 try (PreparedStatement ps = c.prepareStatement(ACCESS)) {
                     ps.setString(1, who.userId());
@@ -152,6 +169,34 @@ public final class ConversationReader {
             }
         } catch (SQLException e) {
             throw DatabaseUnavailableException.classify("sync", e);
+        }
+    }
+
+    /** A read-only REPEATABLE READ transaction: the install check and the read see one snapshot. */
+    private static void beginSnapshot(Connection c) throws SQLException {
+        c.setAutoCommit(false);
+        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        c.setReadOnly(true);
+    }
+
+    /** Ends {@link #beginSnapshot} (a read-only transaction has nothing to commit) and restores the pool's defaults. */
+    private static void endSnapshot(Connection c) throws SQLException {
+        c.rollback();
+        c.setReadOnly(false);
+        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        c.setAutoCommit(true);
+    }
+
+    /** Refuses a reader whose install the device has left behind (reinstalled, or the device is gone). */
+    private static void requireInstall(Connection c, DevicePrincipal who) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(INSTALL)) {
+            ps.setString(1, who.deviceId());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next() || rs.getInt(1) != who.installEpoch()) {
+                    throw new ReadRejectedException(ReadRejectedException.Reason.STALE_INSTALL,
+                            "device " + who.deviceId() + " was reinstalled; install " + who.installEpoch() + " may not read");
+                }
+            }
         }
     }
 }

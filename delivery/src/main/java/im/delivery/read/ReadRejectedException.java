@@ -3,7 +3,7 @@ package im.delivery.read;
 /** A read that is not allowed; the reason names are wire error codes. */
 public final class ReadRejectedException extends RuntimeException {
     /** Why a read was refused. */
-    public enum Reason { UNKNOWN_CONV, NOT_MEMBER }
+    public enum Reason { STALE_INSTALL, UNKNOWN_CONV, NOT_MEMBER }
 
     private final Reason reason;
 

@@ -72,6 +72,8 @@ public final class ConfigKeys {
             "A connection that has not authenticated within this time is closed.");
     public static final ConfigKey TOKEN_TTL_S = key("IM_TOKEN_TTL_S", "2592000",
             "Lifetime in seconds of a device token issued by registration, reinstall or renewal (default 30 days; 0 = never expires). An expired token is answered BAD_TOKEN.");
+    public static final ConfigKey INSTALL_CHECK_MS = key("IM_INSTALL_CHECK_MS", "1000",
+            "How often a gateway checks the install epochs of the devices it holds and closes (4003) connections of a reinstalled install (100-1000; a reinstall reaches open sockets within this plus one query).");
     public static final ConfigKey OUTBOUND_QUEUE = key("IM_OUTBOUND_QUEUE", "1024",
             "Frames queued per connection for writing; pushes beyond it are dropped (counted) and repaired by sync/hints.");
 
