@@ -49,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * Every {@code sweep} the punctuator hints each pair lagging for at least {@code sweep} and not
  * hinted within {@code backoff}, on its gateway's channel ({@code RouteJson.channelHint}, one
  * record per conversation, gateway and visible head, {@code why:"sweep"}); pairs whose
- * registration is not {@linkplain Interest#live live} (gateway silent, lease not renewed) wait,
+ * registration is not {@linkplain Interest#live live} (gateway silent) wait,
  * and are hinted again as soon as it is; only garbage registrations are dropped. A pair key is
  * {@code conv + "\u0000" + device} (see {@link PairState}).
  */
@@ -166,7 +166,6 @@ public final class SweeperTopology {
         private final long sweep;
         private final long backoff;
         private final Duration lease;
-        private final long interestLease;
         private final long horizon;
         private final LongAdder hints;
         private GatewayLiveness.View gateways;
@@ -176,8 +175,7 @@ public final class SweeperTopology {
             this.sweep = sweep.toMillis();
             this.backoff = backoff.toMillis();
             this.lease = lease;
-            this.interestLease = DeliveryTopology.interestLease(renew);
-            this.horizon = 2 * interestLease + lease.toMillis();
+            this.horizon = 2 * DeliveryTopology.interestLease(renew) + lease.toMillis();
             this.hints = hints;
         }
 
@@ -236,8 +234,8 @@ public final class SweeperTopology {
                         dead.add(pair);
                         continue;
                     }
-                    // Silent gateway or lease not renewed: wait; the pair is hinted once the route is live again.
-                    if (!where.live(gateways, now, interestLease)) continue;
+                    // Silent gateway: wait; the pair is hinted once the route is live again.
+                    if (!where.live(gateways, now)) continue;
                     Lag lag = Lag.fromJson(kv.value);
                     if (!lag.due(now, sweep, backoff)) continue;
                     due.computeIfAbsent(conv, c -> new LinkedHashMap<>())

@@ -53,7 +53,7 @@ public final class DeliveryTopology {
     /**
      * @param lease gateway heartbeat lease ({@code IM_GATEWAY_LEASE_MS})
      * @param renew how often gateways renew their interest ({@code IM_INTEREST_RENEW_MS}); a
-     *              registration not renewed for {@link #interestLease} stops routing
+     *              registration not renewed for {@code 2 × interestLease + lease} is garbage
      */
     public static Topology build(TopicNames topics, Duration lease, Duration renew) {
         long interestLease = interestLease(renew);
@@ -63,7 +63,7 @@ public final class DeliveryTopology {
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
         t.addSource("events-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.events());
         t.addProcessor("interest-update", () -> new InterestUpdater(lease, horizon), "interest-source");
-        t.addProcessor("router", () -> new Router(topics, lease, interestLease), "events-source");
+        t.addProcessor("router", () -> new Router(topics, lease), "events-source");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INTEREST_STORE), Serdes.String(), Serdes.String()),
                 "interest-update", "router");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LOG_STORE), Serdes.String(), Serdes.String()),
@@ -75,7 +75,7 @@ public final class DeliveryTopology {
         return t;
     }
 
-    /** A registration stops routing when not renewed for three renewal intervals. */
+    /** Three renewal intervals: the unit of the garbage horizon ({@code 2 × interestLease + lease}). */
     public static long interestLease(Duration renew) {
         return 3 * renew.toMillis();
     }
@@ -130,16 +130,14 @@ public final class DeliveryTopology {
     private static final class Router implements Processor<String, String, String, String> {
         private final TopicNames topics;
         private final Duration lease;
-        private final long interestLease;
         private ProcessorContext<String, String> context;
         private KeyValueStore<String, String> interest;
         private KeyValueStore<String, String> logs;
         private GatewayLiveness.View gateways;
 
-        Router(TopicNames topics, Duration lease, long interestLease) {
+        Router(TopicNames topics, Duration lease) {
             this.topics = topics;
             this.lease = lease;
-            this.interestLease = interestLease;
         }
 
         @Override
@@ -175,7 +173,7 @@ public final class DeliveryTopology {
             InterestSet set = InterestSet.fromJson(interest.get(conv));
             long now = context.currentSystemTimeMs();
             Map<String, List<String>> targets = set.byGateway(
-                    e -> convLog.visible(e.user(), seq) && e.live(gateways, now, interestLease));
+                    e -> convLog.visible(e.user(), seq) && e.live(gateways, now));
             for (Map.Entry<String, List<String>> g : targets.entrySet()) {
                 forward(r, conv, RouteJson.channelEvent(g.getValue(), ev), topics.channel(g.getKey()));
             }

@@ -76,12 +76,6 @@ public final class GatewayLiveness {
             return GatewayLiveness.alive(gateways, gateway, gen, now, lease);
         }
 
-        /** The time of the gateway's latest heartbeat if it is of this generation, else -1. */
-        public long lastHeartbeat(String gateway, long gen) {
-            JsonNode h = heartbeat(gateways.get(gateway));
-            return h != null && h.get("gen").asLong() == gen ? h.get("at").asLong() : -1;
-        }
-
         /** A heartbeat of a newer generation of this gateway has been seen: the registration is dead for good. */
         public boolean restartedSince(String gateway, long gen) {
             JsonNode h = heartbeat(gateways.get(gateway));

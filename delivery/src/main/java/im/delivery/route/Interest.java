@@ -13,10 +13,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * of a connection that has closed can never override anything; a renewal of the same connection
  * only refreshes {@code at}. Versions grow with every new connection of a device, on any gateway.
  *
- * <p>A registration is a lease: the gateway re-publishes it every renewal interval, and it routes
- * only while {@link #live} (online, its gateway alive per {@link GatewayLiveness}, and renewed
- * within the interest lease of the gateway's latest heartbeat). Nothing is deleted merely for
- * being silent: when a frozen gateway heartbeats and renews again, its routes are back.
+ * <p>A registration is a lease: the gateway re-publishes it every renewal interval; it routes
+ * while {@link #live} (online and its gateway alive per {@link GatewayLiveness}), and is removed
+ * as {@link #garbage} once it has not been renewed for far longer than that. Nothing is deleted
+ * merely for being silent: when a frozen gateway heartbeats again, its routes are back; a
+ * registration lost any other way comes back with the next renewal.
  */
 public record Interest(String user, String gateway, long gen, long ver, boolean online, long at) {
 
@@ -30,14 +31,13 @@ public record Interest(String user, String gateway, long gen, long ver, boolean 
     }
 
     /**
-     * Routable now: online, the gateway alive, and renewed within {@code interestLease} of the
-     * gateway's latest heartbeat (so a registration the gateway stopped renewing expires, measured
-     * on the gateway's own clock).
+     * Routable now: online and the gateway alive. Deliberately not "renewed recently": a Streams
+     * task that lags behind its input (after a rebalance, say) would then judge old registrations
+     * by a recent heartbeat and drop events for devices that are online. A registration its gateway
+     * no longer holds costs at most a frame the gateway discards until it is garbage.
      */
-    public boolean live(GatewayLiveness.View gateways, long now, long interestLease) {
-        if (!online || !gateways.alive(gateway, gen, now)) return false;
-        long hb = gateways.lastHeartbeat(gateway, gen);
-        return hb < 0 || at >= hb - interestLease;
+    public boolean live(GatewayLiveness.View gateways, long now) {
+        return online && gateways.alive(gateway, gen, now);
     }
 
     /**

@@ -89,7 +89,7 @@ public final class ConfigKeys {
     public static final ConfigKey GATEWAY_LEASE_MS = key("IM_GATEWAY_LEASE_MS", "10000",
             "Delivery nodes and the sweeper skip the routes of a gateway not heard from for this long (its entries come back when it heartbeats again; entries of a restarted or long-gone gateway are removed).");
     public static final ConfigKey INTEREST_RENEW_MS = key("IM_INTEREST_RENEW_MS", "10000",
-            "How often a gateway re-publishes the interest of every device it holds (a lease: a registration not renewed for three intervals stops routing). Bounds how long a device can stay silent after anything the gateway cannot see went wrong with its route; must be the same for gateways, delivery nodes and sweepers.");
+            "How often a gateway re-publishes the interest of every device it holds (a lease: a registration not renewed for 2 x 3 intervals + the gateway lease is removed). Bounds how long a device can stay silent after anything the gateway cannot see went wrong with its route; must be the same for gateways, delivery nodes and sweepers.");
     public static final ConfigKey STATE_DIR = key("IM_STATE_DIR", "",
             "Kafka Streams state directory of a delivery node or sweeper. Empty: a fresh temporary directory per start.");
 
