@@ -10,7 +10,6 @@ import im.client.ReceivedEvent;
 import im.client.SentAck;
 import im.ingest.directory.MembershipChange;
 import im.protocol.Acked;
-import im.protocol.Authed;
 import im.protocol.ConvState;
 import im.protocol.Event;
 import im.protocol.EventPush;
@@ -104,15 +103,26 @@ public final class Campaign {
         }
     }
 
-    private record Attempt(String cmid, String conv, String body) {}
+    private record Attempt(String cmid, String conv, String body, int epoch) {}
+
+    /** What one install of a device was told and stored; for a replaced install also its state when it was closed. */
+    private static final class Rec {
+        final List<History.Seen> seen = new CopyOnWriteArrayList<>();
+        final List<History.CommittedEvent> storedEvents = new CopyOnWriteArrayList<>();
+        final List<History.CursorReport> cursorReports = new CopyOnWriteArrayList<>();
+        volatile long retiredAt;
+        volatile Map<String, List<Long>> stored = Map.of();
+        volatile Map<String, Long> local = Map.of();
+        volatile Set<String> pending = Set.of();
+    }
 
     /** One device: its client, what it attempted and every ack it saw. */
     private static final class Dev {
         final int index;
         final String id;
         final String user;
-        final String token;
-        final Path stateDir;
+        volatile String token;
+        volatile Path stateDir;
         /** A probe device: sends only the nemesis' probe messages, never faulted. */
         boolean probe;
         /** Parked offline (see {@link Options#offlineAtEnd}): nobody reconnects it until the first check is done. */
@@ -123,11 +133,13 @@ public final class Campaign {
         final Map<String, Long> acked = new ConcurrentHashMap<>();
         /** cmid -> every {@code sent} reply, in arrival order. */
         final Map<String, List<History.SentReply>> replies = new ConcurrentHashMap<>();
-        /** Recorded by the wire tap and the SDK's onEvent, for the checker. */
-        final List<History.Seen> seen = new CopyOnWriteArrayList<>();
-        final List<History.CommittedEvent> storedEvents = new CopyOnWriteArrayList<>();
-        final List<History.CursorReport> cursorReports = new CopyOnWriteArrayList<>();
+        /** Per install epoch: recorded by the wire tap and the SDK's onEvent, for the checker. */
+        final Map<Integer, Rec> recs = new ConcurrentHashMap<>();
         volatile int epoch = 1;
+
+        Rec rec(int epoch) {
+            return recs.computeIfAbsent(epoch, k -> new Rec());
+        }
         WireTap tap;
 
         Dev(int index, String id, String user, String token, Path stateDir) {
@@ -185,7 +197,7 @@ public final class Campaign {
 
             int faultable = (int) devices.stream().filter(d -> !d.probe).count();
             Nemesis nemesis = new Nemesis(stack, o.faults(), random.nextLong(), o.faultInterval().toMillis(), faultable,
-                    this::bounceClient, this::restartClient, this::churnOnce, this::probe);
+                    this::bounceClient, this::restartClient, this::reinstall, this::churnOnce, this::probe);
             List<Thread> senders = new ArrayList<>();
             long senderCount = devices.stream().filter(d -> !memberOf.get(d.user).isEmpty()).count();
             double perDevice = o.sendsPerSecond() / Math.max(1, senderCount);
@@ -255,6 +267,7 @@ public final class Campaign {
             figures.put("nemesis_errors", (long) nemesis.errors.size());
             for (Dev d : devices) d.tap.problems.forEach(problems::add);
             figures.put("harness_problems", (long) problems.size());
+            figures.put("reinstalled_installs_still_open_after_3s", staleStillOpen.get());
             figures.put("converge_ms", convergeMs);
             long lastHeal = nemesis.faults.stream().mapToLong(Nemesis.Fault::healedMillis).max().orElse(quiesceStart);
             figures.put("last_heal_to_converged_ms", quiesceStart + convergeMs - lastHeal);
@@ -392,7 +405,7 @@ public final class Campaign {
         long deadline = t0 + 60_000;
         try {
             String cmid = probeSender.client.enqueue(PROBE_CONV, "probe at " + t0);
-            probeSender.attempts.add(new Attempt(cmid, PROBE_CONV, "probe at " + t0));
+            probeSender.attempts.add(new Attempt(cmid, PROBE_CONV, "probe at " + t0, probeSender.epoch));
             Long seq;
             while ((seq = probeSender.acked.get(cmid)) == null) {
                 if (System.currentTimeMillis() > deadline) return -1;
@@ -423,6 +436,7 @@ public final class Campaign {
     /** A new SDK instance on the device's state directory (as a restarted process), connected. */
     private void startClient(Dev d) throws IOException {
         ImClient c = ImClient.open(ClientOptions.of(d.tap.uri(), d.token, d.stateDir));
+        Rec rec = d.rec(d.epoch);
         c.addListener(new ClientListener() {
             @Override
             public void onSent(SentAck ack) {
@@ -433,7 +447,7 @@ public final class Campaign {
 
             @Override
             public void onEvent(ReceivedEvent e) {
-                d.storedEvents.add(committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body()));
+                rec.storedEvents.add(committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body()));
             }
         });
         d.client = c;
@@ -449,22 +463,80 @@ public final class Campaign {
     private void record(Dev d, int epoch, ServerFrame f, long at) {
         if (f instanceof EventPush p) {
             Event e = p.ev();
-            d.seen.add(new History.Seen(History.Source.PUSH, at,
+            d.rec(epoch).seen.add(new History.Seen(History.Source.PUSH, at,
                     committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body())));
         } else if (f instanceof Synced s) {
             for (Event e : s.events()) {
-                d.seen.add(new History.Seen(History.Source.SYNC, at,
+                d.rec(epoch).seen.add(new History.Seen(History.Source.SYNC, at,
                         committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body())));
             }
         } else if (f instanceof Acked a) {
-            d.cursorReports.add(new History.CursorReport(a.conv(), a.delivered(), History.CursorSource.ACKED));
+            d.rec(epoch).cursorReports.add(new History.CursorReport(a.conv(), a.delivered(), History.CursorSource.ACKED));
         } else if (f instanceof Subbed s) {
             for (ConvState c : s.convs()) {
-                d.cursorReports.add(new History.CursorReport(c.conv(), c.delivered(), History.CursorSource.SUBBED));
+                d.rec(epoch).cursorReports.add(new History.CursorReport(c.conv(), c.delivered(), History.CursorSource.SUBBED));
             }
-        } else if (f instanceof Authed a) {
-            d.epoch = a.epoch();
         }
+    }
+
+    /** Old installs still connected this long after their reinstall (the revocation bound is 2 s). */
+    private final AtomicLong staleStillOpen = new AtomicLong();
+    private final java.net.http.HttpClient admin = java.net.http.HttpClient.newHttpClient();
+
+    /**
+     * The nemesis' device reinstall, through the admin API: the old install's client is left
+     * connected (the platform must close it with 4003 within the bound, and refuse its reads) and
+     * watched for 3 s; then it is closed and the device starts fresh as a new install (new token,
+     * empty state directory), as a user who reinstalled the app.
+     */
+    private String reinstall(int i) {
+        Dev d = devices.get(i);
+        if (d.parked) return d.id + " parked";
+        JsonNode r;
+        try {
+            var req = java.net.http.HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + stack.gatewayPorts[0]
+                            + "/admin/devices/" + d.id + "/reinstall"))
+                    .header("Authorization", "Bearer " + Stack.ADMIN_TOKEN)
+                    .POST(java.net.http.HttpRequest.BodyPublishers.noBody()).build();
+            var resp = admin.send(req, java.net.http.HttpResponse.BodyHandlers.ofString());
+            if (resp.statusCode() != 200) return d.id + " reinstall answered " + resp.statusCode() + " " + resp.body();
+            r = JSON.readTree(resp.body());
+        } catch (IOException e) {
+            return d.id + " reinstall failed: " + e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return d.id + " reinstall interrupted";
+        }
+        long at = System.currentTimeMillis();
+        ImClient old = d.client;
+        Rec rec = d.rec(d.epoch);
+        rec.retiredAt = at;
+        while (old.isConnected() && System.currentTimeMillis() < at + 3_000) LockSupport.parkNanos(50_000_000L);
+        boolean stillOpen = old.isConnected();
+        if (stillOpen) staleStillOpen.incrementAndGet();
+        Map<String, List<Long>> stored = new TreeMap<>();
+        Map<String, Long> local = new TreeMap<>();
+        for (String conv : convs) {
+            List<ReceivedEvent> evs = old.events(conv);
+            if (!evs.isEmpty()) stored.put(conv, evs.stream().map(ReceivedEvent::seq).toList());
+            if (old.cursor(conv) > 0) local.put(conv, old.cursor(conv));
+        }
+        Set<String> pending = new HashSet<>();
+        for (PendingSend p : old.pending()) pending.add(p.cmid());
+        rec.stored = stored;
+        rec.local = local;
+        rec.pending = pending;
+        int epoch = r.get("epoch").asInt();
+        d.token = r.get("token").asText();
+        d.stateDir = d.stateDir.resolveSibling(d.id + "-e" + epoch);
+        d.epoch = epoch;
+        old.close();
+        try {
+            startClient(d);
+        } catch (IOException e) {
+            problems.add(d.id + " new install could not start: " + e);
+        }
+        return d.id + " epoch " + epoch + (stillOpen ? ", old install STILL CONNECTED 3 s later" : ", old install closed by the server");
     }
 
     /** The nemesis' client restart: the SDK closed and opened again from its state directory, like a restarted process. */
@@ -529,7 +601,7 @@ public final class Campaign {
                 problems.add(d.id + " enqueue failed: " + e);
                 continue;
             }
-            d.attempts.add(new Attempt(cmid, conv, body));
+            d.attempts.add(new Attempt(cmid, conv, body, d.epoch));
             try {
                 for (SentAck a : d.client.resendPending()) d.acked.put(a.cmid(), a.seq());
             } catch (IOException e) {
@@ -742,8 +814,9 @@ public final class Campaign {
             for (PendingSend p : d.client.pending()) pending.add(p.cmid());
             for (Attempt a : d.attempts) {
                 List<History.SentReply> rs = List.copyOf(d.replies.getOrDefault(a.cmid(), List.of()));
+                Set<String> pend = a.epoch() == d.epoch ? pending : d.rec(a.epoch()).pending;
                 History.Outcome out = !rs.isEmpty() ? History.Outcome.SENT
-                        : pending.contains(a.cmid()) ? History.Outcome.PENDING : History.Outcome.REJECTED;
+                        : pend.contains(a.cmid()) ? History.Outcome.PENDING : History.Outcome.REJECTED;
                 sends.add(new History.SendRecord(d.id, d.user, a.conv(), a.cmid(), a.body(), out, rs));
             }
         }
@@ -773,9 +846,16 @@ public final class Campaign {
                 long c = d.client.cursor(conv);
                 if (c > 0 || visibility.getOrDefault(conv, Map.of()).containsKey(d.user)) local.put(conv, c);
             }
+            Rec rec = d.rec(d.epoch);
             devs.add(new History.DeviceRecord(d.id, d.epoch, d.user, d.client.isConnected(), 0, stored, local,
-                    finalServer.getOrDefault(d.id, Map.of()), List.copyOf(d.seen), List.copyOf(d.storedEvents),
-                    List.copyOf(d.cursorReports), d.client.pending().size()));
+                    finalServer.getOrDefault(d.id, Map.of()), List.copyOf(rec.seen), List.copyOf(rec.storedEvents),
+                    List.copyOf(rec.cursorReports), d.client.pending().size()));
+            for (Map.Entry<Integer, Rec> e : new TreeMap<>(d.recs).entrySet()) {
+                if (e.getKey() == d.epoch) continue;
+                Rec old = e.getValue();
+                devs.add(new History.DeviceRecord(d.id, e.getKey(), d.user, false, old.retiredAt, old.stored, old.local,
+                        Map.of(), List.copyOf(old.seen), List.copyOf(old.storedEvents), List.copyOf(old.cursorReports), 0));
+            }
         }
         List<History.TopicRecord> topic = readTopic(heads);
         return new History(sends, committed, heads, topic, visibility, List.copyOf(membershipOps), devs);

@@ -49,6 +49,11 @@ public final class Nemesis implements Runnable {
          * leave+join, or a removal while the user sends into the conversation (shapes in turn).
          */
         MEMBERSHIP_CHURN,
+        /**
+         * One random device is reinstalled through the admin API; its old install stays connected
+         * (the platform must close it) and the device then starts fresh as a new install.
+         */
+        DEVICE_REINSTALL,
         /** SIGSTOP of one gateway for longer than the interest lease (8–10 s), then SIGCONT: its sockets stay open. */
         GATEWAY_FREEZE,
         /** SIGSTOP of one CDC relay (the active one or the standby) for 8–10 s, then SIGCONT. */
@@ -76,6 +81,7 @@ public final class Nemesis implements Runnable {
     private final long intervalMillis;
     private final IntConsumer disconnectClient;
     private final IntConsumer restartClient;
+    private final java.util.function.IntFunction<String> reinstall;
     private final java.util.function.IntFunction<String> churn;
     private int churnShape;
     private final LongSupplier probe;
@@ -89,13 +95,16 @@ public final class Nemesis implements Runnable {
     /**
      * @param disconnectClient disconnects device {@code i}, waits and connects it again (blocking)
      * @param restartClient    closes device {@code i}'s SDK and opens a new one on its state directory (blocking)
+     * @param reinstall        reinstalls device {@code i} (admin API) and starts its new install (blocking); returns what happened
      * @param churn            one membership churn of the given shape (blocking); returns what it did
      * @param probe            sends one message end to end after a heal; returns the ms it took to be
      *                         confirmed and delivered, or -1
      */
     Nemesis(Stack stack, List<Kind> kinds, long seed, long intervalMillis, int clients, IntConsumer disconnectClient,
-            IntConsumer restartClient, java.util.function.IntFunction<String> churn, LongSupplier probe) {
+            IntConsumer restartClient, java.util.function.IntFunction<String> reinstall,
+            java.util.function.IntFunction<String> churn, LongSupplier probe) {
         this.restartClient = restartClient;
+        this.reinstall = reinstall;
         this.churn = churn;
         this.stack = stack;
         this.kinds = List.copyOf(kinds);
@@ -229,6 +238,9 @@ public final class Nemesis implements Runnable {
             case CLIENT_RESTART -> {
                 restartClient.accept(victim);
                 return "device #" + victim;
+            }
+            case DEVICE_REINSTALL -> {
+                return reinstall.apply(victim);
             }
             case MEMBERSHIP_CHURN -> {
                 return churn.apply(churnShape++);
