@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,7 +38,12 @@ class CampaignIT {
         assertTrue(r.figures().get("sends.sent") > 100, "sends flowed: " + r.figures());
         assertEquals(EnumSet.copyOf(kinds), injected, "every selected kind injected");
         assertTrue(r.faults().stream().allMatch(f -> f.recoveryMillis() >= 0), "delivering again after every heal: " + r.faults());
-        assertTrue(r.figures().getOrDefault("frames_dropped.gw.push", 0L) > 0, "pushes were dropped: " + r.figures());
+        // With the classic kinds and the fixed seed the drop window hits pushes; another selection shifts
+        // the random schedule, and then at least some frame must have been dropped.
+        String dropped = kinds.equals(Nemesis.Kind.CLASSIC) ? "frames_dropped.gw.push" : null;
+        long drops = dropped != null ? r.figures().getOrDefault(dropped, 0L)
+                : r.figures().entrySet().stream().filter(e -> e.getKey().startsWith("frames_dropped.")).mapToLong(Map.Entry::getValue).sum();
+        assertTrue(drops > 0, "frames were dropped: " + r.figures());
         assertEquals(1L, r.figures().get("devices_offline_at_check"));
         assertTrue(r.figures().containsKey("offline_catch_up_ms"), "the offline device came back and was checked: " + r.figures());
         assertTrue(r.ok(), "violations: " + r.report().violations());
