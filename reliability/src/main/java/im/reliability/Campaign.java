@@ -8,7 +8,6 @@ import im.client.ImClient;
 import im.client.PendingSend;
 import im.client.ReceivedEvent;
 import im.client.SentAck;
-import im.ingest.directory.MembershipChange;
 import im.protocol.Acked;
 import im.protocol.ConvState;
 import im.protocol.Event;
@@ -160,6 +159,9 @@ public final class Campaign {
     private final Map<String, Set<String>> memberOf = new ConcurrentHashMap<>();
     /** Every membership change the campaign made, with the seq it was answered. */
     private final List<History.MembershipOp> membershipOps = new CopyOnWriteArrayList<>();
+    /** The admin API client (membership changes, reinstalls). */
+    private final java.net.http.HttpClient admin = java.net.http.HttpClient.newBuilder()
+            .connectTimeout(Duration.ofSeconds(2)).build();
     private final AtomicBoolean stopSenders = new AtomicBoolean();
     private final AtomicLong sendErrors = new AtomicLong();
     private final AtomicLong membershipDone = new AtomicLong();
@@ -481,7 +483,6 @@ public final class Campaign {
 
     /** Old installs still connected this long after their reinstall (the revocation bound is 2 s). */
     private final AtomicLong staleStillOpen = new AtomicLong();
-    private final java.net.http.HttpClient admin = java.net.http.HttpClient.newHttpClient();
 
     /**
      * The nemesis' device reinstall, through the admin API: the old install's client is left
@@ -629,10 +630,10 @@ public final class Campaign {
                     long inGroup = memberOf.values().stream().filter(s -> s.contains(g)).count();
                     if (inGroup <= 2) continue;
                     memberOf.get(u).remove(g);   // stop choosing it first: fewer sends rejected as NOT_MEMBER
-                    recordOp(directory.removeMember(g, u));
+                    member(g, u, false);
                     log("membership: %s left %s", u, g);
                 } else {
-                    recordOp(directory.addMember(g, u));
+                    member(g, u, true);
                     memberOf.get(u).add(g);
                     log("membership: %s joined %s", u, g);
                 }
@@ -644,8 +645,38 @@ public final class Campaign {
         }
     }
 
-    private void recordOp(MembershipChange ch) {
-        membershipOps.add(new History.MembershipOp(ch.conv(), ch.user(), ch.kind(), ch.seq(), ch.changed()));
+    /**
+     * A membership change through the admin API ({@code PUT}/{@code DELETE
+     * /admin/conversations/{conv}/members/{user}}), as an operator makes it: on gateway 0, or gateway 1
+     * when gateway 0 is down. Records the operation with the seq of its join/leave event.
+     *
+     * @throws IllegalStateException if neither gateway answered 200 (the change may or may not have happened)
+     */
+    private void member(String conv, String user, boolean add) {
+        String failure = "";
+        for (int gw = 0; gw < Stack.GATEWAYS; gw++) {
+            try {
+                var req = java.net.http.HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + stack.gatewayPorts[gw]
+                                + "/admin/conversations/" + conv + "/members/" + user))
+                        .header("Authorization", "Bearer " + Stack.ADMIN_TOKEN)
+                        .timeout(Duration.ofSeconds(5))
+                        .method(add ? "PUT" : "DELETE", java.net.http.HttpRequest.BodyPublishers.noBody()).build();
+                var resp = admin.send(req, java.net.http.HttpResponse.BodyHandlers.ofString());
+                if (resp.statusCode() == 200) {
+                    JsonNode r = JSON.readTree(resp.body());
+                    membershipOps.add(new History.MembershipOp(conv, user, r.get("event").asText(), r.get("seq").asLong(),
+                            r.get("changed").asBoolean()));
+                    return;
+                }
+                failure += " gateway" + gw + ": " + resp.statusCode() + " " + resp.body();
+            } catch (IOException e) {
+                failure += " gateway" + gw + ": " + e;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted");
+            }
+        }
+        throw new IllegalStateException((add ? "PUT " : "DELETE ") + conv + "/" + user + " failed:" + failure);
     }
 
     /**
@@ -666,26 +697,26 @@ public final class Campaign {
             switch (shape % 3) {
                 case 0 -> {
                     memberOf.get(u).remove(g);
-                    recordOp(directory.removeMember(g, u));
+                    member(g, u, false);
                     LockSupport.parkNanos(1_500_000_000L);
-                    recordOp(directory.addMember(g, u));
+                    member(g, u, true);
                     memberOf.get(u).add(g);
                     return u + " left " + g + " and rejoined 1.5 s later";
                 }
                 case 1 -> {
                     memberOf.get(u).remove(g);
-                    recordOp(directory.removeMember(g, u));
-                    recordOp(directory.addMember(g, u));
+                    member(g, u, false);
+                    member(g, u, true);
                     memberOf.get(u).add(g);
                     return u + " left and rejoined " + g + " back to back";
                 }
                 default -> {
                     // Removed while it sends: the senders keep choosing g for u, so some sends race the removal.
-                    recordOp(directory.removeMember(g, u));
+                    member(g, u, false);
                     LockSupport.parkNanos(1_000_000_000L);
                     memberOf.get(u).remove(g);
                     LockSupport.parkNanos(500_000_000L);
-                    recordOp(directory.addMember(g, u));
+                    member(g, u, true);
                     memberOf.get(u).add(g);
                     return u + " removed from " + g + " while sending, rejoined";
                 }
