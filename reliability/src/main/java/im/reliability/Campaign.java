@@ -58,8 +58,9 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * entry, cmid known before anything goes on the wire) and then calls {@code resendPending()}. Its
  * outcome at the end: SENT if any {@code sent} for the cmid arrived (also late ones and those of
  * automatic resends, via {@link ClientListener#onSent}), PENDING if it is still in the outbox,
- * otherwise REJECTED (the SDK dropped it after a terminal error). Server cursors are sampled from
- * {@code device_cursors} every 200 ms.
+ * otherwise REJECTED (the SDK dropped it after a terminal error). What each device was told (event
+ * pushes, synced pages, acked and subbed cursors) is recorded by a {@link WireTap} per device, per
+ * install epoch; {@code device_cursors} is read only as a quiesce condition and once at the end.
  */
 public final class Campaign {
     private static final ObjectMapper JSON = new ObjectMapper();
