@@ -8,6 +8,13 @@ import im.client.ImClient;
 import im.client.PendingSend;
 import im.client.ReceivedEvent;
 import im.client.SentAck;
+import im.protocol.Acked;
+import im.protocol.ConvState;
+import im.protocol.Event;
+import im.protocol.EventPush;
+import im.protocol.ServerFrame;
+import im.protocol.Subbed;
+import im.protocol.Synced;
 import im.ingest.directory.Directory;
 import java.io.IOException;
 import java.net.URI;
@@ -51,8 +58,9 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * entry, cmid known before anything goes on the wire) and then calls {@code resendPending()}. Its
  * outcome at the end: SENT if any {@code sent} for the cmid arrived (also late ones and those of
  * automatic resends, via {@link ClientListener#onSent}), PENDING if it is still in the outbox,
- * otherwise REJECTED (the SDK dropped it after a terminal error). Server cursors are sampled from
- * {@code device_cursors} every 200 ms.
+ * otherwise REJECTED (the SDK dropped it after a terminal error). What each device was told (event
+ * pushes, synced pages, acked and subbed cursors) is recorded by a {@link WireTap} per device, per
+ * install epoch; {@code device_cursors} is read only as a quiesce condition and once at the end.
  */
 public final class Campaign {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -95,22 +103,44 @@ public final class Campaign {
         }
     }
 
-    private record Attempt(String cmid, String conv, String body) {}
+    private record Attempt(String cmid, String conv, String body, int epoch) {}
+
+    /** What one install of a device was told and stored; for a replaced install also its state when it was closed. */
+    private static final class Rec {
+        final List<History.Seen> seen = new CopyOnWriteArrayList<>();
+        final List<History.CommittedEvent> storedEvents = new CopyOnWriteArrayList<>();
+        final List<History.CursorReport> cursorReports = new CopyOnWriteArrayList<>();
+        volatile long retiredAt;
+        volatile Map<String, List<Long>> stored = Map.of();
+        volatile Map<String, Long> local = Map.of();
+        volatile Set<String> pending = Set.of();
+    }
 
     /** One device: its client, what it attempted and every ack it saw. */
     private static final class Dev {
         final int index;
         final String id;
         final String user;
-        final String token;
-        final Path stateDir;
+        volatile String token;
+        volatile Path stateDir;
         /** A probe device: sends only the nemesis' probe messages, never faulted. */
         boolean probe;
         /** Parked offline (see {@link Options#offlineAtEnd}): nobody reconnects it until the first check is done. */
         volatile boolean parked;
         volatile ImClient client;
         final ConcurrentLinkedQueue<Attempt> attempts = new ConcurrentLinkedQueue<>();
+        /** cmid -> the seq of its first {@code sent} (what the sender waits for). */
         final Map<String, Long> acked = new ConcurrentHashMap<>();
+        /** cmid -> every {@code sent} reply, in arrival order. */
+        final Map<String, List<History.SentReply>> replies = new ConcurrentHashMap<>();
+        /** Per install epoch: recorded by the wire tap and the SDK's onEvent, for the checker. */
+        final Map<Integer, Rec> recs = new ConcurrentHashMap<>();
+        volatile int epoch = 1;
+
+        Rec rec(int epoch) {
+            return recs.computeIfAbsent(epoch, k -> new Rec());
+        }
+        WireTap tap;
 
         Dev(int index, String id, String user, String token, Path stateDir) {
             this.index = index;
@@ -128,10 +158,12 @@ public final class Campaign {
     private final Set<String> groupConvs = new LinkedHashSet<>();
     /** user -> conversations it is currently a member of (as far as the campaign knows). */
     private final Map<String, Set<String>> memberOf = new ConcurrentHashMap<>();
-    /** device -> conv -> every distinct delivered_seq sampled from device_cursors, in order. */
-    private final Map<String, Map<String, List<Long>>> serverCursors = new ConcurrentHashMap<>();
+    /** Every membership change the campaign made, with the seq it was answered. */
+    private final List<History.MembershipOp> membershipOps = new CopyOnWriteArrayList<>();
+    /** The admin API client (membership changes, reinstalls). */
+    private final java.net.http.HttpClient admin = java.net.http.HttpClient.newBuilder()
+            .connectTimeout(Duration.ofSeconds(2)).build();
     private final AtomicBoolean stopSenders = new AtomicBoolean();
-    private final AtomicBoolean stopPoller = new AtomicBoolean();
     private final AtomicLong sendErrors = new AtomicLong();
     private final AtomicLong membershipDone = new AtomicLong();
     private final List<String> problems = new CopyOnWriteArrayList<>();
@@ -165,12 +197,10 @@ public final class Campaign {
             directory = new Directory(stack.db.dataSource(), Clock.systemUTC());
             createCast();
             for (Dev d : devices) openClient(d);
-            Thread poller = daemon("cursor-poller", this::pollCursors);
-            poller.start();
 
             int faultable = (int) devices.stream().filter(d -> !d.probe).count();
             Nemesis nemesis = new Nemesis(stack, o.faults(), random.nextLong(), o.faultInterval().toMillis(), faultable,
-                    this::bounceClient, this::probe);
+                    this::bounceClient, this::restartClient, this::reinstall, this::churnOnce, this::probe);
             List<Thread> senders = new ArrayList<>();
             long senderCount = devices.stream().filter(d -> !memberOf.get(d.user).isEmpty()).count();
             double perDevice = o.sendsPerSecond() / Math.max(1, senderCount);
@@ -214,9 +244,6 @@ public final class Campaign {
 
             long quiesceStart = System.currentTimeMillis();
             long convergeMs = quiesce();
-            stopPoller.set(true);
-            poller.join(10_000);
-            pollOnce();   // the final server cursors
 
             History h = buildHistory();
             Map<String, Long> figures = new LinkedHashMap<>();
@@ -241,7 +268,9 @@ public final class Campaign {
                 figures.put(key + ".median", rec.get(rec.size() / 2));
             }
             figures.put("nemesis_errors", (long) nemesis.errors.size());
+            for (Dev d : devices) d.tap.problems.forEach(problems::add);
             figures.put("harness_problems", (long) problems.size());
+            figures.put("reinstalled_installs_still_open_after_3s", staleStillOpen.get());
             figures.put("converge_ms", convergeMs);
             long lastHeal = nemesis.faults.stream().mapToLong(Nemesis.Fault::healedMillis).max().orElse(quiesceStart);
             figures.put("last_heal_to_converged_ms", quiesceStart + convergeMs - lastHeal);
@@ -256,7 +285,6 @@ public final class Campaign {
                     connectWithRetry(d, 60_000);
                 }
                 long catchUp = quiesce();
-                pollOnce();
                 figures.put("offline_catch_up_ms", catchUp);
                 History h2 = buildHistory();
                 CheckReport second = Checker.check(h2);
@@ -283,6 +311,7 @@ public final class Campaign {
         } finally {
             for (Dev d : devices) {
                 if (d.client != null) d.client.close();
+                if (d.tap != null) d.tap.close();
             }
             stack.close();
         }
@@ -379,7 +408,7 @@ public final class Campaign {
         long deadline = t0 + 60_000;
         try {
             String cmid = probeSender.client.enqueue(PROBE_CONV, "probe at " + t0);
-            probeSender.attempts.add(new Attempt(cmid, PROBE_CONV, "probe at " + t0));
+            probeSender.attempts.add(new Attempt(cmid, PROBE_CONV, "probe at " + t0, probeSender.epoch));
             Long seq;
             while ((seq = probeSender.acked.get(cmid)) == null) {
                 if (System.currentTimeMillis() > deadline) return -1;
@@ -401,16 +430,127 @@ public final class Campaign {
     }
 
     private void openClient(Dev d) throws IOException {
-        URI uri = d == probeSender ? stack.ws(0) : d == probeReceiver ? stack.ws(1) : stack.ws(d.index % Stack.GATEWAYS);
-        ImClient c = ImClient.open(ClientOptions.of(uri, d.token, d.stateDir));
+        int gw = d == probeSender ? 0 : d == probeReceiver ? 1 : d.index % Stack.GATEWAYS;
+        d.tap = new WireTap(d.id, new java.net.InetSocketAddress("127.0.0.1", stack.gatewayPorts[gw]),
+                (epoch, f, at) -> record(d, epoch, f, at));
+        startClient(d);
+    }
+
+    /** A new SDK instance on the device's state directory (as a restarted process), connected. */
+    private void startClient(Dev d) throws IOException {
+        ImClient c = ImClient.open(ClientOptions.of(d.tap.uri(), d.token, d.stateDir));
+        Rec rec = d.rec(d.epoch);
         c.addListener(new ClientListener() {
             @Override
             public void onSent(SentAck ack) {
-                d.acked.put(ack.cmid(), ack.seq());
+                d.acked.putIfAbsent(ack.cmid(), ack.seq());
+                d.replies.computeIfAbsent(ack.cmid(), k -> new CopyOnWriteArrayList<>())
+                        .add(new History.SentReply(ack.seq(), ack.dup()));
+            }
+
+            @Override
+            public void onEvent(ReceivedEvent e) {
+                rec.storedEvents.add(committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body()));
             }
         });
         d.client = c;
         connectWithRetry(d, 60_000);
+    }
+
+    private static History.CommittedEvent committedOf(String conv, long seq, String kind, String mid, String sender,
+                                                     String cmid, String body) {
+        return new History.CommittedEvent(conv, seq, kind, mid, sender, cmid, body);
+    }
+
+    /** What the device's socket received: event frames for visibility and content, cursor replies for their history. */
+    private void record(Dev d, int epoch, ServerFrame f, long at) {
+        if (f instanceof EventPush p) {
+            Event e = p.ev();
+            d.rec(epoch).seen.add(new History.Seen(History.Source.PUSH, at,
+                    committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body())));
+        } else if (f instanceof Synced s) {
+            for (Event e : s.events()) {
+                d.rec(epoch).seen.add(new History.Seen(History.Source.SYNC, at,
+                        committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body())));
+            }
+        } else if (f instanceof Acked a) {
+            d.rec(epoch).cursorReports.add(new History.CursorReport(a.conv(), a.delivered(), History.CursorSource.ACKED));
+        } else if (f instanceof Subbed s) {
+            for (ConvState c : s.convs()) {
+                d.rec(epoch).cursorReports.add(new History.CursorReport(c.conv(), c.delivered(), History.CursorSource.SUBBED));
+            }
+        }
+    }
+
+    /** Old installs still connected this long after their reinstall (the revocation bound is 2 s). */
+    private final AtomicLong staleStillOpen = new AtomicLong();
+
+    /**
+     * The nemesis' device reinstall, through the admin API: the old install's client is left
+     * connected (the platform must close it with 4003 within the bound, and refuse its reads) and
+     * watched for 3 s; then it is closed and the device starts fresh as a new install (new token,
+     * empty state directory), as a user who reinstalled the app.
+     */
+    private String reinstall(int i) {
+        Dev d = devices.get(i);
+        if (d.parked) return d.id + " parked";
+        JsonNode r;
+        try {
+            var req = java.net.http.HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + stack.gatewayPorts[0]
+                            + "/admin/devices/" + d.id + "/reinstall"))
+                    .header("Authorization", "Bearer " + Stack.ADMIN_TOKEN)
+                    .POST(java.net.http.HttpRequest.BodyPublishers.noBody()).build();
+            var resp = admin.send(req, java.net.http.HttpResponse.BodyHandlers.ofString());
+            if (resp.statusCode() != 200) return d.id + " reinstall answered " + resp.statusCode() + " " + resp.body();
+            r = JSON.readTree(resp.body());
+        } catch (IOException e) {
+            return d.id + " reinstall failed: " + e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return d.id + " reinstall interrupted";
+        }
+        long at = System.currentTimeMillis();
+        ImClient old = d.client;
+        Rec rec = d.rec(d.epoch);
+        rec.retiredAt = at;
+        while (old.isConnected() && System.currentTimeMillis() < at + 3_000) LockSupport.parkNanos(50_000_000L);
+        boolean stillOpen = old.isConnected();
+        if (stillOpen) staleStillOpen.incrementAndGet();
+        Map<String, List<Long>> stored = new TreeMap<>();
+        Map<String, Long> local = new TreeMap<>();
+        for (String conv : convs) {
+            List<ReceivedEvent> evs = old.events(conv);
+            if (!evs.isEmpty()) stored.put(conv, evs.stream().map(ReceivedEvent::seq).toList());
+            if (old.cursor(conv) > 0) local.put(conv, old.cursor(conv));
+        }
+        Set<String> pending = new HashSet<>();
+        for (PendingSend p : old.pending()) pending.add(p.cmid());
+        rec.stored = stored;
+        rec.local = local;
+        rec.pending = pending;
+        int epoch = r.get("epoch").asInt();
+        d.token = r.get("token").asText();
+        d.stateDir = d.stateDir.resolveSibling(d.id + "-e" + epoch);
+        d.epoch = epoch;
+        old.close();
+        try {
+            startClient(d);
+        } catch (IOException e) {
+            problems.add(d.id + " new install could not start: " + e);
+        }
+        return d.id + " epoch " + epoch + (stillOpen ? ", old install STILL CONNECTED 3 s later" : ", old install closed by the server");
+    }
+
+    /** The nemesis' client restart: the SDK closed and opened again from its state directory, like a restarted process. */
+    private void restartClient(int i) {
+        Dev d = devices.get(i);
+        if (d.parked) return;
+        d.client.close();
+        try {
+            startClient(d);
+        } catch (IOException e) {
+            problems.add(d.id + " could not be reopened from " + d.stateDir + ": " + e);
+        }
     }
 
     private void connectWithRetry(Dev d, long millis) {
@@ -463,7 +603,7 @@ public final class Campaign {
                 problems.add(d.id + " enqueue failed: " + e);
                 continue;
             }
-            d.attempts.add(new Attempt(cmid, conv, body));
+            d.attempts.add(new Attempt(cmid, conv, body, d.epoch));
             try {
                 for (SentAck a : d.client.resendPending()) d.acked.put(a.cmid(), a.seq());
             } catch (IOException e) {
@@ -491,10 +631,10 @@ public final class Campaign {
                     long inGroup = memberOf.values().stream().filter(s -> s.contains(g)).count();
                     if (inGroup <= 2) continue;
                     memberOf.get(u).remove(g);   // stop choosing it first: fewer sends rejected as NOT_MEMBER
-                    directory.removeMember(g, u);
+                    member(g, u, false);
                     log("membership: %s left %s", u, g);
                 } else {
-                    directory.addMember(g, u);
+                    member(g, u, true);
                     memberOf.get(u).add(g);
                     log("membership: %s joined %s", u, g);
                 }
@@ -503,6 +643,90 @@ public final class Campaign {
                 log("membership change %s %s failed: %s", u, g, e);
                 resyncMemberships();
             }
+        }
+    }
+
+    /**
+     * A membership change through the admin API ({@code PUT}/{@code DELETE
+     * /admin/conversations/{conv}/members/{user}}), as an operator makes it: on gateway 0, or gateway 1
+     * when gateway 0 is down. Records the operation with the seq of its join/leave event.
+     *
+     * @throws IllegalStateException if neither gateway answered 200 (the change may or may not have happened)
+     */
+    private void member(String conv, String user, boolean add) {
+        String failure = "";
+        for (int gw = 0; gw < Stack.GATEWAYS; gw++) {
+            try {
+                var req = java.net.http.HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + stack.gatewayPorts[gw]
+                                + "/admin/conversations/" + conv + "/members/" + user))
+                        .header("Authorization", "Bearer " + Stack.ADMIN_TOKEN)
+                        .timeout(Duration.ofSeconds(5))
+                        .method(add ? "PUT" : "DELETE", java.net.http.HttpRequest.BodyPublishers.noBody()).build();
+                var resp = admin.send(req, java.net.http.HttpResponse.BodyHandlers.ofString());
+                if (resp.statusCode() == 200) {
+                    JsonNode r = JSON.readTree(resp.body());
+                    membershipOps.add(new History.MembershipOp(conv, user, r.get("event").asText(), r.get("seq").asLong(),
+                            r.get("changed").asBoolean()));
+                    return;
+                }
+                failure += " gateway" + gw + ": " + resp.statusCode() + " " + resp.body();
+            } catch (IOException e) {
+                failure += " gateway" + gw + ": " + e;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted");
+            }
+        }
+        throw new IllegalStateException((add ? "PUT " : "DELETE ") + conv + "/" + user + " failed:" + failure);
+    }
+
+    /**
+     * The nemesis' membership churn of an online user, in one of three shapes: leave and rejoin
+     * after a moment, a back-to-back leave+join, or a removal while the user keeps sending into the
+     * conversation (its sends get NOT_MEMBER until the rejoin). Returns what it did.
+     */
+    private String churnOnce(int shape) {
+        List<String> groups = new ArrayList<>(groupConvs);
+        if (groups.isEmpty()) return "no groups";
+        Random r = new Random(shape * 31L + membershipOps.size());
+        String g = groups.get(r.nextInt(groups.size()));
+        List<String> in = new ArrayList<>(new java.util.TreeSet<>(memberOf.entrySet().stream()
+                .filter(e -> e.getValue().contains(g) && !e.getKey().startsWith("u-probe")).map(Map.Entry::getKey).toList()));
+        if (in.size() <= 2) return g + " too small";
+        String u = in.get(r.nextInt(in.size()));
+        try {
+            switch (shape % 3) {
+                case 0 -> {
+                    memberOf.get(u).remove(g);
+                    member(g, u, false);
+                    LockSupport.parkNanos(1_500_000_000L);
+                    member(g, u, true);
+                    memberOf.get(u).add(g);
+                    return u + " left " + g + " and rejoined 1.5 s later";
+                }
+                case 1 -> {
+                    memberOf.get(u).remove(g);
+                    member(g, u, false);
+                    member(g, u, true);
+                    memberOf.get(u).add(g);
+                    return u + " left and rejoined " + g + " back to back";
+                }
+                default -> {
+                    // Removed while it sends: the senders keep choosing g for u, so some sends race the removal.
+                    member(g, u, false);
+                    LockSupport.parkNanos(1_000_000_000L);
+                    memberOf.get(u).remove(g);
+                    LockSupport.parkNanos(500_000_000L);
+                    member(g, u, true);
+                    memberOf.get(u).add(g);
+                    return u + " removed from " + g + " while sending, rejoined";
+                }
+            }
+        } catch (RuntimeException e) {
+            resyncMemberships();
+            return u + " " + g + " failed: " + e;
+        } finally {
+            membershipDone.incrementAndGet();
         }
     }
 
@@ -523,26 +747,6 @@ public final class Campaign {
     }
 
     // ------------------------------------------------------------------ observation
-
-    private void pollCursors() {
-        while (!stopPoller.get()) {
-            pollOnce();
-            LockSupport.parkNanos(200_000_000L);
-        }
-    }
-
-    private synchronized void pollOnce() {
-        try {
-            query("SELECT device_id, conv_id, delivered_seq FROM device_cursors", rs -> {
-                List<Long> l = serverCursors.computeIfAbsent(rs.getString(1), k -> new ConcurrentHashMap<>())
-                        .computeIfAbsent(rs.getString(2), k -> new CopyOnWriteArrayList<>());
-                long v = rs.getLong(3);
-                if (l.isEmpty() || l.get(l.size() - 1) != v) l.add(v);
-            });
-        } catch (SQLException e) {
-            // PostgreSQL is down: no sample this time
-        }
-    }
 
     private interface RowHandler {
         void row(ResultSet rs) throws SQLException;
@@ -572,7 +776,8 @@ public final class Campaign {
         while (System.currentTimeMillis() < deadline) {
             for (Dev d : devices) {
                 if (d.parked) continue;
-                if (!d.client.isConnected()) connectWithRetry(d, 1_000);
+                // No reconnect here: a device that lost its connection reconnects by itself (the SDK) or
+                // not at all; convergence must come from the system, not from the harness.
                 if (!d.client.pending().isEmpty() && d.client.isConnected()) {
                     try {
                         for (SentAck a : d.client.resendPending()) d.acked.put(a.cmid(), a.seq());
@@ -581,7 +786,6 @@ public final class Campaign {
                     }
                 }
             }
-            pollOnce();
             lag = lagging();
             if (lag.isEmpty()) {
                 long ms = System.currentTimeMillis() - t0;
@@ -599,8 +803,12 @@ public final class Campaign {
         Map<String, Long> heads;
         Map<String, Set<String>> current = new HashMap<>();
         Map<String, Map<String, Long>> leftAt = new HashMap<>();   // user -> conv -> seq of the leave
+        Map<String, Map<String, Long>> serverCursors = new HashMap<>();
         try {
             heads = heads();
+            // A wait condition only: the checker judges the cursors the devices were told, not this table.
+            query("SELECT device_id, conv_id, delivered_seq FROM device_cursors",
+                    rs -> serverCursors.computeIfAbsent(rs.getString(1), k -> new HashMap<>()).put(rs.getString(2), rs.getLong(3)));
             query("SELECT user_id, conv_id FROM memberships WHERE to_seq IS NULL",
                     rs -> current.computeIfAbsent(rs.getString(1), k -> new HashSet<>()).add(rs.getString(2)));
             query("SELECT m.user_id, m.conv_id, m.to_seq FROM memberships m WHERE m.to_seq IS NOT NULL AND NOT EXISTS"
@@ -615,8 +823,7 @@ public final class Campaign {
             for (String conv : current.getOrDefault(d.user, Set.of())) {
                 long head = heads.get(conv);
                 long local = d.client.cursor(conv);
-                List<Long> server = serverCursors.getOrDefault(d.id, Map.of()).getOrDefault(conv, List.of());
-                long srv = server.isEmpty() ? -1 : server.get(server.size() - 1);
+                long srv = serverCursors.getOrDefault(d.id, Map.of()).getOrDefault(conv, -1L);
                 if (local != head || srv != head) {
                     return d.id + " in " + conv + ": local " + local + ", server " + srv + ", head " + head;
                 }
@@ -638,16 +845,18 @@ public final class Campaign {
             Set<String> pending = new HashSet<>();
             for (PendingSend p : d.client.pending()) pending.add(p.cmid());
             for (Attempt a : d.attempts) {
-                Long seq = d.acked.get(a.cmid());
-                History.Outcome out = seq != null ? History.Outcome.SENT
-                        : pending.contains(a.cmid()) ? History.Outcome.PENDING : History.Outcome.REJECTED;
-                sends.add(new History.SendRecord(d.id, d.user, a.conv(), a.cmid(), a.body(), out, seq == null ? 0 : seq));
+                List<History.SentReply> rs = List.copyOf(d.replies.getOrDefault(a.cmid(), List.of()));
+                Set<String> pend = a.epoch() == d.epoch ? pending : d.rec(a.epoch()).pending;
+                History.Outcome out = !rs.isEmpty() ? History.Outcome.SENT
+                        : pend.contains(a.cmid()) ? History.Outcome.PENDING : History.Outcome.REJECTED;
+                sends.add(new History.SendRecord(d.id, d.user, a.conv(), a.cmid(), a.body(), out, rs));
             }
         }
         Map<String, List<History.CommittedEvent>> committed = new TreeMap<>();
-        query("SELECT conv_id, seq, kind, sender, cmid, body FROM events ORDER BY conv_id, seq", rs ->
-                committed.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(new History.CommittedEvent(
-                        rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6))));
+        query("SELECT conv_id, seq, kind, mid::text, sender, cmid, body FROM events ORDER BY conv_id, seq", rs ->
+                committed.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(committedOf(
+                        rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
+                        rs.getString(7))));
         Map<String, Long> heads = heads();
         Map<String, Map<String, List<History.Period>>> visibility = new TreeMap<>();
         query("SELECT conv_id, user_id, from_seq, to_seq FROM memberships ORDER BY conv_id, user_id, from_seq", rs -> {
@@ -660,7 +869,6 @@ public final class Campaign {
         query("SELECT device_id, conv_id, delivered_seq FROM device_cursors", rs ->
                 finalServer.computeIfAbsent(rs.getString(1), k -> new TreeMap<>()).put(rs.getString(2), rs.getLong(3)));
         List<History.DeviceRecord> devs = new ArrayList<>();
-        List<String> online = new ArrayList<>();
         for (Dev d : devices) {
             Map<String, List<Long>> stored = new TreeMap<>();
             Map<String, Long> local = new TreeMap<>();
@@ -670,14 +878,19 @@ public final class Campaign {
                 long c = d.client.cursor(conv);
                 if (c > 0 || visibility.getOrDefault(conv, Map.of()).containsKey(d.user)) local.put(conv, c);
             }
-            Map<String, List<Long>> hist = new TreeMap<>();
-            serverCursors.getOrDefault(d.id, Map.of()).forEach((conv, l) -> hist.put(conv, List.copyOf(l)));
-            devs.add(new History.DeviceRecord(d.id, d.user, stored, local, finalServer.getOrDefault(d.id, Map.of()), hist,
-                    d.client.pending().size()));
-            if (d.client.isConnected()) online.add(d.id);
+            Rec rec = d.rec(d.epoch);
+            devs.add(new History.DeviceRecord(d.id, d.epoch, d.user, d.client.isConnected(), 0, stored, local,
+                    finalServer.getOrDefault(d.id, Map.of()), List.copyOf(rec.seen), List.copyOf(rec.storedEvents),
+                    List.copyOf(rec.cursorReports), d.client.pending().size()));
+            for (Map.Entry<Integer, Rec> e : new TreeMap<>(d.recs).entrySet()) {
+                if (e.getKey() == d.epoch) continue;
+                Rec old = e.getValue();
+                devs.add(new History.DeviceRecord(d.id, e.getKey(), d.user, false, old.retiredAt, old.stored, old.local,
+                        Map.of(), List.copyOf(old.seen), List.copyOf(old.storedEvents), List.copyOf(old.cursorReports), 0));
+            }
         }
         List<History.TopicRecord> topic = readTopic(heads);
-        return new History(sends, committed, heads, topic, visibility, devs, online);
+        return new History(sends, committed, heads, topic, visibility, List.copyOf(membershipOps), devs);
     }
 
     /** The whole event topic from the beginning, until it covers every head (or 60 s passed) and a poll comes back empty. */

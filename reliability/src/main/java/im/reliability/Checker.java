@@ -1,10 +1,14 @@
 package im.reliability;
 
 import im.reliability.History.CommittedEvent;
+import im.reliability.History.CursorReport;
 import im.reliability.History.DeviceRecord;
+import im.reliability.History.MembershipOp;
 import im.reliability.History.Outcome;
 import im.reliability.History.Period;
+import im.reliability.History.Seen;
 import im.reliability.History.SendRecord;
+import im.reliability.History.SentReply;
 import im.reliability.History.TopicRecord;
 import im.reliability.Violation.Kind;
 import java.util.ArrayList;
@@ -23,31 +27,44 @@ import java.util.TreeSet;
 /**
  * Checks a campaign {@link History} against the platform's promises. Pure: no I/O.
  *
- * <p>The rules, each reported as a {@link Violation} whose detail names the conversation, device,
- * seq and cmid it concerns:
+ * <p>Only rules that a history can break are checked: nothing the schema already forbids (a
+ * second row for one (conv, seq) or one (sender, cmid)) and nothing a map of the recorder already
+ * made unique. Visibility is judged by the periods the log's own join/leave events define (the
+ * log is the authority; the memberships table must agree with it). Each violation's detail names
+ * the conversation, device, seq and cmid it concerns:
  * <ul>
- *   <li>{@link Kind#LOST_WRITE}: every SENT send is in {@code committed[conv]} with its seq, kind
- *       {@code msg}, the same cmid, body and sender (D1, D6).</li>
- *   <li>{@link Kind#DUPLICATE_WRITE}: no (sender, cmid) is committed twice; no two SENT records of
- *       one (user, cmid) report different seqs (D2).</li>
+ *   <li>{@link Kind#LOST_WRITE}: every SENT send is committed at its seq as kind {@code msg} with
+ *       the same cmid, body and sender (D1, D6).</li>
+ *   <li>{@link Kind#DUPLICATE_WRITE}: every {@code sent} reply of one cmid names the same seq, and
+ *       at most one says {@code dup:false} (only one attempt can have inserted the row) (D2).</li>
+ *   <li>{@link Kind#PHANTOM_WRITE}: every committed message is a recorded send of its sender, in
+ *       the same conversation with the same body.</li>
  *   <li>{@link Kind#SEQ_GAP}: each conversation's committed seqs are exactly 1..head.</li>
  *   <li>{@link Kind#NOT_ON_TOPIC}: every committed (conv, seq) is on the event topic at least once.</li>
- *   <li>Per device and conversation, with visible = committed seqs inside the user's periods:
- *       stored seqs strictly ascending ({@link Kind#STORE_DUPLICATE}) and visible
- *       ({@link Kind#STORE_INVISIBLE}); every visible seq &le; the local cursor stored, and the
- *       server cursor not above the local one ({@link Kind#STORE_MISSING}, D3); cursors and the
- *       cursor history not above the head ({@link Kind#CURSOR_ABOVE_HEAD}) and the history
- *       non-decreasing ({@link Kind#CURSOR_REGRESSED}, D4); outbox empty
- *       ({@link Kind#OUTBOX_NOT_EMPTY}).</li>
- *   <li>Online devices in addition: with an open period, local and server cursor at the last visible
- *       seq ({@link Kind#NOT_CONVERGED}); every visible seq stored ({@link Kind#STORE_MISSING}).</li>
+ *   <li>{@link Kind#MEMBERSHIP_MISMATCH}: join/leave events alternate per user, their periods equal
+ *       the memberships table, and every change the admin API confirmed is in the log at its seq.</li>
+ *   <li>Per install and conversation: every event frame it received and every event it stored is
+ *       visible to its user ({@link Kind#FRAME_INVISIBLE}, {@link Kind#STORE_INVISIBLE}) and equals the
+ *       committed event ({@link Kind#CONTENT_MISMATCH}); nothing was reported stored twice
+ *       ({@link Kind#STORE_DUPLICATE}); no event arrived more than {@link #REVOCATION_BOUND_MILLIS}
+ *       after the install was replaced ({@link Kind#STALE_INSTALL_READ}); every visible seq &le; the
+ *       local cursor is stored and the server cursor is not above the local one
+ *       ({@link Kind#STORE_MISSING}, D3); the cursors the server reported ({@code acked}, {@code
+ *       subbed}) never decrease ({@link Kind#CURSOR_REGRESSED}) and never exceed the last seq visible
+ *       to the user, nor the end cursors the head ({@link Kind#CURSOR_ABOVE_HEAD}, D4).</li>
+ *   <li>Online installs in addition: with an open period, local and server cursor at the last
+ *       visible seq ({@link Kind#NOT_CONVERGED}); every visible seq stored ({@link Kind#STORE_MISSING});
+ *       outbox empty ({@link Kind#OUTBOX_NOT_EMPTY}).</li>
  * </ul>
  * A PENDING send that was committed once is fine (the client did not learn the outcome); a PENDING
  * or REJECTED send that is not committed is fine too.
  */
 public final class Checker {
-    /** How many seqs a store violation lists before it summarises the rest. */
+    /** How many seqs a violation lists before it summarises the rest. */
     static final int MAX_LISTED = 10;
+    /** How long an install may still receive events after it was reinstalled (the documented revocation bound). */
+    static final long REVOCATION_BOUND_MILLIS = 2_000;
+    private static final long OPEN = Long.MAX_VALUE;
 
     private Checker() {}
 
@@ -55,28 +72,31 @@ public final class Checker {
         List<Violation> out = new ArrayList<>();
         Map<String, List<CommittedEvent>> committed = nz(h.committed());
         Map<String, Long> heads = nz(h.heads());
-        Map<String, Map<String, List<Period>>> visibility = nz(h.visibility());
         List<SendRecord> sends = nz(h.sends());
         List<TopicRecord> topic = nz(h.topic());
         List<DeviceRecord> devices = nz(h.devices());
-        Set<String> online = new HashSet<>(nz(h.online()));
 
-        // Committed events by conv and seq (the first one wins for a duplicated seq; SEQ_GAP reports it).
         Map<String, Map<Long, CommittedEvent>> bySeq = new TreeMap<>();
         committed.forEach((conv, evs) -> {
             Map<Long, CommittedEvent> m = bySeq.computeIfAbsent(conv, k -> new TreeMap<>());
-            for (CommittedEvent e : nz(evs)) {
-                m.putIfAbsent(e.seq(), e);
-            }
+            for (CommittedEvent e : nz(evs)) m.put(e.seq(), e);
         });
 
         checkSends(sends, bySeq, out);
-        checkCommittedCmids(committed, out);
-        checkSeqs(committed, heads, out);
+        checkCommittedMessages(committed, sends, out);
+        checkSeqs(bySeq, heads, out);
         checkTopic(committed, topic, out);
+        Map<String, Map<String, List<Period>>> periods = periodsFromLog(bySeq, out);
+        checkMembership(periods, nz(h.visibility()), nz(h.membershipOps()), bySeq, out);
+
         long storedAll = 0;
+        long seenAll = 0;
+        long reports = 0;
         for (DeviceRecord d : devices) {
-            storedAll += checkDevice(d, online.contains(d.device()), bySeq, heads, visibility, out);
+            storedAll += nz(d.storedEvents()).size();
+            seenAll += nz(d.seen()).size();
+            reports += nz(d.cursorReports()).size();
+            checkDevice(d, bySeq, heads, periods, out);
         }
 
         Map<String, Long> figures = new LinkedHashMap<>();
@@ -88,9 +108,12 @@ public final class Checker {
                 .flatMap(l -> nz(l).stream()).filter(e -> "msg".equals(e.kind())).count());
         figures.put("topic records", (long) topic.size());
         figures.put("topic duplicates", (long) topic.size() - new HashSet<>(topic).size());
-        figures.put("devices", (long) devices.size());
-        figures.put("online devices", devices.stream().filter(d -> online.contains(d.device())).count());
+        figures.put("membership ops", (long) nz(h.membershipOps()).size());
+        figures.put("installs", (long) devices.size());
+        figures.put("online installs", devices.stream().filter(DeviceRecord::online).count());
+        figures.put("frames inspected for visibility", seenAll);
         figures.put("stored events", storedAll);
+        figures.put("cursor reports", reports);
         figures.put("violations", (long) out.size());
         return new CheckReport(List.copyOf(out), figures);
     }
@@ -98,9 +121,7 @@ public final class Checker {
     /** Counts violations per kind, in {@link Kind} order, only kinds that occur. */
     public static Map<Kind, Long> countByKind(Collection<Violation> violations) {
         Map<Kind, Long> m = new java.util.EnumMap<>(Kind.class);
-        for (Violation v : violations) {
-            m.merge(v.kind(), 1L, Long::sum);
-        }
+        for (Violation v : violations) m.merge(v.kind(), 1L, Long::sum);
         return m;
     }
 
@@ -108,92 +129,85 @@ public final class Checker {
 
     private static void checkSends(List<SendRecord> sends, Map<String, Map<Long, CommittedEvent>> bySeq,
                                    List<Violation> out) {
-        Map<List<String>, SendRecord> firstSent = new HashMap<>();
         for (SendRecord s : sends) {
-            if (s.outcome() != Outcome.SENT) {
-                continue;
-            }
+            List<SentReply> replies = nz(s.replies());
+            if (replies.isEmpty()) continue;
             String where = "conv=" + s.conv() + " device=" + s.device() + " user=" + s.user()
                     + " seq=" + s.seq() + " cmid=" + s.cmid();
-            SendRecord prev = firstSent.putIfAbsent(List.of(String.valueOf(s.user()), String.valueOf(s.cmid())), s);
-            if (prev != null && (prev.seq() != s.seq() || !Objects.equals(prev.conv(), s.conv()))) {
-                out.add(new Violation(Kind.DUPLICATE_WRITE, where + ": the same cmid was also reported sent as conv="
-                        + prev.conv() + " seq=" + prev.seq() + " (device=" + prev.device() + ")"));
+            Set<Long> seqs = new TreeSet<>();
+            long fresh = 0;
+            for (SentReply r : replies) {
+                seqs.add(r.seq());
+                if (!r.dup()) fresh++;
             }
-            CommittedEvent e = bySeq.getOrDefault(s.conv(), Map.of()).get(s.seq());
-            if (e == null) {
-                out.add(new Violation(Kind.LOST_WRITE, where + ": acknowledged by sent but no committed event has that seq"));
-                continue;
+            if (seqs.size() > 1) {
+                out.add(new Violation(Kind.DUPLICATE_WRITE, where + ": its sent replies name different seqs " + seqs));
             }
-            List<String> diffs = new ArrayList<>();
-            if (!"msg".equals(e.kind())) {
-                diffs.add("kind " + e.kind());
+            if (fresh > 1) {
+                out.add(new Violation(Kind.DUPLICATE_WRITE, where + ": " + fresh
+                        + " sent replies said dup:false (only one attempt can have inserted it)"));
             }
-            if (!Objects.equals(e.cmid(), s.cmid())) {
-                diffs.add("cmid " + e.cmid());
-            }
-            if (!Objects.equals(e.body(), s.body())) {
-                diffs.add("body " + abbreviate(e.body()) + " instead of " + abbreviate(s.body()));
-            }
-            if (!Objects.equals(e.sender(), s.user())) {
-                diffs.add("sender " + e.sender());
-            }
-            if (!diffs.isEmpty()) {
-                out.add(new Violation(Kind.LOST_WRITE, where + ": the committed event at that seq differs: "
-                        + String.join(", ", diffs)));
+            for (long seq : seqs) {
+                CommittedEvent e = bySeq.getOrDefault(s.conv(), Map.of()).get(seq);
+                String at = where.replace(" seq=" + s.seq() + " ", " seq=" + seq + " ");
+                if (e == null) {
+                    out.add(new Violation(Kind.LOST_WRITE, at + ": acknowledged by sent but no committed event has that seq"));
+                    continue;
+                }
+                List<String> diffs = new ArrayList<>();
+                if (!"msg".equals(e.kind())) diffs.add("kind " + e.kind());
+                if (!Objects.equals(e.cmid(), s.cmid())) diffs.add("cmid " + e.cmid());
+                if (!Objects.equals(e.body(), s.body())) diffs.add("body " + abbreviate(e.body()) + " instead of " + abbreviate(s.body()));
+                if (!Objects.equals(e.sender(), s.user())) diffs.add("sender " + e.sender());
+                if (!diffs.isEmpty()) {
+                    out.add(new Violation(Kind.LOST_WRITE, at + ": the committed event at that seq differs: " + String.join(", ", diffs)));
+                }
             }
         }
     }
 
-    private static void checkCommittedCmids(Map<String, List<CommittedEvent>> committed, List<Violation> out) {
-        Map<List<String>, CommittedEvent> seen = new HashMap<>();
-        committed.forEach((conv, evs) -> {
+    /** Every committed message is one of the recorded sends (same sender, cmid, conversation and body). */
+    private static void checkCommittedMessages(Map<String, List<CommittedEvent>> committed, List<SendRecord> sends,
+                                               List<Violation> out) {
+        Map<List<String>, SendRecord> byKey = new HashMap<>();
+        for (SendRecord s : sends) byKey.put(List.of(String.valueOf(s.user()), String.valueOf(s.cmid())), s);
+        new TreeMap<>(committed).forEach((conv, evs) -> {
             for (CommittedEvent e : nz(evs)) {
-                if (e.cmid() == null) {
-                    continue;
-                }
-                CommittedEvent prev = seen.putIfAbsent(List.of(String.valueOf(e.sender()), e.cmid()), e);
-                if (prev != null) {
-                    out.add(new Violation(Kind.DUPLICATE_WRITE, "conv=" + conv + " seq=" + e.seq() + " sender="
-                            + e.sender() + " cmid=" + e.cmid() + ": committed again (first at conv=" + prev.conv()
-                            + " seq=" + prev.seq() + ")"));
+                if (!"msg".equals(e.kind())) continue;
+                String where = "conv=" + conv + " seq=" + e.seq() + " sender=" + e.sender() + " cmid=" + e.cmid();
+                SendRecord s = byKey.get(List.of(String.valueOf(e.sender()), String.valueOf(e.cmid())));
+                if (s == null) {
+                    out.add(new Violation(Kind.PHANTOM_WRITE, where + ": committed, but no client of that user sent this cmid"));
+                } else if (!Objects.equals(s.conv(), conv) || !Objects.equals(s.body(), e.body())) {
+                    out.add(new Violation(Kind.PHANTOM_WRITE, where + ": committed as " + abbreviate(e.body())
+                            + ", but the send with this cmid was conv=" + s.conv() + " body " + abbreviate(s.body())));
                 }
             }
         });
     }
 
-    private static void checkSeqs(Map<String, List<CommittedEvent>> committed, Map<String, Long> heads,
-                                  List<Violation> out) {
-        Set<String> convs = new TreeSet<>(committed.keySet());
+    private static void checkSeqs(Map<String, Map<Long, CommittedEvent>> bySeq, Map<String, Long> heads, List<Violation> out) {
+        Set<String> convs = new TreeSet<>(bySeq.keySet());
         convs.addAll(heads.keySet());
         for (String conv : convs) {
             Long headOrNull = heads.get(conv);
             long head = headOrNull == null ? 0 : headOrNull;
-            if (headOrNull == null) {
+            Set<Long> seqs = bySeq.getOrDefault(conv, Map.of()).keySet();
+            if (headOrNull == null && !seqs.isEmpty()) {
                 out.add(new Violation(Kind.SEQ_GAP, "conv=" + conv + ": committed events but no head"));
             }
-            Map<Long, Integer> counts = new TreeMap<>();
-            for (CommittedEvent e : nz(committed.get(conv))) {
-                counts.merge(e.seq(), 1, Integer::sum);
+            List<Long> outside = seqs.stream().filter(s -> s < 1 || s > head).toList();
+            if (!outside.isEmpty()) {
+                out.add(new Violation(Kind.SEQ_GAP, "conv=" + conv + " seq=" + list(outside) + ": outside 1.." + head));
             }
-            counts.forEach((seq, n) -> {
-                if (n > 1) {
-                    out.add(new Violation(Kind.SEQ_GAP, "conv=" + conv + " seq=" + seq + ": committed " + n + " times"));
-                }
-                if (seq < 1 || seq > head) {
-                    out.add(new Violation(Kind.SEQ_GAP, "conv=" + conv + " seq=" + seq + ": outside 1.." + head));
-                }
-            });
             long s = 1;
             while (s <= head) {
-                if (counts.containsKey(s)) {
+                if (seqs.contains(s)) {
                     s++;
                     continue;
                 }
                 long from = s;
-                while (s <= head && !counts.containsKey(s)) {
-                    s++;
-                }
+                while (s <= head && !seqs.contains(s)) s++;
                 long to = s - 1;
                 out.add(new Violation(Kind.SEQ_GAP, "conv=" + conv + " seq=" + (from == to ? from + "" : from + ".." + to)
                         + ": missing below head " + head));
@@ -201,8 +215,7 @@ public final class Checker {
         }
     }
 
-    private static void checkTopic(Map<String, List<CommittedEvent>> committed, List<TopicRecord> topic,
-                                   List<Violation> out) {
+    private static void checkTopic(Map<String, List<CommittedEvent>> committed, List<TopicRecord> topic, List<Violation> out) {
         Set<TopicRecord> onTopic = new HashSet<>(topic);
         new TreeMap<>(committed).forEach((conv, evs) -> {
             for (CommittedEvent e : nz(evs)) {
@@ -214,112 +227,221 @@ public final class Checker {
         });
     }
 
+    // ---- membership ---------------------------------------------------------------------------
+
+    /** The visibility periods the log's join/leave events define: a join opens one, the next leave of that user closes it. */
+    static Map<String, Map<String, List<Period>>> periodsFromLog(Map<String, Map<Long, CommittedEvent>> bySeq,
+                                                                 List<Violation> out) {
+        Map<String, Map<String, List<Period>>> periods = new TreeMap<>();
+        bySeq.forEach((conv, evs) -> {
+            Map<String, List<Period>> byUser = periods.computeIfAbsent(conv, k -> new TreeMap<>());
+            for (CommittedEvent e : evs.values()) {
+                boolean join = "join".equals(e.kind());
+                if (!join && !"leave".equals(e.kind())) continue;
+                List<Period> ps = byUser.computeIfAbsent(e.sender(), k -> new ArrayList<>());
+                boolean member = !ps.isEmpty() && ps.get(ps.size() - 1).to() == OPEN;
+                String where = "conv=" + conv + " seq=" + e.seq() + " user=" + e.sender();
+                if (join && member) {
+                    out.add(new Violation(Kind.MEMBERSHIP_MISMATCH, where + ": join event of a user who is already a member"));
+                } else if (join) {
+                    ps.add(new Period(e.seq(), OPEN));
+                } else if (member) {
+                    ps.set(ps.size() - 1, new Period(ps.get(ps.size() - 1).from(), e.seq()));
+                } else {
+                    out.add(new Violation(Kind.MEMBERSHIP_MISMATCH, where + ": leave event of a user who is not a member"));
+                }
+            }
+            byUser.values().removeIf(List::isEmpty);
+        });
+        return periods;
+    }
+
+    private static void checkMembership(Map<String, Map<String, List<Period>>> fromLog,
+                                        Map<String, Map<String, List<Period>>> table, List<MembershipOp> ops,
+                                        Map<String, Map<Long, CommittedEvent>> bySeq, List<Violation> out) {
+        Set<String> convs = new TreeSet<>(fromLog.keySet());
+        convs.addAll(table.keySet());
+        for (String conv : convs) {
+            Map<String, List<Period>> a = nz(fromLog.get(conv));
+            Map<String, List<Period>> b = nz(table.get(conv));
+            Set<String> users = new TreeSet<>(a.keySet());
+            users.addAll(b.keySet());
+            for (String u : users) {
+                List<Period> pa = nz(a.get(u));
+                List<Period> pb = nz(b.get(u));
+                if (!pa.equals(pb)) {
+                    out.add(new Violation(Kind.MEMBERSHIP_MISMATCH, "conv=" + conv + " user=" + u + ": the log's periods "
+                            + pa + " differ from the memberships table " + pb));
+                }
+            }
+        }
+        for (MembershipOp op : ops) {
+            if (!op.changed()) continue;
+            CommittedEvent e = bySeq.getOrDefault(op.conv(), Map.of()).get(op.seq());
+            if (e == null || !op.kind().equals(e.kind()) || !op.user().equals(e.sender())) {
+                out.add(new Violation(Kind.MEMBERSHIP_MISMATCH, "conv=" + op.conv() + " seq=" + op.seq() + " user=" + op.user()
+                        + ": the admin API answered " + op.kind() + " at this seq, the log has "
+                        + (e == null ? "nothing" : e.kind() + " of " + e.sender())));
+            }
+        }
+    }
+
     // ---- devices ------------------------------------------------------------------------------
 
-    /** Checks one device; returns how many events it stored. */
-    private static long checkDevice(DeviceRecord d, boolean isOnline, Map<String, Map<Long, CommittedEvent>> bySeq,
-                                    Map<String, Long> heads, Map<String, Map<String, List<Period>>> visibility,
-                                    List<Violation> out) {
+    private static void checkDevice(DeviceRecord d, Map<String, Map<Long, CommittedEvent>> bySeq, Map<String, Long> heads,
+                                    Map<String, Map<String, List<Period>>> periods, List<Violation> out) {
+        String dev = "device=" + d.device() + " epoch=" + d.epoch() + " user=" + d.user();
+        checkReceived(d, dev, bySeq, periods, out);
+        checkCursorReports(d, dev, heads, periods, out);
+
         Map<String, List<Long>> stored = nz(d.stored());
         Map<String, Long> local = nz(d.localCursor());
         Map<String, Long> server = nz(d.serverCursor());
-        Map<String, List<Long>> history = nz(d.cursorHistory());
-        String dev = "device=" + d.device() + " user=" + d.user();
-
         Set<String> convs = new TreeSet<>(stored.keySet());
         convs.addAll(local.keySet());
         convs.addAll(server.keySet());
-        convs.addAll(history.keySet());
-        visibility.forEach((conv, byUser) -> {
-            if (!nz(periodsOf(byUser, d.user())).isEmpty()) {
-                convs.add(conv);
-            }
+        periods.forEach((conv, byUser) -> {
+            if (byUser.containsKey(d.user())) convs.add(conv);
         });
-
-        long storedAll = 0;
         for (String conv : convs) {
             String where = "conv=" + conv + " " + dev;
             long head = heads.getOrDefault(conv, 0L);
-            List<Period> periods = nz(periodsOf(visibility.get(conv), d.user()));
-            TreeSet<Long> visible = visible(bySeq.getOrDefault(conv, Map.of()).keySet(), periods);
+            List<Period> ps = nz(nz(periods.get(conv)).get(d.user()));
+            TreeSet<Long> visible = visible(bySeq.getOrDefault(conv, Map.of()).keySet(), ps);
             List<Long> st = nz(stored.get(conv));
-            storedAll += st.size();
             Set<Long> storedSet = new HashSet<>(st);
 
-            // STORE_DUPLICATE: strictly ascending.
-            List<String> bad = new ArrayList<>();
-            for (int i = 1; i < st.size(); i++) {
-                if (st.get(i) <= st.get(i - 1)) {
-                    bad.add(st.get(i - 1) + "," + st.get(i));
-                }
-            }
-            if (!bad.isEmpty()) {
-                out.add(new Violation(Kind.STORE_DUPLICATE, where + " seq=" + list(bad)
-                        + ": stored seqs not strictly ascending (repeat or decrease at these pairs)"));
-            }
-
-            // STORE_INVISIBLE: every stored seq visible.
             List<Long> invisible = st.stream().filter(s -> !visible.contains(s)).distinct().toList();
             if (!invisible.isEmpty()) {
                 out.add(new Violation(Kind.STORE_INVISIBLE, where + " seq=" + list(invisible)
-                        + ": stored outside the user's visibility periods " + periods));
+                        + ": in the store at the end, outside the user's visibility periods " + ps));
             }
 
             long lc = local.getOrDefault(conv, 0L);
             long sc = server.getOrDefault(conv, 0L);
-
-            // STORE_MISSING: contiguity up to the local cursor, or (online) every visible seq up to the last one.
+            boolean open = ps.stream().anyMatch(p -> p.to() == OPEN);
             long lastVisible = visible.isEmpty() ? 0 : visible.last();
-            boolean open = periods.stream().anyMatch(p -> p.to() == Long.MAX_VALUE);
-            if (open) {
-                lastVisible = Math.max(lastVisible, head);
-            }
-            long upTo = isOnline ? Math.max(lc, lastVisible) : lc;
+            if (open) lastVisible = Math.max(lastVisible, head);
+            long upTo = d.online() ? Math.max(lc, lastVisible) : lc;
             List<Long> missing = visible.headSet(upTo, true).stream().filter(s -> !storedSet.contains(s)).toList();
             if (!missing.isEmpty()) {
                 out.add(new Violation(Kind.STORE_MISSING, where + " seq=" + list(missing) + ": visible but not stored"
-                        + " (local cursor " + lc + (isOnline ? ", online, last visible " + lastVisible : "") + ")"));
+                        + " (local cursor " + lc + (d.online() ? ", online, last visible " + lastVisible : "") + ")"));
             }
             if (sc > lc) {
                 out.add(new Violation(Kind.STORE_MISSING, where + " seq=" + sc + ": server cursor " + sc
                         + " is above the device's local cursor " + lc + " (D3: acked more than it durably stored)"));
             }
-
-            // CURSOR_ABOVE_HEAD.
             if (lc > head) {
                 out.add(new Violation(Kind.CURSOR_ABOVE_HEAD, where + " seq=" + lc + ": local cursor above head " + head));
             }
             if (sc > head) {
                 out.add(new Violation(Kind.CURSOR_ABOVE_HEAD, where + " seq=" + sc + ": server cursor above head " + head));
             }
-            List<Long> hist = nz(history.get(conv));
-            List<Long> above = hist.stream().filter(v -> v > head).distinct().toList();
-            if (!above.isEmpty()) {
-                out.add(new Violation(Kind.CURSOR_ABOVE_HEAD, where + " seq=" + list(above)
-                        + ": server reported a cursor above head " + head));
-            }
-
-            // CURSOR_REGRESSED.
-            for (int i = 1; i < hist.size(); i++) {
-                if (hist.get(i) < hist.get(i - 1)) {
-                    out.add(new Violation(Kind.CURSOR_REGRESSED, where + " seq=" + hist.get(i)
-                            + ": server reported cursor " + hist.get(i) + " after " + hist.get(i - 1)
-                            + " (report #" + (i + 1) + " of " + hist.size() + ")"));
-                }
-            }
-
-            // NOT_CONVERGED: online with an open period.
-            if (isOnline && open && (lc < lastVisible || sc < lastVisible)) {
+            if (d.online() && open && (lc < lastVisible || sc < lastVisible)) {
                 out.add(new Violation(Kind.NOT_CONVERGED, where + " seq=" + lastVisible + ": local cursor " + lc
                         + ", server cursor " + sc + " below the last visible seq " + lastVisible));
             }
         }
-
         // An offline device cannot send: its outbox waits for it (checked again once it is back online).
-        if (isOnline && d.outboxLeft() > 0) {
+        if (d.online() && d.outboxLeft() > 0) {
             out.add(new Violation(Kind.OUTBOX_NOT_EMPTY, dev + ": " + d.outboxLeft() + " send(s) left in the outbox"));
         }
-        return storedAll;
+    }
+
+    /** Frames received and events stored: visible, as committed, stored once, not long after a reinstall. */
+    private static void checkReceived(DeviceRecord d, String dev, Map<String, Map<Long, CommittedEvent>> bySeq,
+                                      Map<String, Map<String, List<Period>>> periods, List<Violation> out) {
+        Map<String, List<Long>> invisibleFrames = new TreeMap<>();
+        Map<String, List<String>> wrongFrames = new TreeMap<>();
+        Map<String, List<Long>> late = new TreeMap<>();
+        for (Seen s : nz(d.seen())) {
+            CommittedEvent e = s.event();
+            if (!isVisible(periods, e.conv(), d.user(), e.seq())) {
+                invisibleFrames.computeIfAbsent(e.conv(), k -> new ArrayList<>()).add(e.seq());
+            }
+            String diff = contentDiff(e, bySeq);
+            if (diff != null) wrongFrames.computeIfAbsent(e.conv(), k -> new ArrayList<>()).add(e.seq() + " (" + s.source() + ": " + diff + ")");
+            if (d.retiredMillis() > 0 && s.atMillis() > d.retiredMillis() + REVOCATION_BOUND_MILLIS) {
+                late.computeIfAbsent(e.conv(), k -> new ArrayList<>()).add(e.seq());
+            }
+        }
+        invisibleFrames.forEach((conv, seqs) -> out.add(new Violation(Kind.FRAME_INVISIBLE, "conv=" + conv + " " + dev
+                + " seq=" + list(seqs) + ": pushed or synced outside the user's visibility periods "
+                + nz(nz(periods.get(conv)).get(d.user())))));
+        wrongFrames.forEach((conv, seqs) -> out.add(new Violation(Kind.CONTENT_MISMATCH, "conv=" + conv + " " + dev
+                + " seq=" + list(seqs) + ": received an event that differs from the committed one")));
+        late.forEach((conv, seqs) -> out.add(new Violation(Kind.STALE_INSTALL_READ, "conv=" + conv + " " + dev
+                + " seq=" + list(seqs) + ": received more than " + REVOCATION_BOUND_MILLIS + " ms after the device was reinstalled")));
+
+        Map<String, List<Long>> invisibleStored = new TreeMap<>();
+        Map<String, List<String>> wrongStored = new TreeMap<>();
+        Map<String, List<Long>> twice = new TreeMap<>();
+        Set<List<Object>> once = new HashSet<>();
+        for (CommittedEvent e : nz(d.storedEvents())) {
+            if (!isVisible(periods, e.conv(), d.user(), e.seq())) {
+                invisibleStored.computeIfAbsent(e.conv(), k -> new ArrayList<>()).add(e.seq());
+            }
+            String diff = contentDiff(e, bySeq);
+            if (diff != null) wrongStored.computeIfAbsent(e.conv(), k -> new ArrayList<>()).add(e.seq() + " (" + diff + ")");
+            if (!once.add(List.of(e.conv(), e.seq()))) twice.computeIfAbsent(e.conv(), k -> new ArrayList<>()).add(e.seq());
+        }
+        invisibleStored.forEach((conv, seqs) -> out.add(new Violation(Kind.STORE_INVISIBLE, "conv=" + conv + " " + dev
+                + " seq=" + list(seqs) + ": stored outside the user's visibility periods " + nz(nz(periods.get(conv)).get(d.user())))));
+        wrongStored.forEach((conv, seqs) -> out.add(new Violation(Kind.CONTENT_MISMATCH, "conv=" + conv + " " + dev
+                + " seq=" + list(seqs) + ": stored an event that differs from the committed one")));
+        twice.forEach((conv, seqs) -> out.add(new Violation(Kind.STORE_DUPLICATE, "conv=" + conv + " " + dev
+                + " seq=" + list(seqs) + ": reported stored for the first time more than once")));
+    }
+
+    /** Reported cursors: non-decreasing per conversation, never above the last seq visible to the user. */
+    private static void checkCursorReports(DeviceRecord d, String dev, Map<String, Long> heads,
+                                           Map<String, Map<String, List<Period>>> periods, List<Violation> out) {
+        Map<String, Long> last = new HashMap<>();
+        Map<String, Integer> index = new HashMap<>();
+        for (CursorReport r : nz(d.cursorReports())) {
+            String where = "conv=" + r.conv() + " " + dev + " seq=" + r.delivered();
+            int i = index.merge(r.conv(), 1, Integer::sum);
+            Long prev = last.put(r.conv(), r.delivered());
+            if (prev != null && r.delivered() < prev) {
+                out.add(new Violation(Kind.CURSOR_REGRESSED, where + ": " + r.source() + " reported cursor " + r.delivered()
+                        + " after " + prev + " (report #" + i + ")"));
+            }
+            long visibleHead = visibleHead(nz(nz(periods.get(r.conv())).get(d.user())), heads.getOrDefault(r.conv(), 0L));
+            if (r.delivered() > visibleHead) {
+                out.add(new Violation(Kind.CURSOR_ABOVE_HEAD, where + ": " + r.source() + " reported cursor " + r.delivered()
+                        + " above the head visible to the user, " + visibleHead + " (report #" + i + ")"));
+            }
+        }
+    }
+
+    /** The highest seq the user may ever have been told about: the head while a member, else the last leave. */
+    static long visibleHead(List<Period> periods, long head) {
+        long v = 0;
+        for (Period p : periods) v = Math.max(v, Math.min(p.to(), head));
+        return v;
+    }
+
+    /** What differs between a received or stored event and the committed one; null if nothing does. */
+    private static String contentDiff(CommittedEvent got, Map<String, Map<Long, CommittedEvent>> bySeq) {
+        CommittedEvent c = bySeq.getOrDefault(got.conv(), Map.of()).get(got.seq());
+        if (c == null) return "no such committed event";
+        List<String> diffs = new ArrayList<>();
+        if (!Objects.equals(c.kind(), got.kind())) diffs.add("kind " + got.kind() + " instead of " + c.kind());
+        if (!Objects.equals(c.mid(), got.mid())) diffs.add("mid " + got.mid() + " instead of " + c.mid());
+        if (!Objects.equals(c.sender(), got.sender())) diffs.add("sender " + got.sender() + " instead of " + c.sender());
+        if (!Objects.equals(c.cmid(), got.cmid())) diffs.add("cmid " + got.cmid() + " instead of " + c.cmid());
+        if (!Objects.equals(emptyIfNull(c.body()), emptyIfNull(got.body()))) {
+            diffs.add("body " + abbreviate(got.body()) + " instead of " + abbreviate(c.body()));
+        }
+        return diffs.isEmpty() ? null : String.join(", ", diffs);
+    }
+
+    private static boolean isVisible(Map<String, Map<String, List<Period>>> periods, String conv, String user, long seq) {
+        for (Period p : nz(nz(periods.get(conv)).get(user))) {
+            if (p.from() <= seq && seq <= p.to()) return true;
+        }
+        return false;
     }
 
     /** The committed seqs inside any of the periods, ascending. */
@@ -338,10 +460,6 @@ public final class Checker {
 
     // ---- helpers ------------------------------------------------------------------------------
 
-    private static List<Period> periodsOf(Map<String, List<Period>> byUser, String user) {
-        return byUser == null ? null : byUser.get(user);
-    }
-
     private static long count(List<SendRecord> sends, Outcome o) {
         return sends.stream().filter(s -> s.outcome() == o).count();
     }
@@ -356,18 +474,18 @@ public final class Checker {
                 sb.append(",...(+").append(distinct.size() - MAX_LISTED).append(" more)");
                 break;
             }
-            if (i++ > 0) {
-                sb.append(',');
-            }
+            if (i++ > 0) sb.append(',');
             sb.append(o);
         }
         return sb.toString();
     }
 
+    private static String emptyIfNull(String s) {
+        return s == null ? "" : s;
+    }
+
     private static String abbreviate(String s) {
-        if (s == null) {
-            return "null";
-        }
+        if (s == null) return "null";
         return s.length() <= 40 ? "\"" + s + "\"" : "\"" + s.substring(0, 37) + "...\"";
     }
 

@@ -7,13 +7,20 @@ import java.util.Map;
  * What a fault campaign recorded and observed, for {@link Checker}. Built by the campaign after
  * the faults stop and the system quiesced; a checker test builds it by hand.
  *
- * @param sends          every send a client attempted, with its final known outcome
- * @param committed      the message and membership events in PostgreSQL at the end, per conversation in seq order
- * @param heads          conversations.head_seq at the end
- * @param topic          the (conv, seq) of every record on the event topic, in partition order (duplicates allowed)
- * @param visibility     per conversation, per user: the visibility periods [from, to] (to = Long.MAX_VALUE if open)
- * @param devices        every device of the campaign, with its user, its local store and its cursor history
- * @param online         devices that were connected when the system quiesced (they must have converged)
+ * <p>Everything a device saw is recorded as it arrived on the device's socket (a wire tap between
+ * the SDK and the gateway, see {@link WireTap}) or as the SDK reported it ({@code onEvent}), never
+ * by sampling server tables: a rule about what a device was told can only fail if the record is
+ * what the device was told.
+ *
+ * @param sends         every send a client attempted, with every {@code sent} reply it got
+ * @param committed     the message and membership events in PostgreSQL at the end, per conversation in seq order
+ * @param heads         conversations.head_seq at the end
+ * @param topic         the (conv, seq) of every record on the event topic, in partition order (duplicates allowed)
+ * @param visibility    per conversation, per user: the periods of the memberships table [from, to]
+ *                      (to = Long.MAX_VALUE if open); the checker compares them with the periods the
+ *                      log's join/leave events define, and judges visibility by the log
+ * @param membershipOps every membership change the campaign made through the admin API, with the seq it was answered
+ * @param devices       every install of every device of the campaign (a reinstalled device has one record per install)
  */
 public record History(
         List<SendRecord> sends,
@@ -21,36 +28,77 @@ public record History(
         Map<String, Long> heads,
         List<TopicRecord> topic,
         Map<String, Map<String, List<Period>>> visibility,
-        List<DeviceRecord> devices,
-        List<String> online) {
+        List<MembershipOp> membershipOps,
+        List<DeviceRecord> devices) {
 
-    /** How a send ended, as far as its client knows. */
+    /** How a send ended, as far as its client knows: SENT once any {@code sent} arrived. */
     public enum Outcome { SENT, REJECTED, PENDING }
 
-    /** One client send: {@code seq} is the seq from {@code sent} (SENT only, else 0). */
-    public record SendRecord(String device, String user, String conv, String cmid, String body, Outcome outcome, long seq) {}
+    /** One {@code sent} reply as the sender received it. */
+    public record SentReply(long seq, boolean dup) {}
 
-    /** One row of {@code events}. {@code cmid} is null for join/leave. */
-    public record CommittedEvent(String conv, long seq, String kind, String sender, String cmid, String body) {}
+    /** One client send (one cmid) and every {@code sent} reply to it, in arrival order. */
+    public record SendRecord(String device, String user, String conv, String cmid, String body, Outcome outcome,
+                             List<SentReply> replies) {
+        /** The seq of the first reply, 0 if none. */
+        public long seq() {
+            return replies == null || replies.isEmpty() ? 0 : replies.get(0).seq();
+        }
+    }
+
+    /**
+     * One conversation event: a row of {@code events}, or the same fields as a device saw or stored
+     * them. {@code cmid} is null for join/leave; {@code body} may be null or empty for join/leave.
+     */
+    public record CommittedEvent(String conv, long seq, String kind, String mid, String sender, String cmid, String body) {}
 
     public record TopicRecord(String conv, long seq) {}
 
     /** A visibility period: the member sees events with from <= seq <= to. */
     public record Period(long from, long to) {}
 
+    /** A membership change made by the campaign: {@code kind} join or leave, answered with event {@code seq}. */
+    public record MembershipOp(String conv, String user, String kind, long seq, boolean changed) {}
+
+    /** How an event frame reached a device. */
+    public enum Source { PUSH, SYNC }
+
+    /** An event a device received on its socket: a pushed {@code event} frame or one event of a {@code synced} page. */
+    public record Seen(Source source, long atMillis, CommittedEvent event) {}
+
+    /** Which reply carried a server cursor. */
+    public enum CursorSource { ACKED, SUBBED }
+
+    /** A cursor the server reported to a device ({@code acked.delivered} or a {@code subbed} entry's delivered). */
+    public record CursorReport(String conv, long delivered, CursorSource source) {}
+
     /**
-     * A device at the end: its local store per conversation (seqs in the order the store returns
-     * them, which must be ascending and unique), its local contiguous cursor per conversation,
-     * the server cursor (device_cursors) per conversation at the end, every cursor value the
-     * server reported to it over time per conversation ({@code acked.delivered} and
-     * {@code subbed.delivered}, in order), and what is left in its outbox.
+     * One install of a device.
+     *
+     * @param device        device id
+     * @param epoch         install epoch (from {@code authed})
+     * @param user          its user
+     * @param online        this install was connected when the system quiesced (it must have converged)
+     * @param retiredMillis when the campaign reinstalled the device (epoch ms; 0 while it is the current install)
+     * @param stored        its local store at the end per conversation (seqs ascending)
+     * @param localCursor   its local contiguous cursor per conversation at the end
+     * @param serverCursor  device_cursors.delivered_seq per conversation at the end (current install only)
+     * @param seen          every event frame it received, in arrival order
+     * @param storedEvents  every event the SDK reported stored for the first time ({@code onEvent}), in order
+     * @param cursorReports every cursor the server reported to it, in arrival order
+     * @param outboxLeft    what is left in its outbox
      */
     public record DeviceRecord(
             String device,
+            int epoch,
             String user,
+            boolean online,
+            long retiredMillis,
             Map<String, List<Long>> stored,
             Map<String, Long> localCursor,
             Map<String, Long> serverCursor,
-            Map<String, List<Long>> cursorHistory,
+            List<Seen> seen,
+            List<CommittedEvent> storedEvents,
+            List<CursorReport> cursorReports,
             int outboxLeft) {}
 }

@@ -41,8 +41,33 @@ public final class Nemesis implements Runnable {
          */
         FRAME_DROP,
         /** One random device disconnects and connects again. */
-        CLIENT_DISCONNECT
+        CLIENT_DISCONNECT,
+        /** One random device's SDK is closed and opened again from its state directory (a restarted app process). */
+        CLIENT_RESTART,
+        /**
+         * Membership churn of an online user through the directory: leave and rejoin, a back-to-back
+         * leave+join, or a removal while the user sends into the conversation (shapes in turn).
+         */
+        MEMBERSHIP_CHURN,
+        /**
+         * One random device is reinstalled through the admin API; its old install stays connected
+         * (the platform must close it) and the device then starts fresh as a new install.
+         */
+        DEVICE_REINSTALL,
+        /** SIGSTOP of one gateway for longer than the interest lease (8–10 s), then SIGCONT: its sockets stay open. */
+        GATEWAY_FREEZE,
+        /** SIGSTOP of one CDC relay (the active one or the standby) for 8–10 s, then SIGCONT. */
+        RELAY_FREEZE,
+        /** SIGSTOP of one delivery node for 8–10 s, then SIGCONT. */
+        DELIVERY_FREEZE;
+
+        /** The kinds of the first campaign; the suite runs these until the fixes for the others land (see docs/reliability.md). */
+        public static final List<Kind> CLASSIC = List.of(BROKER_KILL, PG_CRASH, RELAY_KILL, DELIVERY_KILL, SWEEPER_KILL,
+                GATEWAY_KILL, FRAME_DROP, CLIENT_DISCONNECT);
     }
+
+    /** A freeze lasts longer than the gateway lease the campaign's stack runs with (3 s), and than the issue's "~8 s". */
+    static final long FREEZE_MILLIS = 8_000;
 
     /**
      * One injected fault: when it started and when it was healed (epoch ms), and how long after the
@@ -55,6 +80,10 @@ public final class Nemesis implements Runnable {
     private final Random random;
     private final long intervalMillis;
     private final IntConsumer disconnectClient;
+    private final IntConsumer restartClient;
+    private final java.util.function.IntFunction<String> reinstall;
+    private final java.util.function.IntFunction<String> churn;
+    private int churnShape;
     private final LongSupplier probe;
     private final int clients;
     private final AtomicBoolean stop = new AtomicBoolean();
@@ -65,11 +94,18 @@ public final class Nemesis implements Runnable {
 
     /**
      * @param disconnectClient disconnects device {@code i}, waits and connects it again (blocking)
+     * @param restartClient    closes device {@code i}'s SDK and opens a new one on its state directory (blocking)
+     * @param reinstall        reinstalls device {@code i} (admin API) and starts its new install (blocking); returns what happened
+     * @param churn            one membership churn of the given shape (blocking); returns what it did
      * @param probe            sends one message end to end after a heal; returns the ms it took to be
      *                         confirmed and delivered, or -1
      */
     Nemesis(Stack stack, List<Kind> kinds, long seed, long intervalMillis, int clients, IntConsumer disconnectClient,
-            LongSupplier probe) {
+            IntConsumer restartClient, java.util.function.IntFunction<String> reinstall,
+            java.util.function.IntFunction<String> churn, LongSupplier probe) {
+        this.restartClient = restartClient;
+        this.reinstall = reinstall;
+        this.churn = churn;
         this.stack = stack;
         this.kinds = List.copyOf(kinds);
         this.random = new Random(seed);
@@ -199,8 +235,39 @@ public final class Nemesis implements Runnable {
                 disconnectClient.accept(victim);
                 return "device #" + victim;
             }
+            case CLIENT_RESTART -> {
+                restartClient.accept(victim);
+                return "device #" + victim;
+            }
+            case DEVICE_REINSTALL -> {
+                return reinstall.apply(victim);
+            }
+            case MEMBERSHIP_CHURN -> {
+                return churn.apply(churnShape++);
+            }
+            case GATEWAY_FREEZE -> {
+                return freeze(stack.gateways[random.nextInt(Stack.GATEWAYS)], down);
+            }
+            case RELAY_FREEZE -> {
+                return freeze(stack.relays[random.nextInt(Stack.RELAYS)], down);
+            }
+            case DELIVERY_FREEZE -> {
+                return freeze(stack.nodes[random.nextInt(Stack.NODES)], down);
+            }
             default -> throw new IllegalStateException("unknown fault " + k);
         }
+    }
+
+    /** SIGSTOP, {@link #FREEZE_MILLIS} plus up to 2 s, SIGCONT (always, even if stopping). */
+    private static String freeze(RoleProcess p, long down) {
+        long ms = FREEZE_MILLIS + down % 2000;
+        p.signal("STOP");
+        try {
+            pause(ms);
+        } finally {
+            p.signal("CONT");
+        }
+        return p.name + " frozen " + ms + " ms";
     }
 
     /** Waits between faults; returns false once a stop was requested. */

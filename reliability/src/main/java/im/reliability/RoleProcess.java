@@ -112,6 +112,21 @@ final class RoleProcess {
         return m;
     }
 
+    /** Sends a signal by name ({@code STOP}, {@code CONT}) with kill(1): the JDK has no API for SIGSTOP. */
+    void signal(String sig) {
+        try {
+            Process k = new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).inheritIO().start();
+            if (!k.waitFor(10, TimeUnit.SECONDS) || k.exitValue() != 0) {
+                throw new IllegalStateException("kill -" + sig + " " + process.pid() + " (" + name + ") failed");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted signalling " + name);
+        }
+    }
+
     /** {@code kill -9}: no shutdown hook, no close, sockets reset by the kernel. */
     void kill() {
         process.destroyForcibly();

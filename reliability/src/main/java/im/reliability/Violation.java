@@ -4,25 +4,38 @@ package im.reliability;
 public record Violation(Kind kind, String detail) {
     /** The kinds the checker looks for. */
     public enum Kind {
-        /** A send that got {@code sent{seq}} is not in PostgreSQL with that seq (D1, D6). */
+        /** A send that got {@code sent{seq}} is not in PostgreSQL with that seq, cmid, body and sender (D1, D6). */
         LOST_WRITE,
-        /** A cmid of one sender is in PostgreSQL more than once, or a send ended PENDING but is stored (reported as info only if stored once). */
+        /** The {@code sent} replies of one cmid disagree on the seq, or more than one said {@code dup:false} (D2). */
         DUPLICATE_WRITE,
+        /** A committed message belongs to no recorded send (unknown cmid, or another conversation or body). */
+        PHANTOM_WRITE,
         /** A conversation's seqs are not exactly 1..head. */
         SEQ_GAP,
         /** A committed event never appeared on the event topic. */
         NOT_ON_TOPIC,
+        /**
+         * The log's join/leave events do not form periods (a join of a member, a leave of a non-member),
+         * they differ from the memberships table, or a membership change the admin API confirmed is not in the log.
+         */
+        MEMBERSHIP_MISMATCH,
         /** A device lacks a visible event at or below its local cursor, or (online) below the head. */
         STORE_MISSING,
-        /** A device stored an event twice or out of order. */
+        /** The SDK reported one event stored for the first time twice in one install. */
         STORE_DUPLICATE,
         /** A device stored an event outside its user's visibility periods. */
         STORE_INVISIBLE,
+        /** A device was pushed or synced an event outside its user's visibility periods. */
+        FRAME_INVISIBLE,
+        /** An event a device received or stored differs from the committed one (or no such seq was committed). */
+        CONTENT_MISMATCH,
+        /** An install kept receiving events longer than the revocation bound after it was reinstalled. */
+        STALE_INSTALL_READ,
         /** An online device's cursor (local or server) did not reach the last visible seq of a conversation it is in. */
         NOT_CONVERGED,
-        /** A cursor the server reported to a device went backwards. */
+        /** A cursor the server reported to an install went backwards. */
         CURSOR_REGRESSED,
-        /** A cursor is above the conversation head (D4). */
+        /** A cursor is above the conversation head or a reported one above the head visible to the user (D4). */
         CURSOR_ABOVE_HEAD,
         /** A device's outbox is not empty at the end. */
         OUTBOX_NOT_EMPTY

@@ -4,10 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.reliability.History.CommittedEvent;
+import im.reliability.History.CursorReport;
+import im.reliability.History.CursorSource;
 import im.reliability.History.DeviceRecord;
+import im.reliability.History.MembershipOp;
 import im.reliability.History.Outcome;
 import im.reliability.History.Period;
+import im.reliability.History.Seen;
 import im.reliability.History.SendRecord;
+import im.reliability.History.SentReply;
+import im.reliability.History.Source;
 import im.reliability.History.TopicRecord;
 import im.reliability.Violation.Kind;
 import java.util.ArrayList;
@@ -16,13 +22,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * The checker must itself be tested (issue 5): a hand-built valid history passes, and each
- * minimal mutation of it that breaks one promise is reported as exactly that kind.
+ * The checker must itself be tested: a hand-built valid history passes, and each rule is fed a
+ * minimal mutation of it that breaks exactly that promise, and must report it (so no rule is one
+ * that cannot fail).
  *
  * <p>The valid history:
  * <pre>
@@ -31,13 +37,14 @@ import org.junit.jupiter.api.Test;
  *   2 join bob                           2 join bob
  *   3 msg ana a1 "hi"      SENT (twice)  3 msg bob b3 "dm"  SENT
  *   4 msg bob b1 "yo"      SENT          4 msg ana a3 "re"  SENT
- *   5 join cy   (cy joined late)
+ *   5 join cy   (admin API: join, seq 5)
  *   6 msg ana a2 "welcome" PENDING, committed
- *   7 leave bob (bob left; his later send b2 was REJECTED)
+ *   7 leave bob (admin API: leave, seq 7; his later send b2 was REJECTED)
  *   8 msg cy y1 "hey"      SENT
  * visibility c-g: ana [1,∞) bob [2,7] cy [5,∞);  c-1: ana [1,∞) bob [2,∞)
- * devices: ana-1 (online, at the heads), ana-2 (offline, lagging in c-g), bob-1 (online),
- *          cy-1 (online); topic carries every event, c-g 3 twice.
+ * installs: ana-1 (online, at the heads), ana-2 epoch 1 (reinstalled at t=1000, got one push at
+ *           t=2500, within the bound), ana-2 epoch 2 (offline, lagging in c-g), bob-1 (online),
+ *           cy-1 (online); the topic carries every event, c-g 3 twice.
  * </pre>
  */
 class CheckerTest {
@@ -48,28 +55,27 @@ class CheckerTest {
     /** A fresh, fully mutable valid history. */
     static History valid() {
         List<SendRecord> sends = new ArrayList<>(List.of(
-                send("ana-1", "ana", "c-g", "a1", "hi", Outcome.SENT, 3),
-                send("ana-1", "ana", "c-g", "a1", "hi", Outcome.SENT, 3), // a resend answered dup:true
-                send("bob-1", "bob", "c-g", "b1", "yo", Outcome.SENT, 4),
-                send("ana-2", "ana", "c-g", "a2", "welcome", Outcome.PENDING, 0),
-                send("cy-1", "cy", "c-g", "y1", "hey", Outcome.SENT, 8),
-                send("bob-1", "bob", "c-g", "b2", "late", Outcome.REJECTED, 0),
-                send("bob-1", "bob", "c-1", "b3", "dm", Outcome.SENT, 3),
-                send("ana-1", "ana", "c-1", "a3", "re", Outcome.SENT, 4)));
+                send("ana-1", "ana", "c-g", "a1", "hi", Outcome.SENT, new SentReply(3, false), new SentReply(3, true)),
+                send("bob-1", "bob", "c-g", "b1", "yo", Outcome.SENT, new SentReply(4, false)),
+                send("ana-2", "ana", "c-g", "a2", "welcome", Outcome.PENDING),
+                send("cy-1", "cy", "c-g", "y1", "hey", Outcome.SENT, new SentReply(8, false)),
+                send("bob-1", "bob", "c-g", "b2", "late", Outcome.REJECTED),
+                send("bob-1", "bob", "c-1", "b3", "dm", Outcome.SENT, new SentReply(3, false)),
+                send("ana-1", "ana", "c-1", "a3", "re", Outcome.SENT, new SentReply(4, false))));
 
         Map<String, List<CommittedEvent>> committed = new LinkedHashMap<>();
         committed.put("c-g", new ArrayList<>(List.of(
-                join("c-g", 1, "ana"),
-                join("c-g", 2, "bob"),
+                member("c-g", 1, "join", "ana"),
+                member("c-g", 2, "join", "bob"),
                 msg("c-g", 3, "ana", "a1", "hi"),
                 msg("c-g", 4, "bob", "b1", "yo"),
-                join("c-g", 5, "cy"),
+                member("c-g", 5, "join", "cy"),
                 msg("c-g", 6, "ana", "a2", "welcome"),
-                new CommittedEvent("c-g", 7, "leave", "bob", null, null),
+                member("c-g", 7, "leave", "bob"),
                 msg("c-g", 8, "cy", "y1", "hey"))));
         committed.put("c-1", new ArrayList<>(List.of(
-                join("c-1", 1, "ana"),
-                join("c-1", 2, "bob"),
+                member("c-1", 1, "join", "ana"),
+                member("c-1", 2, "join", "bob"),
                 msg("c-1", 3, "bob", "b3", "dm"),
                 msg("c-1", 4, "ana", "a3", "re"))));
 
@@ -81,9 +87,7 @@ class CheckerTest {
             topic.add(new TopicRecord("c-1", s));
         }
         topic.add(new TopicRecord("c-g", 3)); // a relay replay: duplicates on the topic are fine
-        for (long s = 5; s <= 8; s++) {
-            topic.add(new TopicRecord("c-g", s));
-        }
+        for (long s = 5; s <= 8; s++) topic.add(new TopicRecord("c-g", s));
 
         Map<String, Map<String, List<Period>>> visibility = new LinkedHashMap<>();
         visibility.put("c-g", new LinkedHashMap<>(Map.of(
@@ -94,399 +98,353 @@ class CheckerTest {
                 "ana", new ArrayList<>(List.of(new Period(1, OPEN))),
                 "bob", new ArrayList<>(List.of(new Period(2, OPEN))))));
 
-        List<DeviceRecord> devices = new ArrayList<>(List.of(
-                device("ana-1", "ana",
-                        Map.of("c-g", seqs(1, 2, 3, 4, 5, 6, 7, 8), "c-1", seqs(1, 2, 3, 4)),
-                        Map.of("c-g", 8L, "c-1", 4L), Map.of("c-g", 8L, "c-1", 4L),
-                        Map.of("c-g", seqs(3, 6, 8), "c-1", seqs(2, 4))),
-                device("ana-2", "ana", // offline, behind in c-g: allowed
-                        Map.of("c-g", seqs(1, 2, 3), "c-1", seqs(1, 2, 3, 4)),
-                        Map.of("c-g", 3L, "c-1", 4L), Map.of("c-g", 3L, "c-1", 4L),
-                        Map.of("c-g", seqs(3), "c-1", seqs(4))),
-                device("bob-1", "bob", // online, left c-g at 7: converges to 7 there, not the head
-                        Map.of("c-g", seqs(2, 3, 4, 5, 6, 7), "c-1", seqs(2, 3, 4)),
-                        Map.of("c-g", 7L, "c-1", 4L), Map.of("c-g", 7L, "c-1", 4L),
-                        Map.of("c-g", seqs(4, 7), "c-1", seqs(4))),
-                device("cy-1", "cy", // joined late at 5: stores nothing before
-                        Map.of("c-g", seqs(5, 6, 7, 8)),
-                        Map.of("c-g", 8L), Map.of("c-g", 8L),
-                        Map.of("c-g", seqs(5, 8)))));
+        List<MembershipOp> ops = new ArrayList<>(List.of(
+                new MembershipOp("c-g", "cy", "join", 5, true),
+                new MembershipOp("c-g", "bob", "leave", 7, true),
+                new MembershipOp("c-g", "bob", "leave", 7, false))); // a repeated DELETE: nothing changed
 
-        List<String> online = new ArrayList<>(List.of("ana-1", "bob-1", "cy-1"));
-        return new History(sends, committed, heads, topic, visibility, devices, online);
+        History h = new History(sends, committed, heads, topic, visibility, ops, new ArrayList<>());
+        List<DeviceRecord> devices = h.devices();
+        devices.add(device(h, "ana-1", 1, "ana", true, 0,
+                Map.of("c-g", seqs(1, 8), "c-1", seqs(1, 4)),
+                Map.of("c-g", 8L, "c-1", 4L), Map.of("c-g", 8L, "c-1", 4L),
+                List.of(report("c-g", 0, CursorSource.SUBBED), report("c-g", 3), report("c-g", 6), report("c-g", 6),
+                        report("c-g", 8), report("c-1", 2), report("c-1", 4))));
+        DeviceRecord old = device(h, "ana-2", 1, "ana", false, 1000, // replaced by epoch 2 at t=1000
+                Map.of("c-g", seqs(1, 2)), Map.of("c-g", 2L), Map.of(), List.of(report("c-g", 2)));
+        old.seen().add(new Seen(Source.PUSH, 1000 + Checker.REVOCATION_BOUND_MILLIS, event(h, "c-g", 3)));
+        devices.add(old);
+        devices.add(device(h, "ana-2", 2, "ana", false, 0, // offline, behind in c-g: allowed
+                Map.of("c-g", seqs(1, 3), "c-1", seqs(1, 4)),
+                Map.of("c-g", 3L, "c-1", 4L), Map.of("c-g", 3L, "c-1", 4L),
+                List.of(report("c-g", 3), report("c-1", 4))));
+        devices.add(device(h, "bob-1", 1, "bob", true, 0, // online, left c-g at 7: converges to 7 there, not the head
+                Map.of("c-g", seqs(2, 7), "c-1", seqs(2, 4)),
+                Map.of("c-g", 7L, "c-1", 4L), Map.of("c-g", 7L, "c-1", 4L),
+                List.of(report("c-g", 4), report("c-g", 7), report("c-1", 4))));
+        devices.add(device(h, "cy-1", 1, "cy", true, 0, // joined late at 5: stores nothing before
+                Map.of("c-g", seqs(5, 8)), Map.of("c-g", 8L), Map.of("c-g", 8L),
+                List.of(report("c-g", 4, CursorSource.SUBBED), report("c-g", 8))));
+        return h;
     }
 
     @Test
     void validHistoryPassesWithItsFigures() {
         CheckReport r = Checker.check(valid());
-        assertTrue(r.ok(), () -> "unexpected: " + r.violations());
-        Map<String, Long> expected = new LinkedHashMap<>();
-        expected.put("sends", 8L);
-        expected.put("sent", 6L);
-        expected.put("rejected", 1L);
-        expected.put("pending", 1L);
-        expected.put("committed messages", 6L);
-        expected.put("topic records", 13L);
-        expected.put("topic duplicates", 1L);
-        expected.put("devices", 4L);
-        expected.put("online devices", 3L);
-        expected.put("stored events", 12L + 7L + 9L + 4L);
-        expected.put("violations", 0L);
-        assertEquals(expected, r.figures());
-        assertEquals(List.copyOf(expected.keySet()), List.copyOf(r.figures().keySet()), "insertion order");
+        assertTrue(r.ok(), () -> "violations: " + r.violations());
+        assertEquals(7L, r.figures().get("sends"));
+        assertEquals(5L, r.figures().get("sent"));
+        assertEquals(1L, r.figures().get("pending"));
+        assertEquals(1L, r.figures().get("rejected"));
+        assertEquals(6L, r.figures().get("committed messages"));
+        assertEquals(1L, r.figures().get("topic duplicates"));
+        assertEquals(3L, r.figures().get("membership ops"));
+        assertEquals(5L, r.figures().get("installs"));
+        assertEquals(3L, r.figures().get("online installs"));
+        // ana-1 12, ana-2 epoch 1 2 + 1 late push, ana-2 epoch 2 7, bob-1 9, cy-1 4
+        assertEquals(35L, r.figures().get("frames inspected for visibility"));
+        assertEquals(0L, r.figures().get("violations"));
     }
 
     @Test
     void emptyHistoryPasses() {
-        CheckReport r = Checker.check(new History(List.of(), Map.of(), Map.of(), List.of(), Map.of(), List.of(), List.of()));
-        assertTrue(r.ok());
-        assertEquals(0L, r.figures().get("violations"));
+        History h = new History(List.of(), Map.of(), Map.of(), List.of(), Map.of(), List.of(), List.of());
+        assertTrue(Checker.check(h).ok());
     }
 
     // ---- writes -------------------------------------------------------------------------------
 
     @Test
-    void lostWriteWhenSentSeqIsAbsent() {
+    void lostWriteWhenTheSentSeqWasNeverCommitted() {
         History h = valid();
-        replaceSend(h, "y1", s -> send(s.device(), s.user(), s.conv(), s.cmid(), s.body(), Outcome.SENT, 9));
+        replaceSend(h, "y1", s -> withReplies(s, new SentReply(9, false)));
         Violation v = only(h, Kind.LOST_WRITE);
-        assertNames(v, "conv=c-g", "device=cy-1", "seq=9", "cmid=y1");
+        assertNames(v, "conv=c-g", "device=cy-1", "seq=9", "cmid=y1", "no committed event");
     }
 
     @Test
-    void lostWriteWhenCommittedBodyDiffers() {
+    void lostWriteAndPhantomWhenTheCommittedBodyIsNotTheOneSent() {
         History h = valid();
-        List<CommittedEvent> cg = h.committed().get("c-g");
-        cg.set(7, msg("c-g", 8, "cy", "y1", "hey!"));
+        replaceSend(h, "b1", s -> new SendRecord(s.device(), s.user(), s.conv(), s.cmid(), "yo!", s.outcome(), s.replies()));
+        assertEquals(EnumSet.of(Kind.LOST_WRITE, Kind.PHANTOM_WRITE), kinds(h));
+        assertNames(Checker.check(h).violations().get(0), "cmid=b1", "body \"yo\" instead of \"yo!\"");
+    }
+
+    @Test
+    void lostWriteWhenTheSeqHoldsAnotherKindOfEvent() {
+        History h = valid();
+        // both replies name seq 5 (cy's join): consistent, but not this message
+        replaceSend(h, "a1", s -> withReplies(s, new SentReply(5, false), new SentReply(5, true)));
         Violation v = only(h, Kind.LOST_WRITE);
-        assertNames(v, "conv=c-g", "seq=8", "cmid=y1", "body");
+        assertNames(v, "seq=5", "cmid=a1", "kind join", "sender cy");
     }
 
     @Test
-    void lostWriteWhenCommittedSenderOrKindDiffers() {
+    void duplicateWhenTheSentRepliesOfOneCmidNameDifferentSeqs() {
         History h = valid();
-        h.committed().get("c-1").set(3, msg("c-1", 4, "bob", "a3", "re"));
-        assertEquals(Set.of(Kind.LOST_WRITE), kinds(h)); // sender bob instead of ana
-
-        History h2 = valid();
-        h2.committed().get("c-1").set(3, new CommittedEvent("c-1", 4, "join", "ana", "a3", "re"));
-        assertEquals(Set.of(Kind.LOST_WRITE), kinds(h2));
-    }
-
-    @Test
-    void duplicateWhenOneCmidIsCommittedTwice() {
-        History h = valid();
-        // The PENDING send a2 was committed, and a1 of the same sender again at seq 6.
-        h.committed().get("c-g").set(5, msg("c-g", 6, "ana", "a1", "hi"));
-        Violation v = only(h, Kind.DUPLICATE_WRITE);
-        assertNames(v, "conv=c-g", "seq=6", "cmid=a1", "sender=ana");
-    }
-
-    @Test
-    void duplicateWhenPendingSendWasCommittedTwice() {
-        History h = valid();
-        h.committed().get("c-g").add(msg("c-g", 9, "ana", "a2", "welcome"));
-        h.heads().put("c-g", 9L);
-        h.topic().add(new TopicRecord("c-g", 9));
-        // Keep everything else valid: online devices with an open period store 9 and reach it.
-        for (String dev : List.of("ana-1", "cy-1")) {
-            replaceDevice(h, dev, d -> {
-                DeviceRecord m = mutable(d);
-                m.stored().get("c-g").add(9L);
-                m.localCursor().put("c-g", 9L);
-                m.serverCursor().put("c-g", 9L);
-                return m;
-            });
-        }
-        assertEquals(Set.of(Kind.DUPLICATE_WRITE), kinds(h));
-    }
-
-    @Test
-    void duplicateWhenTwoSentRepliesOfOneCmidDisagree() {
-        History h = valid();
-        h.sends().set(1, send("ana-1", "ana", "c-g", "a1", "hi", Outcome.SENT, 6));
+        replaceSend(h, "a1", s -> withReplies(s, new SentReply(3, false), new SentReply(6, true)));
         Set<Kind> k = kinds(h);
-        assertTrue(k.contains(Kind.DUPLICATE_WRITE), k::toString);
-        // The second reply names seq 6, which holds a2: that one is also a lost write.
-        assertEquals(EnumSet.of(Kind.DUPLICATE_WRITE, Kind.LOST_WRITE), k);
+        assertTrue(k.contains(Kind.DUPLICATE_WRITE), () -> "got " + k);
+        assertNames(first(h, Kind.DUPLICATE_WRITE), "cmid=a1", "[3, 6]");
     }
 
     @Test
-    void gapWhenSeqThreeIsMissing() {
+    void duplicateWhenTwoRepliesOfOneCmidSayFresh() {
         History h = valid();
-        // Seq 3 of c-1 vanished; drop what refers to it so that only the gap remains.
-        h.committed().get("c-1").remove(2);
+        replaceSend(h, "a1", s -> withReplies(s, new SentReply(3, false), new SentReply(3, false)));
+        assertNames(only(h, Kind.DUPLICATE_WRITE), "cmid=a1", "2 sent replies said dup:false");
+    }
+
+    @Test
+    void phantomWhenACommittedMessageHasNoRecordedSend() {
+        History h = valid();
         h.sends().removeIf(s -> s.cmid().equals("b3"));
-        h.topic().remove(new TopicRecord("c-1", 3));
-        for (DeviceRecord d : List.copyOf(h.devices())) {
-            replaceDevice(h, d.device(), x -> {
-                DeviceRecord m = mutable(x);
-                List<Long> st = m.stored().get("c-1");
-                if (st != null) {
-                    st.remove(3L);
-                }
-                return m;
-            });
-        }
-        Violation v = only(h, Kind.SEQ_GAP);
-        assertNames(v, "conv=c-1", "seq=3");
+        assertNames(only(h, Kind.PHANTOM_WRITE), "conv=c-1", "seq=3", "sender=bob", "cmid=b3");
     }
 
     @Test
-    void gapWhenASeqIsCommittedTwiceOrOutsideOneToHead() {
+    void phantomWhenACmidWasSentToAnotherConversation() {
         History h = valid();
-        h.committed().get("c-g").add(2, join("c-g", 2, "bob"));
-        assertEquals(Set.of(Kind.SEQ_GAP), kinds(h));
+        replaceSend(h, "a2", s -> new SendRecord(s.device(), s.user(), "c-1", s.cmid(), s.body(), s.outcome(), s.replies()));
+        assertNames(only(h, Kind.PHANTOM_WRITE), "conv=c-g", "seq=6", "cmid=a2", "conv=c-1");
+    }
 
-        History h2 = valid();
-        h2.committed().get("c-1").add(0, new CommittedEvent("c-1", 0, "leave", "bob", null, null));
-        h2.topic().add(new TopicRecord("c-1", 0));
-        assertEquals(Set.of(Kind.SEQ_GAP), kinds(h2));
+    @Test
+    void gapWhenTheHeadIsAboveTheLastCommittedSeq() {
+        History h = valid();
+        h.heads().put("c-e", 2L); // a conversation whose head says 2 and that has no events
+        assertNames(only(h, Kind.SEQ_GAP), "conv=c-e", "seq=1..2", "missing below head 2");
+    }
+
+    @Test
+    void gapWhenASeqIsAboveTheHead() {
+        History h = valid();
+        h.committed().put("c-e", new ArrayList<>(List.of(member("c-e", 1, "join", "dan"))));
+        h.topic().add(new TopicRecord("c-e", 1));
+        h.visibility().put("c-e", Map.of("dan", List.of(new Period(1, OPEN))));
+        h.heads().put("c-e", 0L);
+        assertNames(only(h, Kind.SEQ_GAP), "conv=c-e", "seq=1", "outside 1..0");
     }
 
     @Test
     void notOnTopicWhenACommittedEventNeverReachedIt() {
         History h = valid();
-        assertTrue(h.topic().remove(new TopicRecord("c-1", 4)));
-        Violation v = only(h, Kind.NOT_ON_TOPIC);
-        assertNames(v, "conv=c-1", "seq=4", "cmid=a3");
+        h.topic().removeIf(t -> t.equals(new TopicRecord("c-1", 4)));
+        assertNames(only(h, Kind.NOT_ON_TOPIC), "conv=c-1", "seq=4", "cmid=a3");
+    }
+
+    // ---- membership ---------------------------------------------------------------------------
+
+    @Test
+    void membershipMismatchWhenTheTableDisagreesWithTheLog() {
+        History h = valid();
+        h.visibility().get("c-g").put("bob", List.of(new Period(2, OPEN))); // the table missed bob's leave
+        assertNames(only(h, Kind.MEMBERSHIP_MISMATCH), "conv=c-g", "user=bob", "[Period[from=2, to=7]]");
     }
 
     @Test
-    void duplicateOnTheTopicIsOnlyAFigure() {
+    void membershipMismatchWhenAConfirmedChangeIsNotInTheLog() {
         History h = valid();
-        h.topic().add(new TopicRecord("c-1", 4));
-        h.topic().add(new TopicRecord("c-1", 4));
-        CheckReport r = Checker.check(h);
-        assertTrue(r.ok(), r.violations()::toString);
-        assertEquals(3L, r.figures().get("topic duplicates"));
+        h.membershipOps().add(new MembershipOp("c-g", "cy", "leave", 6, true));
+        assertNames(only(h, Kind.MEMBERSHIP_MISMATCH), "conv=c-g", "seq=6", "user=cy", "answered leave", "msg of ana");
     }
 
-    // ---- stores -------------------------------------------------------------------------------
+    @Test
+    void membershipMismatchWhenTheLogLeavesANonMember() {
+        History h = valid();
+        h.committed().put("c-e", new ArrayList<>(List.of(member("c-e", 1, "leave", "dan"))));
+        h.topic().add(new TopicRecord("c-e", 1));
+        h.heads().put("c-e", 1L);
+        assertNames(only(h, Kind.MEMBERSHIP_MISMATCH), "conv=c-e", "seq=1", "user=dan", "not a member");
+    }
+
+    // ---- what devices received and stored -----------------------------------------------------
+
+    @Test
+    void frameInvisibleWhenARemovedMemberIsPushedALaterEvent() {
+        History h = valid();
+        device(h, "bob-1", 1).seen().add(new Seen(Source.PUSH, 5000, event(h, "c-g", 8)));
+        assertNames(only(h, Kind.FRAME_INVISIBLE), "conv=c-g", "device=bob-1", "seq=8", "Period[from=2, to=7]");
+    }
+
+    @Test
+    void frameInvisibleWhenALateJoinerIsSyncedHistoryBeforeTheJoin() {
+        History h = valid();
+        device(h, "cy-1", 1).seen().add(new Seen(Source.SYNC, 5000, event(h, "c-g", 3)));
+        assertNames(only(h, Kind.FRAME_INVISIBLE), "conv=c-g", "device=cy-1", "seq=3");
+    }
+
+    @Test
+    void storeInvisibleWhenTheSdkStoredAnEventAfterTheLeave() {
+        History h = valid();
+        device(h, "bob-1", 1).storedEvents().add(event(h, "c-g", 8));
+        assertNames(only(h, Kind.STORE_INVISIBLE), "conv=c-g", "device=bob-1", "seq=8");
+    }
+
+    @Test
+    void storeInvisibleWhenTheEndStoreHoldsAnEventOfAConversationTheUserWasNeverIn() {
+        History h = valid();
+        device(h, "cy-1", 1).stored().put("c-1", List.of(3L));
+        assertNames(only(h, Kind.STORE_INVISIBLE), "conv=c-1", "device=cy-1", "seq=3");
+    }
+
+    @Test
+    void contentMismatchWhenAStoredBodyDiffersFromTheCommittedOne() {
+        History h = valid();
+        List<CommittedEvent> st = device(h, "ana-1", 1).storedEvents();
+        int i = st.indexOf(event(h, "c-g", 3));
+        CommittedEvent e = st.get(i);
+        st.set(i, new CommittedEvent(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), "HI"));
+        assertNames(only(h, Kind.CONTENT_MISMATCH), "conv=c-g", "device=ana-1", "seq=3", "body \"HI\" instead of \"hi\"");
+    }
+
+    @Test
+    void contentMismatchWhenAPushCarriesAnotherMidSenderOrCmid() {
+        History h = valid();
+        CommittedEvent e = event(h, "c-1", 4);
+        device(h, "bob-1", 1).seen().add(new Seen(Source.PUSH, 5000,
+                new CommittedEvent(e.conv(), e.seq(), e.kind(), "m-other", "bob", "b3", e.body())));
+        assertNames(only(h, Kind.CONTENT_MISMATCH), "conv=c-1", "device=bob-1", "seq=4", "mid m-other", "sender bob", "cmid b3");
+    }
+
+    @Test
+    void contentMismatchWhenAFrameHasASeqThatWasNeverCommitted() {
+        History h = valid();
+        CommittedEvent e = event(h, "c-1", 4);
+        device(h, "ana-1", 1).seen().add(new Seen(Source.SYNC, 5000,
+                new CommittedEvent("c-1", 3, e.kind(), e.mid(), e.sender(), e.cmid(), e.body())));
+        Violation v = only(h, Kind.CONTENT_MISMATCH);
+        assertNames(v, "conv=c-1", "seq=3 (SYNC");
+    }
+
+    @Test
+    void storeDuplicateWhenOneEventIsReportedStoredTwice() {
+        History h = valid();
+        device(h, "cy-1", 1).storedEvents().add(event(h, "c-g", 6));
+        assertNames(only(h, Kind.STORE_DUPLICATE), "conv=c-g", "device=cy-1", "seq=6");
+    }
+
+    @Test
+    void staleInstallReadWhenAReinstalledDeviceStillReceivesAfterTheBound() {
+        History h = valid();
+        device(h, "ana-2", 1).seen().add(new Seen(Source.SYNC, 1000 + Checker.REVOCATION_BOUND_MILLIS + 1, event(h, "c-g", 4)));
+        assertNames(only(h, Kind.STALE_INSTALL_READ), "conv=c-g", "device=ana-2", "epoch=1", "seq=4");
+    }
 
     @Test
     void storeMissingAVisibleSeqBelowTheLocalCursor() {
         History h = valid();
-        // ana-2 is offline: its c-1 cursor 4 claims 1..4, but 2 is not stored.
-        replaceDevice(h, "ana-2", d -> {
-            DeviceRecord m = mutable(d);
-            m.stored().get("c-1").remove(2L);
-            return m;
-        });
-        Violation v = only(h, Kind.STORE_MISSING);
-        assertNames(v, "conv=c-1", "device=ana-2", "seq=2");
+        device(h, "ana-2", 2).stored().put("c-g", List.of(1L, 3L));
+        assertNames(only(h, Kind.STORE_MISSING), "conv=c-g", "device=ana-2", "seq=2", "local cursor 3");
     }
 
     @Test
     void storeMissingOnAnOnlineDeviceEvenAboveItsCursor() {
         History h = valid();
-        // bob-1 is online, left c-g at 7: 5 must be stored though the cursor says 7... and even
-        // with a cursor of 4, an online device must hold everything visible.
-        replaceDevice(h, "bob-1", d -> {
-            DeviceRecord m = mutable(d);
-            m.stored().get("c-g").remove(5L);
-            m.localCursor().put("c-g", 4L);
-            m.serverCursor().put("c-g", 4L);
-            return m;
-        });
-        Violation v = only(h, Kind.STORE_MISSING);
-        assertNames(v, "conv=c-g", "device=bob-1", "seq=5");
+        DeviceRecord cy = device(h, "cy-1", 1);
+        cy.stored().put("c-g", List.of(5L, 6L, 7L));
+        Set<Kind> k = kinds(h);
+        assertTrue(k.contains(Kind.STORE_MISSING), () -> "got " + k);
+        assertNames(first(h, Kind.STORE_MISSING), "device=cy-1", "seq=8", "online");
     }
 
     @Test
-    void storeDuplicateWhenASeqIsStoredTwiceOrOutOfOrder() {
+    void storeMissingWhenTheServerCursorIsAboveTheLocalOne() {
         History h = valid();
-        replaceDevice(h, "ana-2", d -> {
-            DeviceRecord m = mutable(d);
-            m.stored().put("c-g", seqs(1, 2, 2, 3));
-            return m;
-        });
-        Violation v = only(h, Kind.STORE_DUPLICATE);
-        assertNames(v, "conv=c-g", "device=ana-2", "2,2");
-
-        History h2 = valid();
-        replaceDevice(h2, "ana-2", d -> {
-            DeviceRecord m = mutable(d);
-            m.stored().put("c-g", seqs(1, 3, 2));
-            return m;
-        });
-        assertEquals(Set.of(Kind.STORE_DUPLICATE), kinds(h2));
-    }
-
-    @Test
-    void storeInvisibleBeforeTheJoin() {
-        History h = valid();
-        replaceDevice(h, "cy-1", d -> {
-            DeviceRecord m = mutable(d);
-            m.stored().put("c-g", seqs(4, 5, 6, 7, 8));
-            return m;
-        });
-        Violation v = only(h, Kind.STORE_INVISIBLE);
-        assertNames(v, "conv=c-g", "device=cy-1", "seq=4");
-    }
-
-    @Test
-    void storeInvisibleAfterTheLeave() {
-        History h = valid();
-        replaceDevice(h, "bob-1", d -> {
-            DeviceRecord m = mutable(d);
-            m.stored().put("c-g", seqs(2, 3, 4, 5, 6, 7, 8));
-            return m;
-        });
-        Violation v = only(h, Kind.STORE_INVISIBLE);
-        assertNames(v, "conv=c-g", "device=bob-1", "seq=8");
-    }
-
-    @Test
-    void storeInvisibleInAConversationTheUserWasNeverIn() {
-        History h = valid();
-        replaceDevice(h, "cy-1", d -> {
-            DeviceRecord m = mutable(d);
-            m.stored().put("c-1", seqs(3));
-            return m;
-        });
-        assertEquals(Set.of(Kind.STORE_INVISIBLE), kinds(h));
-    }
-
-    @Test
-    void serverCursorAboveTheLocalOneIsAStoreMissing() {
-        History h = valid();
-        replaceDevice(h, "ana-2", d -> {
-            DeviceRecord m = mutable(d);
-            m.localCursor().put("c-g", 2L); // the store holds 1..3, but the device vouches only for 2
-            return m;
-        });
-        Violation v = only(h, Kind.STORE_MISSING);
-        assertNames(v, "conv=c-g", "device=ana-2", "server cursor 3", "local cursor 2");
+        device(h, "ana-2", 2).serverCursor().put("c-g", 5L);
+        assertNames(only(h, Kind.STORE_MISSING), "device=ana-2", "server cursor 5", "local cursor 3");
     }
 
     // ---- cursors ------------------------------------------------------------------------------
 
     @Test
-    void regressedCursor() {
+    void cursorRegressedWhenAnAckedReplyIsBelowAnEarlierOne() {
         History h = valid();
-        replaceDevice(h, "ana-1", d -> {
-            DeviceRecord m = mutable(d);
-            m.cursorHistory().put("c-g", seqs(5, 7, 6));
-            return m;
-        });
-        Violation v = only(h, Kind.CURSOR_REGRESSED);
-        assertNames(v, "conv=c-g", "device=ana-1", "seq=6", "after 7");
+        device(h, "ana-1", 1).cursorReports().add(report("c-g", 6));
+        assertNames(only(h, Kind.CURSOR_REGRESSED), "conv=c-g", "device=ana-1", "cursor 6 after 8");
     }
 
     @Test
-    void repeatedCursorValuesAreNotARegression() {
+    void cursorRegressedWhenASubbedReplyIsBelowTheLastAck() {
         History h = valid();
-        replaceDevice(h, "ana-1", d -> {
-            DeviceRecord m = mutable(d);
-            m.cursorHistory().put("c-g", seqs(3, 3, 8, 8));
-            return m;
-        });
-        assertTrue(Checker.check(h).ok());
+        device(h, "bob-1", 1).cursorReports().add(report("c-1", 3, CursorSource.SUBBED));
+        assertNames(only(h, Kind.CURSOR_REGRESSED), "conv=c-1", "device=bob-1", "SUBBED", "cursor 3 after 4");
     }
 
     @Test
-    void cursorAboveTheHead() {
+    void cursorAboveTheHeadVisibleToAFormerMember() {
         History h = valid();
-        replaceDevice(h, "ana-1", d -> {
-            DeviceRecord m = mutable(d);
-            m.cursorHistory().put("c-1", seqs(2, 4, 9));
-            return m;
-        });
-        Violation v = only(h, Kind.CURSOR_ABOVE_HEAD);
-        assertNames(v, "conv=c-1", "device=ana-1", "seq=9", "head 4");
+        device(h, "bob-1", 1).cursorReports().add(report("c-g", 8)); // bob left at 7; head 8
+        assertNames(only(h, Kind.CURSOR_ABOVE_HEAD), "conv=c-g", "device=bob-1", "seq=8", "visible to the user, 7");
+    }
 
-        History h2 = valid();
-        replaceDevice(h2, "ana-2", d -> {
-            DeviceRecord m = mutable(d);
-            m.localCursor().put("c-1", 6L);
-            m.serverCursor().put("c-1", 6L);
-            return m;
-        });
-        CheckReport r = Checker.check(h2);
-        assertEquals(Set.of(Kind.CURSOR_ABOVE_HEAD), kinds(r));
-        assertEquals(2, r.violations().size(), r.violations()::toString); // local and server
+    @Test
+    void cursorAboveTheHeadAtTheEnd() {
+        History h = valid();
+        device(h, "ana-1", 1).localCursor().put("c-1", 5L);
+        device(h, "ana-1", 1).serverCursor().put("c-1", 5L);
+        Set<Kind> k = kinds(h);
+        assertEquals(EnumSet.of(Kind.CURSOR_ABOVE_HEAD), k);
+        assertEquals(2, Checker.check(h).violations().size());
     }
 
     @Test
     void onlineDeviceNotConverged() {
         History h = valid();
-        replaceDevice(h, "cy-1", d -> {
-            DeviceRecord m = mutable(d);
-            m.localCursor().put("c-g", 6L); // it holds 5..8, but its cursors stopped at 6
-            m.serverCursor().put("c-g", 6L);
-            return m;
-        });
-        Violation v = only(h, Kind.NOT_CONVERGED);
-        assertNames(v, "conv=c-g", "device=cy-1", "seq=8");
-
-        History h2 = valid();
-        replaceDevice(h2, "ana-1", d -> {
-            DeviceRecord m = mutable(d);
-            m.serverCursor().put("c-1", 3L); // the server never heard the last ack
-            return m;
-        });
-        assertEquals(Set.of(Kind.NOT_CONVERGED), kinds(h2));
+        device(h, "cy-1", 1).localCursor().put("c-g", 7L);
+        device(h, "cy-1", 1).serverCursor().put("c-g", 7L);
+        assertNames(only(h, Kind.NOT_CONVERGED), "conv=c-g", "device=cy-1", "seq=8", "local cursor 7", "server cursor 7");
     }
 
     @Test
     void aLaggingDeviceIsFineWhenOffline() {
         History h = valid();
-        h.online().remove("cy-1");
-        replaceDevice(h, "cy-1", d -> {
-            DeviceRecord m = mutable(d);
-            m.stored().put("c-g", seqs(5, 6));
-            m.localCursor().put("c-g", 6L);
-            m.serverCursor().put("c-g", 5L);
-            return m;
-        });
+        DeviceRecord d = device(h, "ana-2", 2);
+        assertTrue(d.localCursor().get("c-g") < 8 && !d.online());
         assertTrue(Checker.check(h).ok());
-        h.online().add("cy-1"); // the same device online must have converged
-        assertEquals(EnumSet.of(Kind.NOT_CONVERGED, Kind.STORE_MISSING), kinds(h));
     }
 
     @Test
-    void outboxLeftNonEmpty() {
+    void outboxLeftNonEmptyOnAnOnlineDevice() {
         History h = valid();
-        replaceDevice(h, "ana-1", d -> new DeviceRecord(d.device(), d.user(), d.stored(), d.localCursor(),
-                d.serverCursor(), d.cursorHistory(), 2));
-        Violation v = only(h, Kind.OUTBOX_NOT_EMPTY);
-        assertNames(v, "device=ana-1", "2");
+        replaceDevice(h, "cy-1", 1, d -> withOutbox(d, 2));
+        assertNames(only(h, Kind.OUTBOX_NOT_EMPTY), "device=cy-1", "2 send(s)");
     }
 
     @Test
     void anOfflineDeviceMayStillHoldItsOutbox() {
         History h = valid();
-        replaceDevice(h, "ana-2", d -> new DeviceRecord(d.device(), d.user(), d.stored(), d.localCursor(),
-                d.serverCursor(), d.cursorHistory(), 2));
-        assertTrue(Checker.check(h).ok(), "ana-2 is offline");
+        replaceDevice(h, "ana-2", 2, d -> withOutbox(d, 1));
+        assertTrue(Checker.check(h).ok());
     }
 
     @Test
     void violationsAreCountedInTheFigures() {
         History h = valid();
+        device(h, "bob-1", 1).seen().add(new Seen(Source.PUSH, 5000, event(h, "c-g", 8)));
         h.topic().removeIf(t -> t.conv().equals("c-1"));
         CheckReport r = Checker.check(h);
-        assertEquals(4L, r.figures().get("violations"));
-        assertEquals(Map.of(Kind.NOT_ON_TOPIC, 4L), Checker.countByKind(r.violations()));
+        assertEquals(5L, r.figures().get("violations"));
+        assertEquals(Map.of(Kind.NOT_ON_TOPIC, 4L, Kind.FRAME_INVISIBLE, 1L), Checker.countByKind(r.violations()));
     }
 
     // ---- helpers ------------------------------------------------------------------------------
 
-    private static Violation only(History h, Kind kind) {
+    /** Asserts that the history has exactly one violation, of kind {@code k}, and returns it. */
+    private static Violation only(History h, Kind k) {
         CheckReport r = Checker.check(h);
-        assertEquals(Set.of(kind), kinds(r), () -> "violations: " + r.violations());
-        assertEquals(1, r.violations().size(), () -> "violations: " + r.violations());
-        assertEquals(1L, r.figures().get("violations"));
+        assertEquals(1, r.violations().size(), () -> "expected exactly one " + k + ", got " + r.violations());
+        assertEquals(k, r.violations().get(0).kind(), () -> "got " + r.violations());
         return r.violations().get(0);
     }
 
-    private static Set<Kind> kinds(History h) {
-        return kinds(Checker.check(h));
+    private static Violation first(History h, Kind k) {
+        return Checker.check(h).violations().stream().filter(v -> v.kind() == k).findFirst().orElseThrow();
     }
 
-    private static Set<Kind> kinds(CheckReport r) {
-        return r.violations().stream().map(Violation::kind).collect(Collectors.toCollection(() -> EnumSet.noneOf(Kind.class)));
+    private static Set<Kind> kinds(History h) {
+        return Checker.check(h).violations().stream().map(Violation::kind)
+                .collect(Collectors.toCollection(() -> EnumSet.noneOf(Kind.class)));
     }
 
     private static void assertNames(Violation v, String... parts) {
@@ -495,46 +453,76 @@ class CheckerTest {
         }
     }
 
-    private static SendRecord send(String device, String user, String conv, String cmid, String body, Outcome o, long seq) {
-        return new SendRecord(device, user, conv, cmid, body, o, seq);
+    private static SendRecord send(String device, String user, String conv, String cmid, String body, Outcome o,
+                                   SentReply... replies) {
+        return new SendRecord(device, user, conv, cmid, body, o, new ArrayList<>(List.of(replies)));
+    }
+
+    private static SendRecord withReplies(SendRecord s, SentReply... replies) {
+        return new SendRecord(s.device(), s.user(), s.conv(), s.cmid(), s.body(), s.outcome(), List.of(replies));
     }
 
     private static CommittedEvent msg(String conv, long seq, String sender, String cmid, String body) {
-        return new CommittedEvent(conv, seq, "msg", sender, cmid, body);
+        return new CommittedEvent(conv, seq, "msg", "m-" + conv + "-" + seq, sender, cmid, body);
     }
 
-    private static CommittedEvent join(String conv, long seq, String user) {
-        return new CommittedEvent(conv, seq, "join", user, null, null);
+    private static CommittedEvent member(String conv, long seq, String kind, String user) {
+        return new CommittedEvent(conv, seq, kind, "m-" + conv + "-" + seq, user, null, "");
     }
 
-    private static List<Long> seqs(long... s) {
+    private static CommittedEvent event(History h, String conv, long seq) {
+        return h.committed().get(conv).stream().filter(e -> e.seq() == seq).findFirst().orElseThrow();
+    }
+
+    private static List<Long> seqs(long from, long to) {
         List<Long> l = new ArrayList<>();
-        for (long x : s) {
-            l.add(x);
-        }
+        for (long x = from; x <= to; x++) l.add(x);
         return l;
     }
 
-    private static DeviceRecord device(String device, String user, Map<String, List<Long>> stored,
-                                       Map<String, Long> local, Map<String, Long> server,
-                                       Map<String, List<Long>> history) {
-        return mutable(new DeviceRecord(device, user, stored, local, server, history, 0));
+    private static CursorReport report(String conv, long delivered) {
+        return report(conv, delivered, CursorSource.ACKED);
     }
 
-    /** A copy of {@code d} whose maps and lists can be changed. */
-    private static DeviceRecord mutable(DeviceRecord d) {
-        Map<String, List<Long>> stored = new LinkedHashMap<>();
-        d.stored().forEach((k, v) -> stored.put(k, new ArrayList<>(v)));
-        Map<String, List<Long>> history = new LinkedHashMap<>();
-        d.cursorHistory().forEach((k, v) -> history.put(k, new ArrayList<>(v)));
-        return new DeviceRecord(d.device(), d.user(), stored, new LinkedHashMap<>(d.localCursor()),
-                new LinkedHashMap<>(d.serverCursor()), history, d.outboxLeft());
+    private static CursorReport report(String conv, long delivered, CursorSource s) {
+        return new CursorReport(conv, delivered, s);
     }
 
-    private static void replaceDevice(History h, String device, UnaryOperator<DeviceRecord> f) {
+    /**
+     * An install whose end store is {@code stored}, that saw every stored event once (the lower half
+     * of each conversation by sync, the rest pushed) and was reported stored once each.
+     */
+    private static DeviceRecord device(History h, String device, int epoch, String user, boolean online, long retired,
+                                       Map<String, List<Long>> stored, Map<String, Long> local, Map<String, Long> server,
+                                       List<CursorReport> reports) {
+        List<Seen> seen = new ArrayList<>();
+        List<CommittedEvent> storedEvents = new ArrayList<>();
+        Map<String, List<Long>> st = new LinkedHashMap<>();
+        new java.util.TreeMap<>(stored).forEach((conv, seqs) -> {
+            st.put(conv, new ArrayList<>(seqs));
+            for (int i = 0; i < seqs.size(); i++) {
+                CommittedEvent e = event(h, conv, seqs.get(i));
+                seen.add(new Seen(i < seqs.size() / 2 ? Source.SYNC : Source.PUSH, 100 + i, e));
+                storedEvents.add(e);
+            }
+        });
+        return new DeviceRecord(device, epoch, user, online, retired, st, new LinkedHashMap<>(local),
+                new LinkedHashMap<>(server), seen, storedEvents, new ArrayList<>(reports), 0);
+    }
+
+    private static DeviceRecord device(History h, String device, int epoch) {
+        return h.devices().stream().filter(d -> d.device().equals(device) && d.epoch() == epoch).findFirst().orElseThrow();
+    }
+
+    private static DeviceRecord withOutbox(DeviceRecord d, int n) {
+        return new DeviceRecord(d.device(), d.epoch(), d.user(), d.online(), d.retiredMillis(), d.stored(), d.localCursor(),
+                d.serverCursor(), d.seen(), d.storedEvents(), d.cursorReports(), n);
+    }
+
+    private static void replaceDevice(History h, String device, int epoch, java.util.function.UnaryOperator<DeviceRecord> f) {
         List<DeviceRecord> ds = h.devices();
         for (int i = 0; i < ds.size(); i++) {
-            if (ds.get(i).device().equals(device)) {
+            if (ds.get(i).device().equals(device) && ds.get(i).epoch() == epoch) {
                 ds.set(i, f.apply(ds.get(i)));
                 return;
             }
@@ -542,7 +530,7 @@ class CheckerTest {
         throw new AssertionError("no device " + device);
     }
 
-    private static void replaceSend(History h, String cmid, UnaryOperator<SendRecord> f) {
+    private static void replaceSend(History h, String cmid, java.util.function.UnaryOperator<SendRecord> f) {
         List<SendRecord> ss = h.sends();
         for (int i = 0; i < ss.size(); i++) {
             if (ss.get(i).cmid().equals(cmid)) {
