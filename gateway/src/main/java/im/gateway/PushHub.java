@@ -259,9 +259,15 @@ final class PushHub implements AutoCloseable {
             return;
         }
         JsonNode ev = msg.get("ev");
+        JsonNode from = msg.path("from");
+        String conv = ev.get("conv").asText();
         for (JsonNode d : msg.get("devices")) {
             DeviceConnection c = byDevice.get(d.asText());
-            if (c != null) deliver(c, ev);
+            if (c == null) continue;
+            // The join behind this route may still be on its way on the notices topic (another
+            // partition): apply it from the log's own word. Only a later change ever replaces a period.
+            if (from.path(d.asText()).isIntegralNumber()) c.visibility.joined(conv, from.get(d.asText()).asLong());
+            deliver(c, ev);
         }
     }
 

@@ -69,6 +69,12 @@ public final class ConvLog {
         return p != null && p.covers(seq);
     }
 
+    /** The first seq of the user's latest period, or 0 if they never had one. */
+    public long periodStart(String user) {
+        Period p = periods.get(user);
+        return p == null ? 0 : p.from();
+    }
+
     /** The user is a member now (their latest period has not ended). */
     public boolean member(String user) {
         Period p = periods.get(user);

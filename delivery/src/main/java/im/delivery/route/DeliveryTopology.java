@@ -175,7 +175,9 @@ public final class DeliveryTopology {
             Map<String, List<String>> targets = set.byGateway(
                     e -> convLog.visible(e.user(), seq) && e.live(gateways, now));
             for (Map.Entry<String, List<String>> g : targets.entrySet()) {
-                forward(r, conv, RouteJson.channelEvent(g.getValue(), ev), topics.channel(g.getKey()));
+                Map<String, Long> from = new java.util.TreeMap<>();
+                for (String d : g.getValue()) from.put(d, convLog.periodStart(set.get(d).user()));
+                forward(r, conv, RouteJson.channelEvent(g.getValue(), from, ev), topics.channel(g.getKey()));
             }
             if ("join".equals(kind) || "leave".equals(kind)) {
                 forward(r, conv, RouteJson.membershipNotice(kind, sender, ev), topics.notices());

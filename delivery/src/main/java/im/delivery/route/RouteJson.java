@@ -39,9 +39,22 @@ public final class RouteJson {
     }
 
     public static String channelEvent(Collection<String> devices, JsonNode event) {
+        return channelEvent(devices, java.util.Map.of(), event);
+    }
+
+    /**
+     * A push for these devices; {@code from} gives, per device, the first seq of its user's
+     * current period per the conversation's log, so the gateway can apply a join whose notice
+     * (on another topic) has not reached it yet.
+     */
+    public static String channelEvent(Collection<String> devices, java.util.Map<String, Long> from, JsonNode event) {
         ObjectNode o = JSON.createObjectNode().put("v", 1);
         ArrayNode d = o.putArray("devices");
         devices.forEach(d::add);
+        if (!from.isEmpty()) {
+            ObjectNode f = o.putObject("from");
+            from.forEach(f::put);
+        }
         o.set("ev", event);
         return o.toString();
     }
