@@ -175,7 +175,7 @@ public final class SweeperTopology {
             this.sweep = sweep.toMillis();
             this.backoff = backoff.toMillis();
             this.lease = lease;
-            this.horizon = 2 * DeliveryTopology.interestLease(renew) + lease.toMillis();
+            this.horizon = DeliveryTopology.garbageHorizon(lease, renew);
             this.hints = hints;
         }
 

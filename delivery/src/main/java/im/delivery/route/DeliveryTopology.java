@@ -53,11 +53,10 @@ public final class DeliveryTopology {
     /**
      * @param lease gateway heartbeat lease ({@code IM_GATEWAY_LEASE_MS})
      * @param renew how often gateways renew their interest ({@code IM_INTEREST_RENEW_MS}); a
-     *              registration not renewed for {@code 2 × interestLease + lease} is garbage
+     *              registration not renewed for {@link #garbageHorizon} is garbage
      */
     public static Topology build(TopicNames topics, Duration lease, Duration renew) {
-        long interestLease = interestLease(renew);
-        long horizon = 2 * interestLease + lease.toMillis();
+        long horizon = garbageHorizon(lease, renew);
         Topology t = new Topology();
         GatewayLiveness.addStore(t, topics);
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
@@ -75,9 +74,13 @@ public final class DeliveryTopology {
         return t;
     }
 
-    /** Three renewal intervals: the unit of the garbage horizon ({@code 2 × interestLease + lease}). */
-    public static long interestLease(Duration renew) {
-        return 3 * renew.toMillis();
+    /**
+     * How long (ms, behind the newest heartbeat of any gateway) a registration may go unrenewed
+     * before the delivery nodes and the sweeper remove it: six renewal intervals plus the gateway
+     * lease, so a few lost renewals or a frozen gateway never cost a live device its route.
+     */
+    public static long garbageHorizon(Duration lease, Duration renew) {
+        return 6 * renew.toMillis() + lease.toMillis();
     }
 
     /** Applies interest records and periodically removes garbage registrations. */
