@@ -14,9 +14,15 @@ WORKDIR /src
 # the root pom must be here, or Maven cannot read the reactor.
 COPY pom.xml ./
 COPY protocol/pom.xml protocol/
+COPY topics/pom.xml topics/
 COPY infra/pom.xml infra/
+COPY embedded/pom.xml embedded/
+COPY testkit/pom.xml testkit/
 COPY ingest/pom.xml ingest/
+COPY relay/pom.xml relay/
 COPY cursor-service/pom.xml cursor-service/
+COPY read-path/pom.xml read-path/
+COPY routing/pom.xml routing/
 COPY delivery/pom.xml delivery/
 COPY sweeper/pom.xml sweeper/
 COPY gateway/pom.xml gateway/

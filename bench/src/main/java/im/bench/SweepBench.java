@@ -4,13 +4,13 @@ import static im.bench.BenchEnv.deleteTree;
 import static im.bench.BenchEnv.loadAvg;
 import static im.bench.BenchEnv.printServer;
 
-import im.delivery.route.ConvLog;
-import im.delivery.route.Interest;
-import im.delivery.route.RouteJson;
+import im.embedded.EmbeddedPg;
 import im.infra.db.Database;
-import im.infra.db.EmbeddedPg;
 import im.infra.kafka.TopicNames;
+import im.routing.ConvLog;
 import im.sweeper.SweeperTopology;
+import im.topics.Interest;
+import im.topics.RouteJson;
 import java.io.IOException;
 import java.io.StringReader;
 import java.lang.management.ManagementFactory;

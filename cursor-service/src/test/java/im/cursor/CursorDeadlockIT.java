@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.infra.identity.DevicePrincipal;
-import im.infra.test.ImStackExtension;
-import im.infra.test.TestStack;
+import im.testkit.ImStackExtension;
+import im.testkit.TestStack;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;

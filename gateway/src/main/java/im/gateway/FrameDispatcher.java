@@ -2,7 +2,6 @@ package im.gateway;
 
 import im.cursor.AckRejectedException;
 import im.cursor.CursorWriter;
-import im.delivery.read.ReadRejectedException;
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
@@ -25,6 +24,7 @@ import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.Sub;
 import im.protocol.Sync;
+import im.read.ReadRejectedException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;

@@ -1,8 +1,6 @@
 package im.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import im.delivery.route.Interest;
-import im.delivery.route.RouteJson;
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
 import im.infra.kafka.TopicNames;
@@ -10,6 +8,8 @@ import im.infra.kafka.Topics;
 import im.protocol.Event;
 import im.protocol.EventPush;
 import im.protocol.Hint;
+import im.topics.Interest;
+import im.topics.RouteJson;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

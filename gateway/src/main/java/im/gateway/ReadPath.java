@@ -1,16 +1,16 @@
 package im.gateway;
 
-import im.delivery.read.ConvCursor;
-import im.delivery.read.ConversationReader;
-import im.delivery.read.StoredEvent;
-import im.delivery.read.SyncPage;
 import im.infra.identity.DevicePrincipal;
 import im.protocol.ConvState;
 import im.protocol.Event;
+import im.protocol.Sub;
 import im.protocol.Subbed;
 import im.protocol.Sync;
 import im.protocol.Synced;
-import im.protocol.Sub;
+import im.read.ConvCursor;
+import im.read.ConversationReader;
+import im.read.StoredEvent;
+import im.read.SyncPage;
 import java.util.ArrayList;
 import java.util.List;
 

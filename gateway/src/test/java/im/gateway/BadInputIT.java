@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import im.infra.test.ImStackExtension;
-import im.infra.test.TestStack;
 import im.protocol.ErrorCode;
+import im.testkit.ImStackExtension;
+import im.testkit.TestStack;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;

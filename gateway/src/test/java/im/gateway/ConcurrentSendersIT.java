@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import im.client.ClientOptions;
 import im.client.ImClient;
-import im.infra.test.ImStackExtension;
-import im.infra.test.TestStack;
+import im.testkit.ImStackExtension;
+import im.testkit.TestStack;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

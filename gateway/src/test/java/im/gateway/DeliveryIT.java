@@ -1,18 +1,18 @@
 package im.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import im.client.ClientListener;
 import im.client.ClientOptions;
 import im.client.ImClient;
 import im.client.ReceivedEvent;
-import im.infra.test.ImStackExtension;
-import im.infra.test.TestStack;
 import im.protocol.EventPush;
 import im.protocol.ServerFrame;
+import im.testkit.ImStackExtension;
+import im.testkit.TestStack;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package im.gateway;
 
-import im.infra.test.TestStack;
 import im.ingest.directory.Directory;
+import im.testkit.TestStack;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import im.infra.test.ImStackExtension;
-import im.infra.test.TestStack;
 import im.protocol.ErrorCode;
+import im.testkit.ImStackExtension;
+import im.testkit.TestStack;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

@@ -2,7 +2,7 @@ package im.gateway;
 
 import im.infra.config.ChildJvm;
 import im.infra.config.ConfigKeys;
-import im.infra.test.TestStack;
+import im.testkit.TestStack;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

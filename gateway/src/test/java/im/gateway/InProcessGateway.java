@@ -3,7 +3,7 @@ package im.gateway;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.fault.Faults;
-import im.infra.test.TestStack;
+import im.testkit.TestStack;
 import java.net.URI;
 import java.time.Clock;
 import java.util.HashMap;

@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import im.client.ClientOptions;
 import im.client.ImClient;
+import im.embedded.KafkaBrokerProcess;
 import im.infra.config.ConfigKeys;
-import im.infra.kafka.KafkaBrokerProcess;
-import im.infra.test.ImStackExtension;
-import im.infra.test.TestStack;
+import im.testkit.ImStackExtension;
+import im.testkit.TestStack;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.infra.fault.Faults;
 import im.infra.identity.DevicePrincipal;
-import im.infra.test.ImStackExtension;
-import im.infra.test.TestStack;
 import im.ingest.directory.DeviceRegistration;
 import im.ingest.directory.Directory;
+import im.testkit.ImStackExtension;
+import im.testkit.TestStack;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,6 +1,6 @@
 package im.launcher;
 
-import im.ingest.relay.RelayMain;
+import im.relay.RelayMain;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 

@@ -8,7 +8,7 @@ import im.infra.db.DbConfig;
 import im.infra.fault.Faults;
 import im.infra.kafka.TopicNames;
 import im.infra.ops.OpsConfig;
-import im.ingest.relay.RelayConfig;
+import im.relay.RelayConfig;
 import im.sweeper.SweeperConfig;
 import java.io.IOException;
 import java.net.URI;

@@ -1,15 +1,15 @@
 package im.reliability;
 
 import im.delivery.route.DeliveryMain;
+import im.embedded.EmbeddedPg;
+import im.embedded.KafkaBrokerProcess;
 import im.gateway.GatewayMain;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.db.Database;
-import im.infra.db.EmbeddedPg;
-import im.infra.kafka.KafkaBrokerProcess;
 import im.infra.kafka.TopicNames;
 import im.infra.kafka.Topics;
-import im.ingest.relay.RelayMain;
+import im.relay.RelayMain;
 import im.sweeper.SweeperMain;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,9 +22,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * The whole platform for a campaign, every part in its own process so the nemesis can kill it:

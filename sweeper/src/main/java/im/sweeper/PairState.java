@@ -1,7 +1,7 @@
 package im.sweeper;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import im.delivery.route.RouteJson;
+import im.topics.RouteJson;
 
 /**
  * The per-(conversation, device) values of the sweeper's state stores, as compact JSON (no

@@ -1,7 +1,7 @@
 package im.sweeper;
 
-import im.delivery.route.StreamsRole;
 import im.infra.ops.Metrics;
+import im.routing.StreamsRole;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

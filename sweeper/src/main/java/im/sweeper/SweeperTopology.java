@@ -1,14 +1,13 @@
 package im.sweeper;
 
-import im.delivery.route.GatewayLiveness;
 import com.fasterxml.jackson.databind.JsonNode;
-import im.delivery.route.ConvLog;
-import im.delivery.route.DeliveryTopology;
-import im.delivery.route.Interest;
-import im.delivery.route.RouteJson;
 import im.infra.kafka.TopicNames;
+import im.routing.ConvLog;
+import im.routing.GatewayLiveness;
 import im.sweeper.PairState.Cursor;
 import im.sweeper.PairState.Lag;
+import im.topics.Interest;
+import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -94,7 +93,7 @@ public final class SweeperTopology {
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(ONLINE_STORE), Serdes.String(), Serdes.String()), all);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LAGGING_STORE), Serdes.String(), Serdes.String()), all);
         t.addSink("out", (key, value, ctx) -> {
-                    Header h = ctx.headers().lastHeader(DeliveryTopology.DEST_HEADER);
+                    Header h = ctx.headers().lastHeader(RouteJson.DEST_HEADER);
                     return new String(h.value(), StandardCharsets.UTF_8);
                 }, Serdes.String().serializer(), Serdes.String().serializer(), "heads-and-sweep");
         return t;
@@ -175,7 +174,7 @@ public final class SweeperTopology {
             this.sweep = sweep.toMillis();
             this.backoff = backoff.toMillis();
             this.lease = lease;
-            this.horizon = DeliveryTopology.garbageHorizon(lease, renew);
+            this.horizon = GatewayLiveness.garbageHorizon(lease, renew);
             this.hints = hints;
         }
 
@@ -250,7 +249,7 @@ public final class SweeperTopology {
             hinted.forEach(kv -> lagging.put(kv.key, kv.value));
             due.forEach((conv, byGateway) -> byGateway.forEach((gateway, byHead) -> byHead.forEach((head, devices) -> {
                 Record<String, String> out = new Record<>(conv, RouteJson.channelHint(devices, conv, head, WHY), now);
-                out.headers().add(DeliveryTopology.DEST_HEADER, topics.channel(gateway).getBytes(StandardCharsets.UTF_8));
+                out.headers().add(RouteJson.DEST_HEADER, topics.channel(gateway).getBytes(StandardCharsets.UTF_8));
                 context.forward(out);
                 hints.add(devices.size());
             })));

@@ -7,9 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import im.delivery.route.DeliveryTopology;
-import im.delivery.route.RouteJson;
 import im.infra.kafka.TopicNames;
+import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -299,7 +298,7 @@ class SweeperTopologyTest {
     void aNeverMemberIsNeverHintedWhateverItsRegistrationSays() {
         start();
         online("c1", "d2", "gw-a", "u2", GEN);
-        interest.pipeInput("c1", RouteJson.interest("c1", "d9", new im.delivery.route.Interest("u9", "gw-a", GEN, 99, true, now)));
+        interest.pipeInput("c1", RouteJson.interest("c1", "d9", new im.topics.Interest("u9", "gw-a", GEN, 99, true, now)));
         events("c1", 1, 3);
         advance(1000);
         List<TestRecord<String, String>> hints = gwA.readRecordsToList();
@@ -353,7 +352,7 @@ class SweeperTopologyTest {
         cursor("c1", "d1", 1, 7);                 // duplicate
         cursor("c1", "d1", 0, 2);                 // a stale record of an older install
         assertEquals(7, storedCursor("c1", "d1").get("delivered").asLong());
-        assertEquals(7L, im.delivery.route.ConvLog.fromJson(driver.<String, String>getKeyValueStore(SweeperTopology.LOG_STORE).get("c1")).head());
+        assertEquals(7L, im.routing.ConvLog.fromJson(driver.<String, String>getKeyValueStore(SweeperTopology.LOG_STORE).get("c1")).head());
         assertEquals(0, count(lagging()), "cursor 7 = head 7: not lagging");
         advanceInSteps(5000, 100);
         assertTrue(gwA.isEmpty());
@@ -458,12 +457,12 @@ class SweeperTopologyTest {
     private void online(String conv, String device, String gateway, String user, long gen) {
         member(conv, user);
         long ver = versions.computeIfAbsent(conv + "/" + device + "/" + gateway + "/" + gen, k -> (long) versions.size() + 1);
-        interest.pipeInput(conv, RouteJson.interest(conv, device, new im.delivery.route.Interest(user, gateway, gen, ver, true, now)));
+        interest.pipeInput(conv, RouteJson.interest(conv, device, new im.topics.Interest(user, gateway, gen, ver, true, now)));
     }
 
     private void offline(String conv, String device, String gateway, long gen) {
         long ver = versions.getOrDefault(conv + "/" + device + "/" + gateway + "/" + gen, 0L);
-        interest.pipeInput(conv, RouteJson.interest(conv, device, new im.delivery.route.Interest("u-" + device, gateway, gen, ver, false, now)));
+        interest.pipeInput(conv, RouteJson.interest(conv, device, new im.topics.Interest("u-" + device, gateway, gen, ver, false, now)));
     }
 
     private void member(String conv, String user) {
@@ -542,7 +541,7 @@ class SweeperTopologyTest {
     }
 
     private static String destHeader(TestRecord<String, String> r) {
-        Header h = r.headers().lastHeader(DeliveryTopology.DEST_HEADER);
+        Header h = r.headers().lastHeader(RouteJson.DEST_HEADER);
         return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
     }
 

@@ -1,6 +1,7 @@
 package im.delivery.route;
 
 import im.infra.ops.Metrics;
+import im.routing.StreamsRole;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.streams.KafkaStreams;
 import org.slf4j.Logger;

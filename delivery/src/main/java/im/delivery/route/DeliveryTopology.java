@@ -2,6 +2,10 @@ package im.delivery.route;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import im.infra.kafka.TopicNames;
+import im.routing.ConvLog;
+import im.routing.GatewayLiveness;
+import im.topics.Interest;
+import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -43,8 +47,6 @@ public final class DeliveryTopology {
     /** conv → {@link ConvLog} JSON. */
     public static final String LOG_STORE = "conv-log";
     public static final String GATEWAY_STORE = GatewayLiveness.STORE;
-    /** Record header naming the destination topic of a routed record. */
-    public static final String DEST_HEADER = "im-dest";
 
     private static final Logger log = LoggerFactory.getLogger(DeliveryTopology.class);
 
@@ -53,10 +55,10 @@ public final class DeliveryTopology {
     /**
      * @param lease gateway heartbeat lease ({@code IM_GATEWAY_LEASE_MS})
      * @param renew how often gateways renew their interest ({@code IM_INTEREST_RENEW_MS}); a
-     *              registration not renewed for {@link #garbageHorizon} is garbage
+     *              registration not renewed for {@link GatewayLiveness#garbageHorizon} is garbage
      */
     public static Topology build(TopicNames topics, Duration lease, Duration renew) {
-        long horizon = garbageHorizon(lease, renew);
+        long horizon = GatewayLiveness.garbageHorizon(lease, renew);
         Topology t = new Topology();
         GatewayLiveness.addStore(t, topics);
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
@@ -68,19 +70,10 @@ public final class DeliveryTopology {
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LOG_STORE), Serdes.String(), Serdes.String()),
                 "router");
         t.addSink("out", (key, value, ctx) -> {
-                    Header h = ctx.headers().lastHeader(DEST_HEADER);
+                    Header h = ctx.headers().lastHeader(RouteJson.DEST_HEADER);
                     return new String(h.value(), StandardCharsets.UTF_8);
                 }, Serdes.String().serializer(), Serdes.String().serializer(), "router");
         return t;
-    }
-
-    /**
-     * How long (ms, behind the newest heartbeat of any gateway) a registration may go unrenewed
-     * before the delivery nodes and the sweeper remove it: six renewal intervals plus the gateway
-     * lease, so a few lost renewals or a frozen gateway never cost a live device its route.
-     */
-    public static long garbageHorizon(Duration lease, Duration renew) {
-        return 6 * renew.toMillis() + lease.toMillis();
     }
 
     /** Applies interest records and periodically removes garbage registrations. */
@@ -189,7 +182,7 @@ public final class DeliveryTopology {
 
         private void forward(Record<String, String> in, String key, String value, String topic) {
             Record<String, String> out = new Record<>(key, value, in.timestamp());
-            out.headers().add(DEST_HEADER, topic.getBytes(StandardCharsets.UTF_8));
+            out.headers().add(RouteJson.DEST_HEADER, topic.getBytes(StandardCharsets.UTF_8));
             context.forward(out);
         }
     }

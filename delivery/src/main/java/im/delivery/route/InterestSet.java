@@ -2,6 +2,8 @@ package im.delivery.route;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import im.topics.Interest;
+import im.topics.RouteJson;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import im.infra.kafka.TopicNames;
+import im.topics.Interest;
+import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -434,8 +436,8 @@ class DeliveryTopologyTest {
     }
 
     private static String destHeader(TestRecord<String, String> r) {
-        Header h = r.headers().lastHeader(DeliveryTopology.DEST_HEADER);
-        assertNotNull(h, "routed record carries " + DeliveryTopology.DEST_HEADER);
+        Header h = r.headers().lastHeader(RouteJson.DEST_HEADER);
+        assertNotNull(h, "routed record carries " + RouteJson.DEST_HEADER);
         return new String(h.value(), StandardCharsets.UTF_8);
     }
 

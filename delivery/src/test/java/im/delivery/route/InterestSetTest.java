@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.topics.Interest;
+import im.topics.RouteJson;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.infra.test.ImStackExtension;
-import im.infra.test.TestStack;
+import im.testkit.ImStackExtension;
+import im.testkit.TestStack;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Clock;

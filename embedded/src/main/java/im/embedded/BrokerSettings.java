@@ -1,0 +1,209 @@
+package im.embedded;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.metadata.properties.MetaPropertiesEnsemble;
+import org.apache.kafka.metadata.storage.Formatter;
+
+/**
+ * The single-node KRaft configuration shared by both broker kinds, storage formatting, and the
+ * readiness wait. Package-private: callers only see {@link KafkaBroker}.
+ */
+final class BrokerSettings {
+
+    static final int NODE_ID = 1;
+    static final String HOST = "127.0.0.1";
+    static final Duration READY_DEADLINE = Duration.ofSeconds(120);
+    static final String LOG_DIR_NAME = "kafka-logs";
+
+    private BrokerSettings() {
+    }
+
+    /**
+     * Server properties for one combined broker+controller node bound to loopback only.
+     * Replication factors and min ISR are 1 for every internal topic: with the defaults (3) the
+     * group/transaction/share coordinators never load and consumers hang.
+     */
+    static Properties serverProperties(Path logDir, int brokerPort, int controllerPort) {
+        Map<String, String> p = new TreeMap<>();
+        p.put("process.roles", "broker,controller");
+        p.put("node.id", Integer.toString(NODE_ID));
+        p.put("controller.quorum.voters", NODE_ID + "@" + HOST + ":" + controllerPort);
+        p.put("listeners", "PLAINTEXT://" + HOST + ":" + brokerPort + ",CONTROLLER://" + HOST + ":" + controllerPort);
+        p.put("advertised.listeners", "PLAINTEXT://" + HOST + ":" + brokerPort);
+        p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        p.put("controller.listener.names", "CONTROLLER");
+        p.put("inter.broker.listener.name", "PLAINTEXT");
+        p.put("log.dirs", logDir.toAbsolutePath().toString());
+        p.put("offsets.topic.num.partitions", "4");   // 50 by default: slow first group start on 2 cores
+        p.put("offsets.topic.replication.factor", "1");
+        p.put("transaction.state.log.replication.factor", "1");
+        p.put("transaction.state.log.min.isr", "1");
+        p.put("share.coordinator.state.topic.replication.factor", "1");
+        p.put("share.coordinator.state.topic.min.isr", "1");
+        p.put("default.replication.factor", "1");
+        p.put("min.insync.replicas", "1");
+        p.put("group.initial.rebalance.delay.ms", "0");
+        // After a kill -9 the restarted node finds its previous incarnation still registered and
+        // gets DUPLICATE_BROKER_REGISTRATION until that session expires (default 9 s, which made
+        // a restart take ~15 s). Heartbeats stay inside one JVM here, so a shorter session is safe;
+        // 3 s proved too short on a starved 2-core machine (the broker fenced itself).
+        p.put("broker.heartbeat.interval.ms", "1000");
+        p.put("broker.session.timeout.ms", "6000");
+        // Topics are created explicitly (Topics.create): a typo must fail, not create a topic.
+        p.put("auto.create.topics.enable", "false");
+        p.put("num.partitions", "1");
+        Properties props = new Properties();
+        props.putAll(p);
+        return props;
+    }
+
+    /** Formats {@code logDir} as a fresh single-node cluster unless it already holds meta.properties. */
+    static void formatIfNeeded(Path logDir) {
+        if (isFormatted(logDir)) {
+            return;
+        }
+        // Formatter prints progress; keep it only to explain a failure.
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            Files.createDirectories(logDir);
+            new Formatter()
+                    .setPrintStream(new PrintStream(out, true, StandardCharsets.UTF_8))
+                    .setNodeId(NODE_ID)
+                    .setClusterId(Uuid.randomUuid().toString())
+                    .setControllerListenerName("CONTROLLER")
+                    .setMetadataLogDirectory(logDir.toAbsolutePath().toString())
+                    .addDirectory(logDir.toAbsolutePath().toString())
+                    .run();
+        } catch (Exception e) {
+            throw new BrokerStartException("Formatting Kafka storage in " + logDir + " failed: " + e.getMessage()
+                    + " " + out.toString(StandardCharsets.UTF_8).trim(), e);
+        }
+    }
+
+    static boolean isFormatted(Path logDir) {
+        return Files.exists(logDir.resolve(MetaPropertiesEnsemble.META_PROPERTIES_NAME));
+    }
+
+    static void writeProperties(Properties props, Path file) {
+        try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+            props.store(w, "single-node KRaft broker (generated by im.infra.kafka)");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+    }
+
+    /**
+     * A port that was free on 127.0.0.1 a moment ago. There is a window between this check and
+     * the broker's bind; acceptable for tests and local runs, and the bind error is explicit.
+     */
+    static int freePort() {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress(InetAddress.getByName(HOST), 0));
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException("no free port on " + HOST, e);
+        }
+    }
+
+    /**
+     * Blocks until {@code describeCluster} lists at least one broker, {@code deadline} passes
+     * (BrokerStartException), or {@code failure} reports that the broker is gone (non-null
+     * message: BrokerStartException immediately).
+     */
+    static void awaitReady(String bootstrap, Duration deadline, Supplier<String> failure) {
+        long end = System.nanoTime() + deadline.toNanos();
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "2000");
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "3000");
+        p.put(AdminClientConfig.RECONNECT_BACKOFF_MS_CONFIG, "50");
+        p.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "200");
+        Exception last = null;
+        try (Admin admin = Admin.create(p)) {
+            while (true) {
+                String dead = failure.get();
+                if (dead != null) {
+                    throw new BrokerStartException(dead);
+                }
+                try {
+                    var nodes = admin.describeCluster(new DescribeClusterOptions().timeoutMs(3000))
+                            .nodes().get(4, TimeUnit.SECONDS);
+                    if (nodes.stream().anyMatch(n -> n.id() == NODE_ID && !Node.noNode().equals(n))) {
+                        return;
+                    }
+                } catch (ExecutionException | TimeoutException e) {
+                    last = e;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new BrokerStartException("interrupted while waiting for the broker at " + bootstrap, e);
+                }
+                if (System.nanoTime() - end > 0) {
+                    throw new BrokerStartException("Kafka broker at " + bootstrap + " did not answer describeCluster within "
+                            + deadline.toSeconds() + " s" + (last == null ? "" : "; last error: " + last.getMessage()), last);
+                }
+                // Failed fast (e.g. connection refused): do not spin.
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+            }
+        }
+    }
+
+    static void deleteRecursively(Path root) {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try {
+            Files.walkFileTree(root, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                    Files.deleteIfExists(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path file, IOException exc) throws IOException {
+                    if (exc instanceof NoSuchFileException) {
+                        return FileVisitResult.CONTINUE;
+                    }
+                    throw exc;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
+                    Files.deleteIfExists(dir);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete " + root, e);
+        }
+    }
+}

@@ -1,0 +1,202 @@
+package im.read;
+
+import im.infra.db.DatabaseUnavailableException;
+import im.infra.identity.DevicePrincipal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * The read path: what a device is subscribed to ({@code sub}) and the pages of visible events it
+ * fetches to repair gaps ({@code sync}). A member sees only events inside their visibility
+ * periods (from their join event to their leave event, both included). Every read is refused
+ * ({@code STALE_INSTALL}) for an install the device has left behind, checked in the snapshot the
+ * read uses, so a reinstall that committed before the read is always seen.
+ */
+public final class ConversationReader {
+    private static final String CONVERSATIONS =
+            "SELECT c.conv_id, c.head_seq, COALESCE(dc.delivered_seq, 0), m.from_seq, m.to_seq IS NULL"
+            + " FROM memberships m JOIN conversations c ON c.conv_id = m.conv_id"
+            + " LEFT JOIN device_cursors dc ON dc.device_id = ? AND dc.conv_id = m.conv_id"
+            + " WHERE m.user_id = ? AND (m.to_seq IS NULL"
+            // a conversation the user left is listed until this device acknowledged its leave:
+            // a device offline through the events it could see must still be able to catch up
+            + "   OR (COALESCE(dc.delivered_seq, 0) < m.to_seq AND NOT EXISTS (SELECT 1 FROM memberships x"
+            + "       WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq)))"
+            + " ORDER BY c.conv_id";
+
+    private static final String ACCESS =
+            "SELECT c.head_seq, EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = c.conv_id AND m.user_id = ?)"
+            + " FROM conversations c WHERE c.conv_id = ?";
+
+    private static final String PAGE =
+            "SELECT e.seq, e.kind, e.mid, e.sender, e.cmid, e.body, e.created_at FROM events e"
+            + " WHERE e.conv_id = ? AND e.seq > ? AND e.seq <= ?"
+            + " AND EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = e.conv_id AND m.user_id = ?"
+            + "             AND e.seq >= m.from_seq AND (m.to_seq IS NULL OR e.seq <= m.to_seq))"
+            + " ORDER BY e.seq LIMIT ?";
+
+    /**
+     * One statement, so one snapshot: the head, whether the reader is a current member, and the
+     * cursor of every device of every current member (cursors of an older install are ignored).
+     */
+    private static final String DELIVERY =
+            "SELECT c.head_seq, me.ok, d.user_id, d.device_id, COALESCE(dc.delivered_seq, 0)"
+            + " FROM conversations c"
+            + " CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM memberships x"
+            + "     WHERE x.conv_id = c.conv_id AND x.user_id = ? AND x.to_seq IS NULL)) me(ok)"
+            + " LEFT JOIN memberships m ON me.ok AND m.conv_id = c.conv_id AND m.to_seq IS NULL"
+            + " LEFT JOIN devices d ON d.user_id = m.user_id"
+            + " LEFT JOIN device_cursors dc ON dc.device_id = d.device_id AND dc.conv_id = c.conv_id"
+            + "     AND dc.install_epoch = d.install_epoch"
+            + " WHERE c.conv_id = ? ORDER BY d.user_id, d.device_id";
+
+    private static final String INSTALL = "SELECT install_epoch FROM devices WHERE device_id = ?";
+
+    private final DataSource db;
+
+    public ConversationReader(DataSource db) {
+        this.db = db;
+    }
+
+    /**
+     * The user's current conversations with head and this device's cursor, and the conversations
+     * the user left whose leave event this device has not acknowledged yet.
+     */
+    public List<ConvCursor> conversations(DevicePrincipal who) {
+        try (Connection c = db.getConnection()) {
+            beginSnapshot(c);
+            try (PreparedStatement ps = c.prepareStatement(CONVERSATIONS)) {
+                requireInstall(c, who);
+                ps.setString(1, who.deviceId());
+                ps.setString(2, who.userId());
+                List<ConvCursor> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) out.add(new ConvCursor(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getBoolean(5)));
+                }
+                return out;
+            } finally {
+                endSnapshot(c);
+            }
+        } catch (SQLException e) {
+            throw DatabaseUnavailableException.classify("sub", e);
+        }
+    }
+
+    /**
+     * The delivered cursor of every device of the conversation's current members, for a reader
+     * who is a current member ({@code NOT_MEMBER} otherwise, {@code UNKNOWN_CONV} if it does not exist).
+     */
+    public DeliveryState delivery(DevicePrincipal who, String conv) {
+        try (Connection c = db.getConnection()) {
+            beginSnapshot(c);
+            try (PreparedStatement ps = c.prepareStatement(DELIVERY)) {
+                requireInstall(c, who);
+                ps.setString(1, who.userId());
+                ps.setString(2, conv);
+                long head = -1;
+                List<DeliveryState.Device> devices = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        if (!rs.getBoolean(2)) throw new ReadRejectedException(ReadRejectedException.Reason.NOT_MEMBER, "not a member of " + conv);
+                        head = rs.getLong(1);
+                        if (rs.getString(4) != null) devices.add(new DeliveryState.Device(rs.getString(3), rs.getString(4), rs.getLong(5)));
+                    }
+                }
+                if (head < 0) throw new ReadRejectedException(ReadRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv);
+                return new DeliveryState(conv, head, devices);
+            } finally {
+                endSnapshot(c);
+            }
+        } catch (SQLException e) {
+            throw DatabaseUnavailableException.classify("delivery state", e);
+        }
+    }
+
+    /**
+     * Up to {@code limit} visible events with seq greater than {@code after}, in seq order, and the
+     * head, all from one snapshot: pages never repeat or skip an event while new ones arrive,
+     * because seqs commit in order (the conversation row lock is held until commit).
+     */
+    public SyncPage sync(DevicePrincipal who, String conv, long after, int limit) {
+        try (Connection c = db.getConnection()) {
+            c.setAutoCommit(false);
+            c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+            c.setReadOnly(true);
+            try {
+                requireInstall(c, who);
+                long head;
+                try (PreparedStatement ps = c.prepareStatement(ACCESS)) {
+                    ps.setString(1, who.userId());
+                    ps.setString(2, conv);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (!rs.next()) throw new ReadRejectedException(ReadRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv);
+                        if (!rs.getBoolean(2)) throw new ReadRejectedException(ReadRejectedException.Reason.NOT_MEMBER, "not a member of " + conv);
+                        head = rs.getLong(1);
+                    }
+                }
+                List<StoredEvent> events = new ArrayList<>();
+                boolean more = false;
+                try (PreparedStatement ps = c.prepareStatement(PAGE)) {
+                    ps.setString(1, conv);
+                    ps.setLong(2, after);
+                    ps.setLong(3, head);
+                    ps.setString(4, who.userId());
+                    ps.setInt(5, limit + 1);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            if (events.size() == limit) {
+                                more = true;
+                                break;
+                            }
+                            events.add(new StoredEvent(conv, rs.getLong(1), rs.getString(2), rs.getString(3),
+                                    rs.getString(4), rs.getString(5), rs.getString(6),
+                                    rs.getTimestamp(7).getTime()));
+                        }
+                    }
+                }
+                c.commit();
+                return new SyncPage(conv, events, more, head);
+            } finally {
+                if (!c.getAutoCommit()) c.rollback();
+                c.setReadOnly(false);
+                c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+                c.setAutoCommit(true);
+            }
+        } catch (SQLException e) {
+            throw DatabaseUnavailableException.classify("sync", e);
+        }
+    }
+
+    /** A read-only REPEATABLE READ transaction: the install check and the read see one snapshot. */
+    private static void beginSnapshot(Connection c) throws SQLException {
+        c.setAutoCommit(false);
+        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        c.setReadOnly(true);
+    }
+
+    /** Ends {@link #beginSnapshot} (a read-only transaction has nothing to commit) and restores the pool's defaults. */
+    private static void endSnapshot(Connection c) throws SQLException {
+        c.rollback();
+        c.setReadOnly(false);
+        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        c.setAutoCommit(true);
+    }
+
+    /** Refuses a reader whose install the device has left behind (reinstalled, or the device is gone). */
+    private static void requireInstall(Connection c, DevicePrincipal who) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(INSTALL)) {
+            ps.setString(1, who.deviceId());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next() || rs.getInt(1) != who.installEpoch()) {
+                    throw new ReadRejectedException(ReadRejectedException.Reason.STALE_INSTALL,
+                            "device " + who.deviceId() + " was reinstalled; install " + who.installEpoch() + " may not read");
+                }
+            }
+        }
+    }
+}

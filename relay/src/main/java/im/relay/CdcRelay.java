@@ -1,0 +1,469 @@
+package im.relay;
+
+import im.infra.kafka.TopicNames;
+import im.infra.ops.Metrics;
+import io.debezium.embedded.Connect;
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.RecordChangeEvent;
+import io.debezium.engine.format.ChangeEventFormat;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The CDC relay: Debezium Embedded (pgoutput) streams committed inserts of {@code events} and
+ * changes of {@code device_cursors} to Kafka, keyed by conversation, as clean JSON
+ * ({@link ChangeMapper}). Only committed rows are ever published, in commit order.
+ *
+ * <p>At-least-once: a batch is marked processed only after Kafka acknowledged every record of
+ * it ({@code acks=all}, idempotent producer); if publishing fails it is retried with back-off,
+ * blocking the engine, never skipped. Positions are stored in Kafka and the slot advances only
+ * when they are flushed, so a crash replays from the last flush: consumers dedup by (conv, seq).
+ *
+ * <p>One active relay per slot: an instance first takes a PostgreSQL advisory lock named after
+ * the slot on a connection of its own; a second instance waits on it and takes over when the
+ * first dies (its session, and with it the lock, ends). Slot and publication are created if
+ * missing and never dropped.
+ *
+ * <p>A holder that freezes (SIGSTOP, a stalled VM) must lose the lock too, and on loopback the
+ * kernel keeps a stopped process' TCP connections alive, so keepalive cannot tell. The lock
+ * session therefore sets {@code idle_session_timeout} to {@link RelayConfig#lockTimeout()} (T)
+ * and the holder runs a heartbeat query on it every T/5: the server itself ends a silent
+ * holder's session after T, which releases the lock. The instance that wins the lock then
+ * terminates whatever walsender still has the slot (the frozen holder's, which would otherwise
+ * keep it until {@code wal_sender_timeout}) before its engine starts. Fencing: the holder
+ * publishes a batch only while its lease, T/2 from the start of its last successful heartbeat,
+ * runs; the server cannot have ended the session by then. A thawed holder finds its lease
+ * lapsed, publishes nothing, sees its heartbeat fail and goes back to standby. A batch whose
+ * send started inside the lease can still complete late: it only repeats committed events,
+ * which consumers drop by (conv, seq).
+ *
+ * <p>Meters (tag {@code slot}): {@code im.cdc.published} (changes acknowledged by Kafka),
+ * {@code im.cdc.lag} (commit in PostgreSQL to Kafka's ack, with a percentile histogram) and
+ * {@code im.relay.active} (1 while this instance holds the lock).
+ */
+public final class CdcRelay implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
+    private static final Duration STANDBY_POLL = Duration.ofSeconds(1);
+    private static final Duration RESTART_BACKOFF = Duration.ofSeconds(1);
+    /**
+     * Header on every published record naming the relay instance that sent it ({@code <pid>-<n>}):
+     * with the record's timestamp it shows which relay published what, e.g. after a takeover.
+     */
+    public static final String INSTANCE_HEADER = "im-relay-instance";
+    private static final AtomicLong INSTANCES = new AtomicLong();
+
+    private final RelayConfig cfg;
+    private final TopicNames topics;
+    private final ChangeMapper mapper;
+    private final Timer lag;
+    private final CountDownLatch stop = new CountDownLatch(1);
+    private final AtomicLong published = new AtomicLong();
+    private final AtomicLong restarts = new AtomicLong();
+    private volatile LongConsumer lagObserver = lag -> { };
+    private final String instance = ProcessHandle.current().pid() + "-" + INSTANCES.incrementAndGet();
+    private final byte[] instanceBytes = instance.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    private final long heartbeatNanos;
+    /** Renewed by the supervisor, checked by the engine's handler before every send. */
+    private final LockLease lease;
+    private volatile boolean standby;
+    private volatile DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
+    private volatile KafkaProducer<String, String> producer;
+    private Thread supervisor;
+
+    public CdcRelay(RelayConfig cfg, TopicNames topics) {
+        this(cfg, topics, Metrics.detached());
+    }
+
+    public CdcRelay(RelayConfig cfg, TopicNames topics, MeterRegistry meters) {
+        this.cfg = cfg;
+        this.topics = topics;
+        this.mapper = new ChangeMapper(topics);
+        this.heartbeatNanos = cfg.lockTimeout().toNanos() / 5;
+        this.lease = new LockLease(cfg.lockTimeout(), System::nanoTime);
+        this.lag = Timer.builder("im.cdc.lag").description("commit in PostgreSQL to acknowledged by Kafka")
+                .tag("slot", cfg.slot()).publishPercentileHistogram().register(meters);
+        FunctionCounter.builder("im.cdc.published", this, CdcRelay::published)
+                .description("changes published to Kafka and acknowledged").tag("slot", cfg.slot()).register(meters);
+        Gauge.builder("im.relay.active", this, r -> r.isActive() ? 1 : 0)
+                .description("1 while this instance holds the slot's lock and streams").tag("slot", cfg.slot()).register(meters);
+    }
+
+    /** Receives, per published change, the milliseconds from its commit in PostgreSQL to Kafka's ack. */
+    public CdcRelay observeLag(LongConsumer observer) {
+        this.lagObserver = observer;
+        return this;
+    }
+
+    public CdcRelay start() {
+        supervisor = new Thread(this::supervise, "relay-supervisor-" + cfg.slot());
+        supervisor.setDaemon(true);
+        supervisor.start();
+        return this;
+    }
+
+    /** True while this instance holds the slot's lock and runs the engine. */
+    public boolean isActive() {
+        return lease.held();
+    }
+
+    /**
+     * Readiness: active, or a standby that reached PostgreSQL and waits for the lock (both are
+     * doing their job); false before the first attempt and while PostgreSQL is unreachable.
+     */
+    public boolean isReady() {
+        return lease.held() || standby;
+    }
+
+    /** This instance's name, the value of {@link #INSTANCE_HEADER} on what it publishes. */
+    public String instance() {
+        return instance;
+    }
+
+    public long published() {
+        return published.get();
+    }
+
+    public long restarts() {
+        return restarts.get();
+    }
+
+    private boolean stopping() {
+        return stop.getCount() == 0;
+    }
+
+    private void supervise() {
+        while (!stopping()) {
+            try (Connection lock = openLockSession()) {
+                long attempt = lease.now();
+                if (!tryLock(lock)) {
+                    standby = true;
+                    pause(STANDBY_POLL);
+                    continue;
+                }
+                standby = false;
+                log.info("relay active for slot {} (this instance, {}, holds the lock)", cfg.slot(), instance);
+                lease.acquired(attempt);
+                try {
+                    runWhileHoldingLock(lock);
+                } finally {
+                    lease.lost();
+                }
+            } catch (SQLException e) {
+                standby = false;
+                log.warn("relay cannot reach PostgreSQL ({}); retrying", e.getMessage());
+                pause(RESTART_BACKOFF);
+            }
+        }
+    }
+
+    /**
+     * A session of its own for the lock. idle_session_timeout is set before the lock is taken, so
+     * no moment exists in which this session holds the lock without the server's deadline.
+     */
+    private Connection openLockSession() throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", cfg.user());
+        p.setProperty("password", cfg.password());
+        p.setProperty("ApplicationName", "im-relay-lock-" + cfg.slot());
+        // A heartbeat to an unreachable server fails rather than blocking for ever (the lease fences
+        // publishing meanwhile); 2 T leaves room for takeOverSlot, which waits up to T.
+        p.setProperty("socketTimeout", String.valueOf(Math.max(2, 2 * cfg.lockTimeout().toSeconds())));
+        p.setProperty("connectTimeout", String.valueOf(Math.max(1, cfg.lockTimeout().toSeconds())));
+        Connection c = DriverManager.getConnection(cfg.jdbcUrl(), p);
+        try (Statement st = c.createStatement()) {
+            st.execute("SET idle_session_timeout = " + cfg.lockTimeout().toMillis());
+        } catch (SQLException e) {
+            c.close();
+            throw new SQLException("cannot set idle_session_timeout on the relay's lock session (PostgreSQL 14+ needed): "
+                    + e.getMessage(), e.getSQLState(), e);
+        }
+        return c;
+    }
+
+    /**
+     * One round trip on the lock session; on success the lease runs T/2 from before it was sent
+     * (the server's idle clock restarts no earlier than that). False when the session is gone.
+     */
+    private boolean heartbeat(Connection lock) {
+        long sent = lease.now();
+        try (Statement st = lock.createStatement()) {
+            st.setQueryTimeout((int) Math.max(1, cfg.lockTimeout().toSeconds()));
+            st.execute("SELECT 1");
+            lease.renewed(sent);
+            return true;
+        } catch (SQLException e) {
+            log.error("relay lost its lock session ({}); it stops publishing so another instance can take over",
+                    e.getMessage());
+            return false;
+        }
+    }
+
+    /**
+     * Terminates the walsender that still streams this slot, if any: we hold the lock, so it
+     * belongs to a former holder that froze or died (it would keep the slot until
+     * wal_sender_timeout, and the engine could not start). Waits for it to exit.
+     */
+    private void takeOverSlot(Connection lock) throws SQLException {
+        try (PreparedStatement ps = lock.prepareStatement(
+                "SELECT active_pid, pg_terminate_backend(active_pid, ?) FROM pg_replication_slots"
+                        + " WHERE slot_name = ? AND active_pid IS NOT NULL")) {
+            ps.setLong(1, cfg.lockTimeout().toMillis());
+            ps.setString(2, cfg.slot());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (rs.getBoolean(2)) {
+                        log.warn("slot {} was still streamed by backend {} of a former holder; terminated it",
+                                cfg.slot(), rs.getInt(1));
+                    } else {
+                        log.warn("slot {}: backend {} of a former holder did not exit within {} ms",
+                                cfg.slot(), rs.getInt(1), cfg.lockTimeout().toMillis());
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * The fence, called before every send: returns while the lease runs. A lapsed lease (a late
+     * heartbeat, or this JVM was frozen) waits for the supervisor's next heartbeat; if it fails,
+     * or none succeeds within T, the batch is refused and not marked processed.
+     */
+    private void requireLease() throws InterruptedException {
+        long giveUp = lease.patienceFrom(lease.now());
+        while (true) {
+            if (stopping()) throw new InterruptedException("relay stopping; batch not published");
+            switch (lease.check(giveUp)) {
+                case SEND:
+                    return;
+                case FENCED:
+                    throw new InterruptedException("relay does not hold the lock (lost, or no heartbeat within "
+                            + cfg.lockTimeout() + "); batch not published");
+                default:
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+            }
+        }
+    }
+
+    private boolean tryLock(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_try_advisory_lock(hashtext(?))")) {
+            ps.setString(1, "im-relay:" + cfg.slot());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** Runs (and restarts) the engine until stopped or the lock is lost; then returns. */
+    private void runWhileHoldingLock(Connection lock) throws SQLException {
+        while (!stopping()) {
+            if (!heartbeat(lock)) return;   // lost the lock: back to the supervisor, i.e. standby
+            takeOverSlot(lock);
+            producer = newProducer();
+            CompletableFuture<Throwable> done = new CompletableFuture<>();
+            engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
+                    .using(engineProperties())
+                    .using((success, message, error) ->
+                            done.complete(success ? null : error != null ? error : new IllegalStateException(message)))
+                    .notifying(this::handleBatch)
+                    .build();
+            Thread t = new Thread(engine, "relay-engine-" + cfg.slot());
+            t.setDaemon(true);
+            t.start();
+            boolean lockLost = false;
+            while (!stopping() && !done.isDone()) {
+                if (!heartbeat(lock)) {
+                    lease.lost();   // at once: the handler refuses further batches, the gauge drops
+                    lockLost = true;
+                    break;
+                }
+                try {
+                    done.get(heartbeatNanos, TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    // still running
+                } catch (Exception e) {
+                    break;
+                }
+            }
+            closeEngine();
+            producer.close(Duration.ofSeconds(5));
+            if (stopping()) return;
+            if (lockLost) return;
+            Throwable err = done.getNow(null);
+            restarts.incrementAndGet();
+            log.warn("relay engine stopped ({}); restarting", err == null ? "no error" : err.toString());
+            pause(RESTART_BACKOFF);   // shorter than the lock timeout; the next round heartbeats first
+        }
+    }
+
+    private void handleBatch(List<RecordChangeEvent<SourceRecord>> batch,
+                             DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+            throws InterruptedException {
+        List<ProducerRecord<String, String>> out = new ArrayList<>(batch.size());
+        List<Long> commitTimes = new ArrayList<>(batch.size());
+        for (RecordChangeEvent<SourceRecord> change : batch) {
+            SourceRecord r = change.record();
+            try {
+                Optional<ProducerRecord<String, String>> mapped = mapper.map(r);
+                if (mapped.isPresent()) {
+                    ProducerRecord<String, String> record = mapped.get();
+                    record.headers().add(INSTANCE_HEADER, instanceBytes);
+                    out.add(record);
+                    commitTimes.add(commitMillis(r));
+                }
+            } catch (RuntimeException e) {
+                // Not an event we can publish (e.g. a manual UPDATE of the append-only events table).
+                log.error("relay cannot map change at {}: {}", r.sourceOffset(), e.toString());
+            }
+        }
+        publishUntilAcknowledged(out);
+        long now = System.currentTimeMillis();
+        for (long t : commitTimes) {
+            if (t <= 0) continue;
+            lag.record(Math.max(0, now - t), TimeUnit.MILLISECONDS);
+            lagObserver.accept(now - t);
+        }
+        published.addAndGet(out.size());
+        for (RecordChangeEvent<SourceRecord> change : batch) committer.markProcessed(change);
+        committer.markBatchFinished();
+    }
+
+    /** Blocks until Kafka acknowledged every record; retries (re-sending all) until then or stop. */
+    private void publishUntilAcknowledged(List<ProducerRecord<String, String>> records) throws InterruptedException {
+        while (true) {
+            if (stopping()) throw new InterruptedException("relay stopping; batch not marked processed");
+            requireLease();
+            try {
+                List<Future<?>> acks = new ArrayList<>(records.size());
+                for (ProducerRecord<String, String> r : records) acks.add(producer.send(r));
+                producer.flush();
+                for (Future<?> f : acks) f.get();
+                return;
+            } catch (java.util.concurrent.ExecutionException | org.apache.kafka.common.KafkaException e) {
+                log.warn("relay could not publish a batch of {} ({}); retrying, nothing is marked processed",
+                        records.size(), e.getMessage());
+                producer.close(Duration.ofSeconds(1));
+                pause(RESTART_BACKOFF);
+                producer = newProducer();
+            }
+        }
+    }
+
+    private static long commitMillis(SourceRecord r) {
+        if (!(r.value() instanceof Struct)) return 0;
+        Struct v = (Struct) r.value();
+        Struct source = v.getStruct("source");
+        Object ts = source == null ? null : source.get("ts_ms");
+        return ts instanceof Long ? (Long) ts : 0;
+    }
+
+    private KafkaProducer<String, String> newProducer() {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.kafkaBootstrap());
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "1");
+        // Fail a stuck batch in seconds, not the default 2 minutes: publishUntilAcknowledged then
+        // re-sends it on a new producer (after a broker restart the old one can hang on a batch).
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "im-relay-" + cfg.slot());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        return new KafkaProducer<>(p);
+    }
+
+    private Properties engineProperties() {
+        Properties p = new Properties();
+        p.put("name", "im-relay-" + cfg.slot());
+        p.put("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
+        p.put("database.hostname", cfg.pgHost());
+        p.put("database.port", String.valueOf(cfg.pgPort()));
+        p.put("database.user", cfg.user());
+        p.put("database.password", cfg.password());
+        p.put("database.dbname", cfg.database());
+        p.put("topic.prefix", "im-relay-" + cfg.slot());
+        p.put("plugin.name", "pgoutput");
+        p.put("slot.name", cfg.slot());
+        p.put("slot.drop.on.stop", "false");
+        p.put("publication.name", cfg.publication());
+        p.put("publication.autocreate.mode", "filtered");
+        p.put("table.include.list", "public.events,public.device_cursors");
+        // First start: publish the rows that already exist, so the topic holds the whole history.
+        p.put("snapshot.mode", "initial");
+        p.put("tombstones.on.delete", "false");
+        p.put("poll.interval.ms", String.valueOf(cfg.pollInterval().toMillis()));
+        p.put("offset.storage", "org.apache.kafka.connect.storage.KafkaOffsetBackingStore");
+        p.put("offset.storage.topic", topics.prefix() + "relay-offsets");
+        p.put("offset.storage.partitions", "1");
+        p.put("offset.storage.replication.factor", "1");
+        p.put("offset.flush.interval.ms", String.valueOf(cfg.offsetFlush().toMillis()));
+        p.put("bootstrap.servers", cfg.kafkaBootstrap());
+        p.put("errors.max.retries", "-1");
+        return p;
+    }
+
+    /** Closes the running engine once (close() and the supervisor may both get here). */
+    private synchronized void closeEngine() {
+        DebeziumEngine<?> e = engine;
+        engine = null;
+        if (e == null) return;
+        try {
+            e.close();
+        } catch (IOException | RuntimeException ex) {
+            log.warn("closing the Debezium engine: {}", ex.toString());
+        }
+    }
+
+    private void pause(Duration d) {
+        try {
+            stop.await(d.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        stop.countDown();
+        closeEngine();
+        if (supervisor != null) {
+            try {
+                supervisor.join(15_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,295 @@
+package im.relay;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
+import im.infra.fault.Faults;
+import im.infra.identity.DevicePrincipal;
+import im.infra.kafka.TopicNames;
+import im.infra.kafka.Topics;
+import im.ingest.SendService;
+import im.ingest.directory.Directory;
+import im.testkit.ImStackExtension;
+import im.testkit.TestStack;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+@ExtendWith(ImStackExtension.class)
+class CdcRelayIT {
+    /**
+     * docs/architecture.md's takeover bound with the default IM_RELAY_LOCK_TIMEOUT_MS (5 s): the
+     * server ends the frozen holder's session, the standby's next poll wins the lock and takes
+     * the slot over, and its engine streams again.
+     */
+    private static final Duration FREEZE_TAKEOVER_BOUND = Duration.ofSeconds(15);
+
+    private TestStack stack;
+    private Settings settings;
+    private TopicNames topics;
+    private Directory dir;
+    private SendService sends;
+    private DevicePrincipal ana;
+
+    @BeforeEach
+    void setUp(TestStack stack) {
+        this.stack = stack;
+        stack.kafkaBootstrap();
+        settings = stack.settings(Map.of(ConfigKeys.RELAY_SLOT.name(), "s_" + stack.database()));
+        topics = TopicNames.from(settings);
+        Topics.create(stack.kafkaBootstrap(), topics.conversationKeyed(), 3);
+        dir = new Directory(stack.dataSource(), Clock.systemUTC());
+        dir.createUser("u-ana", "Ana");
+        dir.createUser("u-bo", "Bo");
+        ana = dir.authenticate(dir.registerDevice("u-ana", "d-ana").token());
+        dir.registerDevice("u-bo", "d-bo");
+        dir.createConversation("c1", "direct", List.of("u-ana", "u-bo"));
+        dir.createConversation("c2", "group", List.of("u-ana", "u-bo"));
+        sends = new SendService(stack.dataSource(), Faults.none(), Clock.systemUTC());
+    }
+
+    /**
+     * Checks the topic holds every seq 1..head of each conversation, in order once duplicates
+     * (replays after a restart) are dropped by (conv, seq); returns the number of duplicates.
+     */
+    private static int assertCompleteAndOrdered(List<ConsumerRecord<String, String>> records, Map<String, Long> heads) {
+        Map<String, Long> max = new HashMap<>();
+        int dups = 0;
+        for (ConsumerRecord<String, String> r : records) {
+            JsonNode v = TopicReader.json(r);
+            String conv = v.get("conv").asText();
+            assertEquals(conv, r.key(), "keyed by conversation");
+            long seq = v.get("seq").asLong();
+            long seen = max.getOrDefault(conv, 0L);
+            if (seq <= seen) {
+                dups++;
+                continue;
+            }
+            assertEquals(seen + 1, seq, "conv " + conv + ": after " + seen + " came " + seq + " (a gap or reordering)");
+            max.put(conv, seq);
+        }
+        assertEquals(heads, max, "every committed event is on the topic");
+        return dups;
+    }
+
+    private static boolean reached(List<ConsumerRecord<String, String>> records, Map<String, Long> heads) {
+        Map<String, Long> max = new HashMap<>();
+        for (ConsumerRecord<String, String> r : records) {
+            JsonNode v = TopicReader.json(r);
+            max.merge(v.get("conv").asText(), v.get("seq").asLong(), Math::max);
+        }
+        return max.equals(heads);
+    }
+
+    @Test
+    void publishesEveryCommittedEventAsCleanJsonInSeqOrder() throws Exception {
+        try (CdcRelay relay = new CdcRelay(RelayConfig.from(settings), topics).start();
+             TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events())) {
+            for (int i = 0; i < 30; i++) sends.send(ana, i % 3 == 0 ? "c2" : "c1", "m" + i, "body " + i);
+            Map<String, Long> heads = Map.of("c1", 22L, "c2", 12L);
+            List<ConsumerRecord<String, String>> records = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, heads));
+            assertCompleteAndOrdered(records, heads);
+            JsonNode first = records.stream().map(TopicReader::json)
+                    .filter(v -> v.get("kind").asText().equals("msg")).findFirst().orElseThrow();
+            assertEquals(1, first.get("v").asInt());
+            for (String f : List.of("conv", "seq", "kind", "mid", "sender", "device", "cmid", "body", "at")) {
+                assertTrue(first.has(f), "field " + f + " in " + first);
+            }
+            assertFalse(first.has("before") || first.has("payload") || first.has("source"), "not the Debezium envelope");
+            assertEquals("u-ana", first.get("sender").asText());
+            assertTrue(first.get("at").asLong() > 1_700_000_000_000L, "at is epoch millis");
+            JsonNode join = TopicReader.json(records.get(0));
+            assertTrue(join.get("kind").asText().equals("join") && join.get("cmid").isNull());
+            assertTrue(relay.isActive());
+        }
+    }
+
+    @Test
+    void cursorChangesAndDeletesArePublished() throws Exception {
+        try (CdcRelay relay = new CdcRelay(RelayConfig.from(settings), topics).start();
+             TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.cursors());
+             TopicReader events = new TopicReader(stack.kafkaBootstrap(), topics.events());
+             Connection c = stack.dataSource().getConnection(); Statement st = c.createStatement()) {
+            // Changes made before the slot exists are not streamed (and a deleted row leaves no
+            // snapshot): wait until the relay streams, using an event as the marker.
+            sends.send(ana, "c1", "marker", "marker");
+            events.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 2L)));
+            st.execute("INSERT INTO device_cursors (device_id, conv_id, install_epoch, delivered_seq) VALUES ('d-bo', 'c1', 1, 1)");
+            st.execute("UPDATE device_cursors SET delivered_seq = 2 WHERE device_id = 'd-bo'");
+            st.execute("DELETE FROM device_cursors WHERE device_id = 'd-bo'");
+            List<ConsumerRecord<String, String>> rs = reader.readUntil(Duration.ofSeconds(60), r -> r.size() >= 3);
+            JsonNode a = TopicReader.json(rs.get(0));
+            JsonNode b = TopicReader.json(rs.get(1));
+            JsonNode d = TopicReader.json(rs.get(2));
+            assertEquals("c1", rs.get(0).key());
+            assertEquals("d-bo", a.get("device").asText());
+            assertEquals(1, a.get("delivered").asLong());
+            assertEquals(2, b.get("delivered").asLong());
+            assertTrue(d.get("deleted").asBoolean());
+        }
+    }
+
+    @Test
+    void standbyTakesOverWhenTheActiveRelayStops() throws Exception {
+        try (TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events());
+             CdcRelay second = new CdcRelay(RelayConfig.from(settings), topics)) {
+            CdcRelay first = new CdcRelay(RelayConfig.from(settings), topics).start();
+            awaitTrue(first::isActive, "first relay active");
+            second.start();
+            sends.send(ana, "c1", "before", "before takeover");
+            reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 2L)));
+            assertFalse(second.isActive(), "one active relay per slot; the second waits");
+            first.close();
+            awaitTrue(second::isActive, "standby took over");
+            sends.send(ana, "c1", "after", "after takeover");
+            List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 4L, "c2", 2L)));
+            assertCompleteAndOrdered(all, Map.of("c1", 4L, "c2", 2L));
+        }
+    }
+
+    /**
+     * A frozen active relay (SIGSTOP: every thread stopped, yet on loopback the kernel keeps its
+     * TCP connections alive) must not hold the slot: under a steady stream of sends, the standby,
+     * a separate process, publishes within {@link #FREEZE_TAKEOVER_BOUND} of the freeze; once
+     * resumed, the old relay finds it lost the lock and sends nothing more (no split brain, even
+     * of what its socket buffered meanwhile), and nothing committed is missing from the topic.
+     */
+    @Test
+    void standbyTakesOverFromAFrozenRelayWithinTheBoundAndTheThawedOneIsFenced() throws Exception {
+        Map<String, String> env = new HashMap<>(settings.explicitValues());
+        env.put(ConfigKeys.PARTITIONS.name(), "3");
+        AtomicBoolean sending = new AtomicBoolean(true);
+        AtomicReference<Throwable> senderFailed = new AtomicReference<>();
+        Map<String, AtomicLong> sent = Map.of("c1", new AtomicLong(), "c2", new AtomicLong());
+        Thread sender = new Thread(() -> {
+            try {
+                for (int i = 0; sending.get(); i++) {
+                    String conv = i % 2 == 0 ? "c1" : "c2";
+                    sends.send(ana, conv, "load" + i, "steady send " + i);
+                    sent.get(conv).incrementAndGet();
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));   // ~150 sends/s, not a busy loop
+                }
+            } catch (Throwable t) {
+                senderFailed.set(t);
+            }
+        }, "steady-sender");
+        try (TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events());
+             RelayProcess a = RelayProcess.start("relay-a", env)) {
+            sends.send(ana, "c1", "before", "before the freeze");
+            reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 2L)));
+            awaitTrue(() -> a.meter("im_relay_active") == 1, "relay-a active", Duration.ofSeconds(10));
+            String relayA = publisher(reader.records.get(0));
+            try (RelayProcess b = RelayProcess.start("relay-b", env)) {
+                awaitTrue(() -> b.ready() && b.meter("im_relay_active") == 0, "relay-b a waiting standby", Duration.ofSeconds(30));
+                sender.start();
+                int streaming = reader.records.size() + 50;
+                reader.readUntil(Duration.ofSeconds(60), r -> r.size() >= streaming);
+
+                a.signal("STOP");
+                long frozenAt = System.nanoTime();
+                reader.readUntil(FREEZE_TAKEOVER_BOUND,
+                        r -> r.stream().anyMatch(x -> !publisher(x).equals(relayA)));
+                System.out.printf("relay SIGSTOP under load: the standby published %d ms after the freeze%n",
+                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - frozenAt));
+                assertEquals(1.0, b.meter("im_relay_active"), "relay-b holds the lock");
+
+                long thawedAt = System.currentTimeMillis();
+                a.signal("CONT");
+                awaitTrue(() -> a.meter("im_relay_active") == 0, "the thawed relay knows it lost the lock", Duration.ofSeconds(5));
+                awaitTrue(() -> a.ready() && a.process.isAlive(), "relay-a went back to standby", Duration.ofSeconds(5));
+                sending.set(false);
+                sender.join(30_000);
+                if (senderFailed.get() != null) throw new AssertionError("a send failed", senderFailed.get());
+                Map<String, Long> heads = Map.of("c1", 3L + sent.get("c1").get(), "c2", 2L + sent.get("c2").get());
+                List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, heads));
+                int dups = assertCompleteAndOrdered(all, heads);
+                List<ConsumerRecord<String, String>> afterThaw = all.stream()
+                        .filter(r -> publisher(r).equals(relayA) && r.timestamp() >= thawedAt).toList();
+                assertEquals(List.of(), afterThaw, "the thawed relay sent nothing (it was fenced)");
+                assertEquals(0.0, a.meter("im_relay_active"), "relay-a stays a standby");
+                assertEquals(1.0, b.meter("im_relay_active"), "relay-b still the one active relay");
+                System.out.printf("relay SIGSTOP under load: %d committed, %d records, %d duplicates%n",
+                        heads.values().stream().mapToLong(Long::longValue).sum(), all.size(), dups);
+            }
+        } finally {
+            sending.set(false);
+            sender.join(30_000);
+        }
+    }
+
+    /** The relay instance that sent a record (its {@link CdcRelay#INSTANCE_HEADER}). */
+    private static String publisher(ConsumerRecord<String, String> r) {
+        org.apache.kafka.common.header.Header h = r.headers().lastHeader(CdcRelay.INSTANCE_HEADER);
+        if (h == null) throw new AssertionError("record without " + CdcRelay.INSTANCE_HEADER + ": " + r);
+        return new String(h.value(), StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void killMinus9MidStreamThenRestartLosesNothing() throws Exception {
+        int total = 300;
+        Map<String, String> env = new HashMap<>(settings.explicitValues());
+        env.put(ConfigKeys.PARTITIONS.name(), "3");
+        Process relay = startRelayProcess(env);
+        AtomicInteger sent = new AtomicInteger();
+        Thread sender = new Thread(() -> {
+            for (int i = 0; i < total; i++) {
+                sends.send(ana, i % 2 == 0 ? "c1" : "c2", "k" + i, "single-row commit " + i);
+                sent.incrementAndGet();
+            }
+        });
+        try (TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events())) {
+            sender.start();
+            reader.readUntil(Duration.ofSeconds(90), r -> r.size() >= 100);
+            relay.destroyForcibly();   // SIGKILL, mid-stream
+            assertTrue(relay.waitFor(10, TimeUnit.SECONDS));
+            assertEquals(137, relay.exitValue());
+            int publishedBeforeKill = reader.records.size();
+            relay = startRelayProcess(env);
+            sender.join(120_000);
+            assertEquals(total, sent.get());
+            Map<String, Long> heads = Map.of("c1", 2L + total / 2, "c2", 2L + total / 2);
+            List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(120), r -> reached(r, heads));
+            int dups = assertCompleteAndOrdered(all, heads);
+            System.out.printf("relay kill -9: %d committed, %d on the topic before the kill, %d records in all, %d duplicates%n",
+                    total, publishedBeforeKill, all.size(), dups);
+        } finally {
+            relay.destroyForcibly();
+            relay.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static Process startRelayProcess(Map<String, String> env) throws Exception {
+        return RelayProcess.start("relay", env).process;
+    }
+
+    private static void awaitTrue(java.util.function.BooleanSupplier c, String what) {
+        awaitTrue(c, what, Duration.ofSeconds(60));
+    }
+
+    private static void awaitTrue(java.util.function.BooleanSupplier c, String what, Duration within) {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (!c.getAsBoolean()) {
+            if (System.nanoTime() > deadline) throw new AssertionError("not within " + within + ": " + what);
+            LockSupport.parkNanos(20_000_000);
+        }
+    }
+}

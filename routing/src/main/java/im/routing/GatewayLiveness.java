@@ -1,0 +1,142 @@
+package im.routing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import im.infra.kafka.TopicNames;
+import im.topics.Interest;
+import im.topics.RouteJson;
+import java.time.Duration;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which gateways are alive, from their heartbeats on the gateways topic: a global store (every
+ * task sees every gateway) used by the delivery nodes and the sweeper alike, so a crashed
+ * gateway's routes and hints expire by one rule.
+ */
+public final class GatewayLiveness {
+    /** Name of the global store: gateway id → latest well-formed heartbeat JSON. */
+    public static final String STORE = "gateways";
+    /** Reserved key of the store: the newest heartbeat time seen from any gateway. */
+    static final String NEWEST = "\u0000newest";
+
+    private static final Logger log = LoggerFactory.getLogger(GatewayLiveness.class);
+
+    private GatewayLiveness() {}
+
+    /** Adds the global heartbeat store fed by the gateways topic. */
+    public static void addStore(Topology t, TopicNames topics) {
+        t.addGlobalStore(
+                Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(STORE), Serdes.String(), Serdes.String())
+                        .withLoggingDisabled(),
+                "gateways-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.gateways(),
+                "gateways-update", HeartbeatUpdater::new);
+    }
+
+    /**
+     * Liveness of a gateway registration (gateway, generation). A registration is dead when the
+     * gateway restarted since (a heartbeat of a newer generation) or when its generation's last
+     * heartbeat is older than the lease, measured against the newest heartbeat of ANY gateway
+     * (and never against more than {@code now}). So a Kafka outage, during which no heartbeat
+     * arrives from anyone, does not make every gateway look dead and wipe all routes; a gateway
+     * that died while others keep heartbeating expires after the lease. A gateway with no usable
+     * heartbeat, or whose latest known heartbeat is of an older generation than the registration
+     * (its new heartbeat is on its way on another topic), counts as alive.
+     */
+    public static boolean alive(KeyValueStore<String, String> gateways, String gateway, long gen, long now, Duration lease) {
+        JsonNode h = heartbeat(gateways.get(gateway));
+        if (h == null) return true;
+        long hbGen = h.get("gen").asLong();
+        if (hbGen > gen) return false;
+        if (hbGen < gen) return true;
+        JsonNode newest = heartbeat(gateways.get(NEWEST));
+        long reference = newest == null ? now : Math.min(now, newest.get("at").asLong());
+        return h.get("at").asLong() >= reference - lease.toMillis();
+    }
+
+    /**
+     * How long (ms, behind the newest heartbeat of any gateway) a registration may go unrenewed
+     * before the delivery nodes and the sweeper remove it: six renewal intervals plus the gateway
+     * lease, so a few lost renewals or a frozen gateway never cost a live device its route.
+     */
+    public static long garbageHorizon(Duration lease, Duration renew) {
+        return 6 * renew.toMillis() + lease.toMillis();
+    }
+
+    /**
+     * The liveness questions the routing and the sweeper ask, over the global heartbeat store at
+     * one instant. One rule for both apps.
+     */
+    public static final class View implements Interest.Gateways {
+        private final KeyValueStore<String, String> gateways;
+        private final Duration lease;
+
+        public View(KeyValueStore<String, String> gateways, Duration lease) {
+            this.gateways = gateways;
+            this.lease = lease;
+        }
+
+        /** {@link GatewayLiveness#alive}. */
+        @Override
+        public boolean alive(String gateway, long gen, long now) {
+            return GatewayLiveness.alive(gateways, gateway, gen, now, lease);
+        }
+
+        @Override
+        public boolean restartedSince(String gateway, long gen) {
+            JsonNode h = heartbeat(gateways.get(gateway));
+            return h != null && h.get("gen").asLong() > gen;
+        }
+
+        @Override
+        public long newest() {
+            JsonNode h = heartbeat(gateways.get(NEWEST));
+            return h == null ? -1 : h.get("at").asLong();
+        }
+    }
+
+    private static JsonNode heartbeat(String json) {
+        if (json == null) return null;
+        try {
+            JsonNode h = RouteJson.parse(json);
+            return h.path("gen").canConvertToLong() && h.path("at").canConvertToLong() ? h : null;
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /** Keeps the latest well-formed heartbeat per gateway; a malformed one is ignored (it must not break routing). */
+    private static final class HeartbeatUpdater implements Processor<String, String, Void, Void> {
+        private KeyValueStore<String, String> store;
+
+        @Override
+        public void init(ProcessorContext<Void, Void> context) {
+            store = context.getStateStore(STORE);
+        }
+
+        @Override
+        public void process(Record<String, String> r) {
+            if (r.key() == null || r.value() == null) return;
+            try {
+                JsonNode h = RouteJson.parse(r.value());
+                if (h.path("gen").canConvertToLong() && h.path("at").canConvertToLong()) {
+                    store.put(r.key(), r.value());
+                    JsonNode newest = heartbeat(store.get(NEWEST));
+                    if (newest == null || h.get("at").asLong() > newest.get("at").asLong()) {
+                        store.put(NEWEST, RouteJson.heartbeat("", 0, h.get("at").asLong()));
+                    }
+                    return;
+                }
+            } catch (IllegalArgumentException e) {
+                // fall through
+            }
+            log.warn("ignoring malformed heartbeat of {}: {}", r.key(), r.value());
+        }
+    }
+}

@@ -1,0 +1,50 @@
+package im.routing;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import java.time.Duration;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.Topology;
+import org.slf4j.Logger;
+
+/**
+ * A started Kafka Streams role (delivery node, sweeper): the application id
+ * {@code <prefix with '.' as '-'><role>}, {@link StreamsApps#properties}, failed threads replaced,
+ * and the Streams client's metrics bound to the registry, tagged {@code group} with the
+ * application (= consumer group) id.
+ */
+public final class StreamsRole implements AutoCloseable {
+    private final KafkaStreams streams;
+    private final KafkaStreamsMetrics metrics;
+
+    private StreamsRole(KafkaStreams streams, KafkaStreamsMetrics metrics) {
+        this.streams = streams;
+        this.metrics = metrics;
+    }
+
+    public static StreamsRole start(String role, Topology topology, String topicPrefix, String bootstrap, String stateDir,
+                                    MeterRegistry meters, Logger log) {
+        String appId = topicPrefix.replace('.', '-') + role;
+        KafkaStreams streams = new KafkaStreams(topology, StreamsApps.properties(appId, bootstrap, stateDir));
+        StreamsApps.replaceFailedThreads(streams, log, role);
+        KafkaStreamsMetrics metrics = new KafkaStreamsMetrics(streams, Tags.of("group", appId));
+        metrics.bindTo(meters);
+        streams.start();
+        return new StreamsRole(streams, metrics);
+    }
+
+    public KafkaStreams streams() {
+        return streams;
+    }
+
+    public boolean isRunning() {
+        return streams.state() == KafkaStreams.State.RUNNING;
+    }
+
+    @Override
+    public void close() {
+        metrics.close();
+        streams.close(Duration.ofSeconds(10));
+    }
+}

@@ -1,0 +1,81 @@
+package im.testkit;
+
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.PostgreSQLContainer;
+import org.testcontainers.kafka.KafkaContainer;
+import org.testcontainers.lifecycle.Startables;
+import org.testcontainers.utility.DockerImageName;
+
+/**
+ * The opt-in Testcontainers provider ({@code IM_STACK=containers}) for machines with a Docker
+ * engine: PostgreSQL 17 (logical WAL, synchronous commit, fsync on) and an apache/kafka 4.1.0
+ * KRaft broker in containers. Nothing else in the project needs Docker; the default stack is the
+ * embedded one (embedded PostgreSQL and {@link im.embedded.EmbeddedKafkaBroker}). Check
+ * {@link #dockerAvailable()} before {@link #start()}.
+ */
+public final class ContainerStack implements AutoCloseable {
+
+    public static final String POSTGRES_IMAGE = "postgres:17";
+    public static final String KAFKA_IMAGE = "apache/kafka:4.1.0";
+
+    private final PostgreSQLContainer<?> postgres;
+    private final KafkaContainer kafka;
+
+    private ContainerStack(PostgreSQLContainer<?> postgres, KafkaContainer kafka) {
+        this.postgres = postgres;
+        this.kafka = kafka;
+    }
+
+    /** True if Testcontainers can reach a Docker engine. Never throws; fast when there is none. */
+    public static boolean dockerAvailable() {
+        try {
+            return DockerClientFactory.instance().isDockerAvailable();
+        } catch (Throwable t) {
+            // Any failure to probe (missing socket, bad DOCKER_HOST, linkage) means "no Docker".
+            return false;
+        }
+    }
+
+    /** Starts both containers in parallel and waits until they are ready; stops both on failure. */
+    public static ContainerStack start() {
+        PostgreSQLContainer<?> pg = new PostgreSQLContainer<>(DockerImageName.parse(POSTGRES_IMAGE))
+                .withCommand("postgres",
+                        "-c", "wal_level=logical",
+                        "-c", "synchronous_commit=on",
+                        "-c", "fsync=on");
+        KafkaContainer kafka = new KafkaContainer(DockerImageName.parse(KAFKA_IMAGE));
+        ContainerStack stack = new ContainerStack(pg, kafka);
+        try {
+            Startables.deepStart(pg, kafka).join();
+        } catch (RuntimeException e) {
+            stack.close();
+            throw e;
+        }
+        return stack;
+    }
+
+    public String jdbcUrl() {
+        return postgres.getJdbcUrl();
+    }
+
+    public String pgUser() {
+        return postgres.getUsername();
+    }
+
+    public String pgPassword() {
+        return postgres.getPassword();
+    }
+
+    public String kafkaBootstrap() {
+        return kafka.getBootstrapServers();
+    }
+
+    @Override
+    public void close() {
+        try {
+            kafka.stop();
+        } finally {
+            postgres.stop();
+        }
+    }
+}

@@ -1,0 +1,107 @@
+package im.topics;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/**
+ * One device's registration for a conversation, as the delivery nodes and the sweeper keep it:
+ * the device's user, the gateway (and its generation) that holds the connection, the connection's
+ * version, whether it is online or withdrawn, and when the gateway last renewed it (gateway clock).
+ *
+ * <p>The one rule for "device went online / offline" ({@link #merge}): the higher connection
+ * version wins; within one version (one connection) a withdrawal is final, so a late registration
+ * of a connection that has closed can never override anything; a renewal of the same connection
+ * only refreshes {@code at}. Versions grow with every new connection of a device, on any gateway.
+ *
+ * <p>A registration is a lease: the gateway re-publishes it every renewal interval; it routes
+ * while {@link #live} (online and its gateway alive per {@link Gateways}), and is removed
+ * as {@link #garbage} once it has not been renewed for far longer than that. Nothing is deleted
+ * merely for being silent: when a frozen gateway heartbeats again, its routes are back; a
+ * registration lost any other way comes back with the next renewal.
+ */
+public record Interest(String user, String gateway, long gen, long ver, boolean online, long at) {
+
+    /** What a registration's liveness depends on: the gateways' heartbeats (kept by the Streams roles). */
+    public interface Gateways {
+        /** The gateway's generation {@code gen} counts as alive at {@code now}. */
+        boolean alive(String gateway, long gen, long now);
+
+        /** A heartbeat of a newer generation of this gateway has been seen: the registration is dead for good. */
+        boolean restartedSince(String gateway, long gen);
+
+        /** The newest heartbeat time of any gateway, -1 if none. */
+        long newest();
+    }
+
+    /** The registration that stands after {@code incoming} arrived on top of {@code current} (may be null). */
+    public static Interest merge(Interest current, Interest incoming) {
+        if (current == null || incoming.ver > current.ver) return incoming;
+        if (incoming.ver < current.ver) return current;
+        if (!current.online) return current;                  // that connection has closed: final
+        if (!incoming.online) return incoming;
+        return incoming.at >= current.at ? incoming : current; // a renewal
+    }
+
+    /**
+     * Routable now: online and the gateway alive. Deliberately not "renewed recently": a Streams
+     * task that lags behind its input (after a rebalance, say) would then judge old registrations
+     * by a recent heartbeat and drop events for devices that are online. A registration its gateway
+     * no longer holds costs at most a frame the gateway discards until it is garbage.
+     */
+    public boolean live(Gateways gateways, long now) {
+        return online && gateways.alive(gateway, gen, now);
+    }
+
+    /**
+     * Garbage: a withdrawal or registration so old that nothing can still depend on it (older
+     * than {@code horizon} behind the newest heartbeat of any gateway), or of an older generation
+     * of a gateway that has restarted since.
+     */
+    public boolean garbage(Gateways gateways, long horizon) {
+        if (gateways.restartedSince(gateway, gen)) return true;
+        long newest = gateways.newest();
+        return newest >= 0 && at < newest - horizon;
+    }
+
+    /** The record's JSON on the interest topic (docs/topics.md). */
+    public String toRecordJson(String conv, String device) {
+        return write(RouteJson.JSON.createObjectNode().put("v", 2).put("conv", conv).put("device", device)).toString();
+    }
+
+    /** The compact form kept in state stores (read back by {@link #read}). */
+    public String toStoreJson() {
+        return write(RouteJson.JSON.createObjectNode()).toString();
+    }
+
+    /** Writes the registration's fields into {@code o} (the store value of an interest set embeds them). */
+    public ObjectNode write(ObjectNode o) {
+        return o.put("user", user).put("gateway", gateway).put("gen", gen).put("ver", ver).put("online", online).put("at", at);
+    }
+
+    /**
+     * Reads a registration (record or stored form); throws {@link IllegalArgumentException} when a
+     * field is missing or of the wrong type, so a malformed record is refused, never read as 0.
+     */
+    public static Interest read(JsonNode n) {
+        return new Interest(text(n, "user"), text(n, "gateway"), number(n, "gen"), number(n, "ver"),
+                bool(n, "online"), number(n, "at"));
+    }
+
+    private static String text(JsonNode n, String f) {
+        JsonNode v = n.get(f);
+        if (v == null || !v.isTextual() || v.asText().isEmpty()) throw new IllegalArgumentException("interest: missing " + f);
+        return v.asText();
+    }
+
+    private static long number(JsonNode n, String f) {
+        JsonNode v = n.get(f);
+        if (v == null || !v.canConvertToLong() || !v.isIntegralNumber()) throw new IllegalArgumentException("interest: missing " + f);
+        return v.asLong();
+    }
+
+    private static boolean bool(JsonNode n, String f) {
+        JsonNode v = n.get(f);
+        if (v == null || !v.isBoolean()) throw new IllegalArgumentException("interest: missing " + f);
+        return v.asBoolean();
+    }
+}
