@@ -457,6 +457,10 @@ public final class Campaign {
         connectWithRetry(d, 60_000);
     }
 
+    private static List<Long> seqs(ImClient client, String conv) {
+        return client.events(conv).stream().map(ReceivedEvent::seq).toList();
+    }
+
     private static History.CommittedEvent committedOf(String conv, long seq, String kind, String mid, String sender,
                                                      String cmid, String body) {
         return new History.CommittedEvent(conv, seq, kind, mid, sender, cmid, body);
@@ -516,17 +520,11 @@ public final class Campaign {
         while (old.isConnected() && System.currentTimeMillis() < at + 3_000) LockSupport.parkNanos(50_000_000L);
         boolean stillOpen = old.isConnected();
         if (stillOpen) staleStillOpen.incrementAndGet();
-        Map<String, List<Long>> stored = new TreeMap<>();
-        Map<String, Long> local = new TreeMap<>();
-        for (String conv : convs) {
-            List<ReceivedEvent> evs = old.events(conv);
-            if (!evs.isEmpty()) stored.put(conv, evs.stream().map(ReceivedEvent::seq).toList());
-            if (old.cursor(conv) > 0) local.put(conv, old.cursor(conv));
-        }
+        StoreSnapshot snap = StoreSnapshot.read(convs, old::cursor, c -> seqs(old, c), e -> e.getValue() > 0);
         Set<String> pending = new HashSet<>();
         for (PendingSend p : old.pending()) pending.add(p.cmid());
-        rec.stored = stored;
-        rec.local = local;
+        rec.stored = snap.stored();
+        rec.local = snap.local();
         rec.pending = pending;
         int epoch = r.get("epoch").asInt();
         d.token = r.get("token").asText();
@@ -870,16 +868,11 @@ public final class Campaign {
                 finalServer.computeIfAbsent(rs.getString(1), k -> new TreeMap<>()).put(rs.getString(2), rs.getLong(3)));
         List<History.DeviceRecord> devs = new ArrayList<>();
         for (Dev d : devices) {
-            Map<String, List<Long>> stored = new TreeMap<>();
-            Map<String, Long> local = new TreeMap<>();
-            for (String conv : convs) {
-                List<ReceivedEvent> evs = d.client.events(conv);
-                if (!evs.isEmpty()) stored.put(conv, evs.stream().map(ReceivedEvent::seq).toList());
-                long c = d.client.cursor(conv);
-                if (c > 0 || visibility.getOrDefault(conv, Map.of()).containsKey(d.user)) local.put(conv, c);
-            }
+            ImClient client = d.client;
+            StoreSnapshot snap = StoreSnapshot.read(convs, client::cursor, c -> seqs(client, c),
+                    e -> e.getValue() > 0 || visibility.getOrDefault(e.getKey(), Map.of()).containsKey(d.user));
             Rec rec = d.rec(d.epoch);
-            devs.add(new History.DeviceRecord(d.id, d.epoch, d.user, d.client.isConnected(), 0, stored, local,
+            devs.add(new History.DeviceRecord(d.id, d.epoch, d.user, client.isConnected(), 0, snap.stored(), snap.local(),
                     finalServer.getOrDefault(d.id, Map.of()), List.copyOf(rec.seen), List.copyOf(rec.storedEvents),
                     List.copyOf(rec.cursorReports), d.client.pending().size()));
             for (Map.Entry<Integer, Rec> e : new TreeMap<>(d.recs).entrySet()) {
