@@ -9,6 +9,6 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-mvn -B -q ${MVN_FLAGS:-} -pl bench -am install -DskipTests
-mvn -B -q ${MVN_FLAGS:-} -pl bench dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+# One reactor build (nothing is installed into ~/.m2): sibling modules resolve to their target/ jars.
+mvn -B -q ${MVN_FLAGS:-} -pl bench -am package dependency:build-classpath -DskipTests -Dmdep.outputFile=target/cp.txt
 exec java ${JAVA_OPTS:--Xmx2g} -cp "bench/target/classes:$(cat bench/target/cp.txt)" im.bench.SweepBench "$@"

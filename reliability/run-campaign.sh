@@ -7,7 +7,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-mvn -B -q ${MVN_FLAGS:-} -pl reliability -am install -DskipTests
-mvn -B -q ${MVN_FLAGS:-} -pl reliability dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+# One reactor build (nothing is installed into ~/.m2): sibling modules resolve to their target/ jars.
+mvn -B -q ${MVN_FLAGS:-} -pl reliability -am package dependency:build-classpath -DskipTests -Dmdep.outputFile=target/cp.txt
 exec java ${JAVA_OPTS:-} -Dlogback.configurationFile="$root/reliability/src/main/resources/campaign-logback.xml" \
   -cp "reliability/target/classes:$(cat reliability/target/cp.txt)" im.reliability.CampaignMain "$@"
