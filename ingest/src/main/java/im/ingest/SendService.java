@@ -106,19 +106,11 @@ public final class SendService {
         if (!member) {
             throw new SendRejectedException(SendRejectedException.Reason.NOT_MEMBER, "not a member of " + conv);
         }
-        long seq;
-        try (PreparedStatement ps = c.prepareStatement(SendSql.NEXT_SEQ)) {
-            ps.setString(1, conv);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    throw new SendRejectedException(SendRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv);
-                }
-                seq = rs.getLong(1);
-            }
-        }
+        long seq = ConversationLog.nextSeq(c, conv).orElseThrow(
+                () -> new SendRejectedException(SendRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv));
         faults.maybeHalt(FaultPoint.SEND_BEFORE_INSERT);
         faults.maybeFail(FaultPoint.SEND_BEFORE_INSERT);
-        String mid = Uuid7.next(clock).toString();
+        String mid = ConversationLog.newEventId(clock);
         try (PreparedStatement ps = c.prepareStatement(SendSql.INSERT_MSG)) {
             ps.setString(1, conv);
             ps.setLong(2, seq);

@@ -2,6 +2,7 @@ package im.ingest.directory;
 
 import im.infra.db.Transactions;
 import im.infra.identity.DevicePrincipal;
+import im.ingest.ConversationLog;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,7 +15,6 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.UUID;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
@@ -412,21 +412,14 @@ public final class Directory {
     // ---------------------------------------------------------------- internals
 
     private long appendMembershipEvent(Connection c, String conv, String user, String kind) throws SQLException {
-        long seq;
-        try (PreparedStatement ps = c.prepareStatement(
-                "UPDATE conversations SET head_seq = head_seq + 1 WHERE conv_id = ? RETURNING head_seq")) {
-            ps.setString(1, conv);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no conversation " + conv);
-                seq = rs.getLong(1);
-            }
-        }
+        long seq = ConversationLog.nextSeq(c, conv).orElseThrow(
+                () -> new DirectoryException(DirectoryException.Code.NOT_FOUND, "no conversation " + conv));
         try (PreparedStatement ps = c.prepareStatement(
                 "INSERT INTO events (conv_id, seq, kind, mid, sender, body) VALUES (?, ?, ?, ?::uuid, ?, '')")) {
             ps.setString(1, conv);
             ps.setLong(2, seq);
             ps.setString(3, kind);
-            ps.setString(4, UUID.randomUUID().toString());
+            ps.setString(4, ConversationLog.newEventId(clock));
             ps.setString(5, user);
             ps.executeUpdate();
         }
