@@ -1,0 +1,189 @@
+package im.reliability;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import im.client.ClientListener;
+import im.client.ClientOptions;
+import im.client.ImClient;
+import im.client.PendingSend;
+import im.client.ReceivedEvent;
+import im.client.SentAck;
+import im.protocol.Acked;
+import im.protocol.ConvState;
+import im.protocol.Event;
+import im.protocol.EventPush;
+import im.protocol.ServerFrame;
+import im.protocol.Subbed;
+import im.protocol.Synced;
+import java.io.IOException;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The campaign's hands on its devices' SDK instances: opens each behind its {@link WireTap}
+ * (recording what the socket was told), and carries out the nemesis' client faults: disconnect,
+ * process restart from the state directory, reinstall through the admin API.
+ */
+final class DeviceDriver {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final List<CastDevice> devices;
+    private final List<String> convs;
+    private final int[] gatewayPorts;
+    private final AdminHttp admin;
+    private final List<String> problems;
+
+    DeviceDriver(List<CastDevice> devices, List<String> convs, int[] gatewayPorts, AdminHttp admin, List<String> problems) {
+        this.devices = devices;
+        this.convs = convs;
+        this.gatewayPorts = gatewayPorts;
+        this.admin = admin;
+        this.problems = problems;
+    }
+
+    void openClient(CastDevice d) throws IOException {
+        d.tap = new WireTap(d.id, new java.net.InetSocketAddress("127.0.0.1", gatewayPorts[d.gateway]),
+                (epoch, f, at) -> record(d, epoch, f, at));
+        startClient(d);
+    }
+
+    /** A new SDK instance on the device's state directory (as a restarted process), connected. */
+    void startClient(CastDevice d) throws IOException {
+        ImClient c = ImClient.open(ClientOptions.of(d.tap.uri(), d.token, d.stateDir));
+        CastDevice.Install rec = d.install(d.epoch);
+        c.addListener(new ClientListener() {
+            @Override
+            public void onSent(SentAck ack) {
+                d.acked.putIfAbsent(ack.cmid(), ack.seq());
+                d.replies.computeIfAbsent(ack.cmid(), k -> new CopyOnWriteArrayList<>())
+                        .add(new History.SentReply(ack.seq(), ack.dup()));
+            }
+
+            @Override
+            public void onEvent(ReceivedEvent e) {
+                rec.storedEvents.add(committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body()));
+            }
+        });
+        d.client = c;
+        connectWithRetry(d, 60_000);
+    }
+
+    static List<Long> seqs(ImClient client, String conv) {
+        return client.events(conv).stream().map(ReceivedEvent::seq).toList();
+    }
+
+    static History.CommittedEvent committedOf(String conv, long seq, String kind, String mid, String sender,
+                                                     String cmid, String body) {
+        return new History.CommittedEvent(conv, seq, kind, mid, sender, cmid, body);
+    }
+
+    /** What the device's socket received: event frames for visibility and content, cursor replies for their history. */
+    private void record(CastDevice d, int epoch, ServerFrame f, long at) {
+        if (f instanceof EventPush p) {
+            Event e = p.ev();
+            d.install(epoch).seen.add(new History.Seen(History.Source.PUSH, at,
+                    committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body())));
+        } else if (f instanceof Synced s) {
+            for (Event e : s.events()) {
+                d.install(epoch).seen.add(new History.Seen(History.Source.SYNC, at,
+                        committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body())));
+            }
+        } else if (f instanceof Acked a) {
+            d.install(epoch).cursorReports.add(new History.CursorReport(a.conv(), a.delivered(), History.CursorSource.ACKED));
+        } else if (f instanceof Subbed s) {
+            for (ConvState c : s.convs()) {
+                d.install(epoch).cursorReports.add(new History.CursorReport(c.conv(), c.delivered(), History.CursorSource.SUBBED));
+            }
+        }
+    }
+
+    /** Old installs still connected this long after their reinstall (the revocation bound is 2 s). */
+    final AtomicLong staleStillOpen = new AtomicLong();
+
+    /**
+     * The nemesis' device reinstall, through the admin API: the old install's client is left
+     * connected (the platform must close it with 4003 within the bound, and refuse its reads) and
+     * watched for 3 s; then it is closed and the device starts fresh as a new install (new token,
+     * empty state directory), as a user who reinstalled the app.
+     */
+    String reinstall(int i) {
+        CastDevice d = devices.get(i);
+        if (d.parked) return d.id + " parked";
+        JsonNode r;
+        try {
+            var resp = admin.send(0, "POST", "/admin/devices/" + d.id + "/reinstall", null);
+            if (resp.statusCode() != 200) return d.id + " reinstall answered " + resp.statusCode() + " " + resp.body();
+            r = JSON.readTree(resp.body());
+        } catch (IOException e) {
+            return d.id + " reinstall failed: " + e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return d.id + " reinstall interrupted";
+        }
+        long at = System.currentTimeMillis();
+        ImClient old = d.client;
+        CastDevice.Install rec = d.install(d.epoch);
+        rec.retiredAt = at;
+        while (old.isConnected() && System.currentTimeMillis() < at + 3_000) LockSupport.parkNanos(50_000_000L);
+        boolean stillOpen = old.isConnected();
+        if (stillOpen) staleStillOpen.incrementAndGet();
+        StoreSnapshot snap = StoreSnapshot.read(convs, old::cursor, c -> seqs(old, c), e -> e.getValue() > 0);
+        Set<String> pending = new HashSet<>();
+        for (PendingSend p : old.pending()) pending.add(p.cmid());
+        rec.stored = snap.stored();
+        rec.local = snap.local();
+        rec.pending = pending;
+        int epoch = r.get("epoch").asInt();
+        d.token = r.get("token").asText();
+        d.stateDir = d.stateDir.resolveSibling(d.id + "-e" + epoch);
+        d.epoch = epoch;
+        old.close();
+        try {
+            startClient(d);
+        } catch (IOException e) {
+            problems.add(d.id + " new install could not start: " + e);
+        }
+        return d.id + " epoch " + epoch + (stillOpen ? ", old install STILL CONNECTED 3 s later" : ", old install closed by the server");
+    }
+
+    /** The nemesis' client restart: the SDK closed and opened again from its state directory, like a restarted process. */
+    void restartClient(int i) {
+        CastDevice d = devices.get(i);
+        if (d.parked) return;
+        d.client.close();
+        try {
+            startClient(d);
+        } catch (IOException e) {
+            problems.add(d.id + " could not be reopened from " + d.stateDir + ": " + e);
+        }
+    }
+
+    void connectWithRetry(CastDevice d, long millis) {
+        long deadline = System.currentTimeMillis() + millis;
+        while (true) {
+            try {
+                d.client.connect();
+                return;
+            } catch (IOException e) {
+                if (System.currentTimeMillis() > deadline) {
+                    problems.add(d.id + " could not connect: " + e);
+                    return;
+                }
+                LockSupport.parkNanos(200_000_000L);
+            }
+        }
+    }
+
+    /** The nemesis' client fault: disconnect device {@code i}, stay away 0.5–2.5 s, connect again. */
+    void bounceClient(int i) {
+        CastDevice d = devices.get(i);
+        if (d.parked) return;
+        d.client.disconnect();
+        LockSupport.parkNanos((500 + (long) (Math.abs(d.id.hashCode() + System.nanoTime()) % 2000)) * 1_000_000L);
+        if (!d.parked) connectWithRetry(d, 60_000);
+    }
+}

@@ -1,0 +1,175 @@
+package im.reliability;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import im.client.ImClient;
+import im.client.PendingSend;
+import java.io.IOException;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/**
+ * What the campaign reads at the end (and while it waits to converge): whether anything still
+ * lags, and the {@link History} the checker judges, from the devices' records and stores, the
+ * database and the whole event topic.
+ */
+final class Observer {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final List<CastDevice> devices;
+    private final List<String> convs;
+    private final StackDb db;
+    private final MembershipDriver membership;
+    private final String bootstrap;
+    private final String eventsTopic;
+    private final List<String> problems;
+
+    Observer(List<CastDevice> devices, List<String> convs, StackDb db, MembershipDriver membership, String bootstrap,
+             String eventsTopic, List<String> problems) {
+        this.devices = devices;
+        this.convs = convs;
+        this.db = db;
+        this.membership = membership;
+        this.bootstrap = bootstrap;
+        this.eventsTopic = eventsTopic;
+        this.problems = problems;
+    }
+
+    /** What still lags (empty when converged). */
+    String lagging() {
+        Map<String, Long> heads;
+        Map<String, Set<String>> current = new HashMap<>();
+        Map<String, Map<String, Long>> leftAt = new HashMap<>();   // user -> conv -> seq of the leave
+        Map<String, Map<String, Long>> serverCursors = new HashMap<>();
+        try {
+            heads = db.heads();
+            // A wait condition only: the checker judges the cursors the devices were told, not this table.
+            db.query("SELECT device_id, conv_id, delivered_seq FROM device_cursors",
+                    rs -> serverCursors.computeIfAbsent(rs.getString(1), k -> new HashMap<>()).put(rs.getString(2), rs.getLong(3)));
+            db.query("SELECT user_id, conv_id FROM memberships WHERE to_seq IS NULL",
+                    rs -> current.computeIfAbsent(rs.getString(1), k -> new HashSet<>()).add(rs.getString(2)));
+            db.query("SELECT m.user_id, m.conv_id, m.to_seq FROM memberships m WHERE m.to_seq IS NOT NULL AND NOT EXISTS"
+                    + " (SELECT 1 FROM memberships x WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq)",
+                    rs -> leftAt.computeIfAbsent(rs.getString(1), k -> new HashMap<>()).put(rs.getString(2), rs.getLong(3)));
+        } catch (SQLException e) {
+            return "database: " + e.getMessage();
+        }
+        for (CastDevice d : devices) {
+            if (d.parked) continue;
+            if (!d.client.pending().isEmpty()) return d.id + " has " + d.client.pending().size() + " pending";
+            for (String conv : current.getOrDefault(d.user, Set.of())) {
+                long head = heads.get(conv);
+                long local = d.client.cursor(conv);
+                long srv = serverCursors.getOrDefault(d.id, Map.of()).getOrDefault(conv, -1L);
+                if (local != head || srv != head) {
+                    return d.id + " in " + conv + ": local " + local + ", server " + srv + ", head " + head;
+                }
+            }
+            // A conversation the user left: the device must still hold everything up to the leave.
+            for (Map.Entry<String, Long> e : leftAt.getOrDefault(d.user, Map.of()).entrySet()) {
+                long local = d.client.cursor(e.getKey());
+                if (local < e.getValue()) return d.id + " in " + e.getKey() + " (left at " + e.getValue() + "): local " + local;
+            }
+        }
+        return "";
+    }
+
+    History buildHistory() throws SQLException {
+        List<History.SendRecord> sends = new ArrayList<>();
+        for (CastDevice d : devices) {
+            Set<String> pending = new HashSet<>();
+            for (PendingSend p : d.client.pending()) pending.add(p.cmid());
+            for (CastDevice.Attempt a : d.attempts) {
+                List<History.SentReply> rs = List.copyOf(d.replies.getOrDefault(a.cmid(), List.of()));
+                Set<String> pend = a.epoch() == d.epoch ? pending : d.install(a.epoch()).pending;
+                History.Outcome out = !rs.isEmpty() ? History.Outcome.SENT
+                        : pend.contains(a.cmid()) ? History.Outcome.PENDING : History.Outcome.REJECTED;
+                sends.add(new History.SendRecord(d.id, d.user, a.conv(), a.cmid(), a.body(), out, rs));
+            }
+        }
+        Map<String, List<History.CommittedEvent>> committed = new TreeMap<>();
+        db.query("SELECT conv_id, seq, kind, mid::text, sender, cmid, body FROM events ORDER BY conv_id, seq", rs ->
+                committed.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(DeviceDriver.committedOf(
+                        rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
+                        rs.getString(7))));
+        Map<String, Long> heads = db.heads();
+        Map<String, Map<String, List<History.Period>>> visibility = new TreeMap<>();
+        db.query("SELECT conv_id, user_id, from_seq, to_seq FROM memberships ORDER BY conv_id, user_id, from_seq", rs -> {
+            long to = rs.getLong(4);
+            if (rs.wasNull()) to = Long.MAX_VALUE;
+            visibility.computeIfAbsent(rs.getString(1), k -> new TreeMap<>())
+                    .computeIfAbsent(rs.getString(2), k -> new ArrayList<>()).add(new History.Period(rs.getLong(3), to));
+        });
+        Map<String, Map<String, Long>> finalServer = new HashMap<>();
+        db.query("SELECT device_id, conv_id, delivered_seq FROM device_cursors", rs ->
+                finalServer.computeIfAbsent(rs.getString(1), k -> new TreeMap<>()).put(rs.getString(2), rs.getLong(3)));
+        List<History.DeviceRecord> devs = new ArrayList<>();
+        for (CastDevice d : devices) {
+            ImClient client = d.client;
+            StoreSnapshot snap = StoreSnapshot.read(convs, client::cursor, c -> DeviceDriver.seqs(client, c),
+                    e -> e.getValue() > 0 || visibility.getOrDefault(e.getKey(), Map.of()).containsKey(d.user));
+            CastDevice.Install rec = d.install(d.epoch);
+            devs.add(new History.DeviceRecord(d.id, d.epoch, d.user, client.isConnected(), 0, snap.stored(), snap.local(),
+                    finalServer.getOrDefault(d.id, Map.of()), List.copyOf(rec.seen), List.copyOf(rec.storedEvents),
+                    List.copyOf(rec.cursorReports), d.client.pending().size()));
+            for (Map.Entry<Integer, CastDevice.Install> e : new TreeMap<>(d.installs).entrySet()) {
+                if (e.getKey() == d.epoch) continue;
+                CastDevice.Install old = e.getValue();
+                devs.add(new History.DeviceRecord(d.id, e.getKey(), d.user, false, old.retiredAt, old.stored, old.local,
+                        Map.of(), List.copyOf(old.seen), List.copyOf(old.storedEvents), List.copyOf(old.cursorReports), 0));
+            }
+        }
+        List<History.TopicRecord> topic = readTopic(heads);
+        return new History(sends, committed, heads, topic, visibility, List.copyOf(membership.ops), devs);
+    }
+
+    /** The whole event topic from the beginning, until it covers every head (or 60 s passed) and a poll comes back empty. */
+    private List<History.TopicRecord> readTopic(Map<String, Long> heads) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<History.TopicRecord> out = new ArrayList<>();
+        Map<String, Long> max = new HashMap<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
+            String topic = eventsTopic;
+            List<TopicPartition> parts = new ArrayList<>();
+            consumer.partitionsFor(topic, Duration.ofSeconds(30)).forEach(i -> parts.add(new TopicPartition(topic, i.partition())));
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (System.currentTimeMillis() < deadline) {
+                var records = consumer.poll(Duration.ofMillis(500));
+                for (ConsumerRecord<String, String> r : records) {
+                    try {
+                        JsonNode v = JSON.readTree(r.value());
+                        String conv = v.get("conv").asText();
+                        long seq = v.get("seq").asLong();
+                        out.add(new History.TopicRecord(conv, seq));
+                        max.merge(conv, seq, Math::max);
+                    } catch (IOException e) {
+                        problems.add("topic record not JSON at " + r.partition() + "/" + r.offset());
+                    }
+                }
+                boolean covered = heads.entrySet().stream().allMatch(e -> max.getOrDefault(e.getKey(), 0L) >= e.getValue());
+                if (covered && records.isEmpty()) break;
+            }
+        }
+        return out;
+    }
+}
