@@ -152,8 +152,11 @@ public final class Campaign {
             parker.start();
             nemesis.start();
             // The run lasts its duration and, so that a short run still tries every enabled kind, until
-            // each was injected once (at most five times the duration).
-            long hardEnd = runStart + 5 * o.duration().toMillis();
+            // each was injected once. That takes one nemesis cycle per kind (wait up to 1.5 intervals,
+            // fault, heal, probe: ~10 s on a quiet 2-core machine, several times that on a loaded one),
+            // so the cap, which only stops a stuck nemesis, scales with the kinds: 1.5 intervals + 20 s each.
+            long perKind = (long) (1.5 * o.faultInterval().toMillis()) + 20_000;
+            long hardEnd = runStart + Math.max(5 * o.duration().toMillis(), o.faults().size() * perKind);
             while (System.currentTimeMillis() < runEnd
                     || (!nemesis.coveredAll() && System.currentTimeMillis() < hardEnd)) {
                 LockSupport.parkNanos(100_000_000L);
