@@ -14,7 +14,8 @@ import java.util.Objects;
  *   <li>{@code token}: the device token sent in {@code auth}</li>
  *   <li>{@code stateDir}: directory of the durable client state ({@code outbox.json}); created if missing</li>
  *   <li>{@code requestTimeout}: default wait for a reply (send, auth, resend); default 5 s</li>
- *   <li>{@code reconnectMin} / {@code reconnectMax}: bounds of the exponential reconnect backoff; default 100 ms / 5 s</li>
+ *   <li>{@code reconnectMin} / {@code reconnectMax}: bounds of the exponential backoff (with jitter) of every
+ *       retry: reconnects, outbox entries answered {@code INTERNAL}, failed acks and subs; default 100 ms / 5 s</li>
  *   <li>{@code autoReconnect}: re-establish a lost connection and resend the outbox after every connect; default true</li>
  *   <li>{@code autoReceive}: after every connect send {@code sub}, store pushed events, sync gaps / hints /
  *       conversations behind their head, and ack the contiguous cursor; default true. Off, the client
@@ -26,7 +27,9 @@ import java.util.Objects;
  *   <li>{@code faults}: test-only crash points of the receive path ({@link ClientFaults}); default none</li>
  *   <li>{@code maxInternalErrors}: how many {@code INTERNAL} answers an outbox entry may get before it is
  *       given up ({@link ClientListener#onSendFailed}); with {@code autoReconnect} the client retries such
- *       an entry by itself with the reconnect backoff; at least 1; default 5</li>
+ *       an entry by itself with the reconnect backoff. The same cap holds for consecutive answers to the
+ *       receive path's acks ({@link ClientListener#onAckFailed}) and subs ({@link ClientListener#onSubscribeFailed});
+ *       at least 1; default 5</li>
  * </ul>
  */
 public record ClientOptions(URI uri, String token, Path stateDir, Duration requestTimeout,

@@ -45,7 +45,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -129,8 +128,13 @@ public final class ImClient implements AutoCloseable {
     private final DurableEventStore store;
     /** The receive path: store writes, sync/ack decisions, in order. */
     private final ScheduledExecutorService receiver;
+    /** Backoff and INTERNAL cap of every retry: reconnects, outbox resends, acks, subs. */
+    private final RetryRule retry;
     /** Receive thread only. */
-    private final ReceiveLogic logic = new ReceiveLogic();
+    private final ReceiveLogic logic;
+    /** Receive thread only: consecutive failed subs of the current connection, and INTERNAL answers among them. */
+    private int subFailures;
+    private int subInternalErrors;
     /** Receive thread only: the connection the receive state belongs to; replies of older ones are ignored. */
     private Connection recvConn;
     /** Pushed events not yet stored; drained in batches by the receive thread (one fsync per batch). */
@@ -144,6 +148,8 @@ public final class ImClient implements AutoCloseable {
         this.clock = clock;
         this.outbox = outbox;
         this.store = store;
+        this.retry = RetryRule.of(options);
+        this.logic = new ReceiveLogic(retry);
         String name = "im-client-" + INSTANCES.incrementAndGet();
         this.httpExecutor = Executors.newCachedThreadPool(daemonThreads(name + "-io"));
         this.http = HttpClient.newBuilder()
@@ -372,19 +378,10 @@ public final class ImClient implements AutoCloseable {
             if (closed || gen != session || !reconnectActive || current != null) {
                 return;
             }
-            long delay = backoffMillis(backoffAttempt++);
+            long delay = retry.backoffMillis(backoffAttempt++);
             log.debug("reconnecting to {} in {} ms", options.uri(), delay);
             reconnectTask = scheduler.schedule(() -> reconnect(gen), delay, TimeUnit.MILLISECONDS);
         }
-    }
-
-    /** Exponential backoff from reconnectMin, capped at reconnectMax, with "equal jitter" (half fixed, half random). */
-    private long backoffMillis(int attempt) {
-        long min = options.reconnectMin().toMillis();
-        long max = options.reconnectMax().toMillis();
-        long base = (long) Math.min(max, min * Math.pow(2, Math.min(attempt, 40)));
-        long jittered = base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1);
-        return Math.max(min, jittered);
     }
 
     private void reconnect(long gen) {
@@ -555,20 +552,19 @@ public final class ImClient implements AutoCloseable {
     private ServerFrame judge(PendingSend entry, ErrorFrame err) {
         String cmid = entry.cmid();
         try {
-            if (dropsEntry(err.code())) {
+            if (RetryRule.refusesRequest(err.code())) {
                 giveUp(cmid, err);
                 return err;
             }
-            if (err.code() != ErrorCode.INTERNAL) {
+            if (!RetryRule.counts(err.code())) {
                 return err; // UNAVAILABLE, RATE_LIMITED: transient by definition, not capped
             }
             PendingSend counted = outbox.recordInternalError(cmid);
             if (counted == null) {
                 return err; // confirmed or given up meanwhile
             }
-            if (counted.internalErrors() >= options.maxInternalErrors()) {
-                ErrorFrame last = new ErrorFrame(err.rid(), err.code(), err.msg() + " (answered INTERNAL "
-                        + counted.internalErrors() + " times; giving up)");
+            if (retry.givesUpAfter(counted.internalErrors())) {
+                ErrorFrame last = RetryRule.givenUp(err, counted.internalErrors());
                 giveUp(cmid, last);
                 return last;
             }
@@ -600,7 +596,7 @@ public final class ImClient implements AutoCloseable {
         if (!options.autoReconnect()) {
             return;
         }
-        long delay = backoffMillis(n - 1);
+        long delay = retry.backoffMillis(n - 1);
         try {
             scheduler.schedule(() -> {
                 PendingSend entry = outbox.get(cmid);
@@ -616,15 +612,6 @@ public final class ImClient implements AutoCloseable {
         } catch (RejectedExecutionException e) {
             log.debug("client closed; no retry of cmid {}", cmid);
         }
-    }
-
-    /**
-     * True when the error is about the message itself, so resending it unchanged fails again. Codes
-     * about the connection (BAD_TOKEN, STALE_INSTALL, NOT_AUTHENTICATED) keep the entry: the message
-     * was never judged.
-     */
-    private static boolean dropsEntry(ErrorCode code) {
-        return !code.retriable() && !code.closesConnection() && code != ErrorCode.NOT_AUTHENTICATED;
     }
 
     private ServerFrame attempt(PendingSend entry, Duration timeout) throws IOException {
@@ -824,11 +811,22 @@ public final class ImClient implements AutoCloseable {
         }
     }
 
+    /** Runs {@code task} on the receive thread after {@code delayMillis}. */
+    private void onReceiverAfter(long delayMillis, Runnable task) {
+        try {
+            receiver.schedule(() -> onReceiver(task), delayMillis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            log.debug("client closed; delayed receive task dropped");
+        }
+    }
+
     /** After auth: reset the per-connection receive state and subscribe. */
     private void startReceive(Connection conn) {
         recvConn = conn;
         logic.connected();
         store.cursors().forEach(logic::cursor);
+        subFailures = 0;
+        subInternalErrors = 0;
         Sub sub = new Sub(nextRid());
         reply(conn, sub, (r, err) -> onSubReply(conn, r, err));
     }
@@ -842,18 +840,35 @@ public final class ImClient implements AutoCloseable {
             perform(conn, logic.onSubbed(s.convs()));
             return;
         }
-        log.warn("sub failed ({}); retrying in {}", err != null ? err.toString() : r, options.reconnectMax());
-        if (conn.isOpen() && !(r instanceof ErrorFrame e && !e.code().retriable())) {
-            try {
-                receiver.schedule(() -> onReceiver(() -> {
-                    if (conn == recvConn && conn.isOpen()) {
-                        reply(conn, new Sub(nextRid()), (r2, err2) -> onSubReply(conn, r2, err2));
-                    }
-                }), options.reconnectMax().toMillis(), TimeUnit.MILLISECONDS);
-            } catch (RejectedExecutionException e) {
-                log.debug("client closed; no sub retry");
-            }
+        ErrorFrame ef = r instanceof ErrorFrame e ? e : null;
+        if (ef != null && RetryRule.counts(ef.code()) && retry.givesUpAfter(++subInternalErrors)) {
+            subscribeFailed(RetryRule.givenUp(ef, subInternalErrors));
+            return;
         }
+        if (ef != null && !ef.code().retriable()) {
+            if (RetryRule.refusesRequest(ef.code())) {
+                subscribeFailed(ef);
+            } else {
+                log.warn("sub failed ({}); not retrying on this connection", ef);
+            }
+            return;
+        }
+        if (!conn.isOpen()) {
+            return; // the next connection subscribes again
+        }
+        long delay = retry.backoffMillis(subFailures++);
+        log.warn("sub failed ({}); retrying in {} ms", err != null ? err.toString() : r, delay);
+        onReceiverAfter(delay, () -> {
+            if (conn == recvConn && conn.isOpen()) {
+                reply(conn, new Sub(nextRid()), (r2, err2) -> onSubReply(conn, r2, err2));
+            }
+        });
+    }
+
+    private void subscribeFailed(ErrorFrame err) {
+        log.error("sub given up on this connection: {} {}", err.code(), err.msg());
+        ImErrorException cause = new ImErrorException(err);
+        fire("onSubscribeFailed", l -> l.onSubscribeFailed(cause));
     }
 
     /** Sends a request whose reply (or failure, timeout) is handled on the receive thread. */
@@ -967,18 +982,20 @@ public final class ImClient implements AutoCloseable {
                     throw new IllegalStateException("refusing to ack " + k + " above the durable cursor " + store.cursor(k.conv()));
                 }
                 reply(conn, new Ack(nextRid(), k.conv(), k.seq()), (r, err) -> onAckReply(conn, k, r, err));
+            } else if (a instanceof ReceiveLogic.RetryAck k) {
+                onReceiverAfter(retry.backoffMillis(k.failures() - 1), () -> {
+                    if (conn == recvConn && conn.isOpen()) {
+                        perform(conn, logic.retryAck(k.conv()));
+                    }
+                });
             } else if (a instanceof ReceiveLogic.ScheduleAckFlush f) {
                 long delay = f.retry() ? Math.max(options.ackDelay().toMillis(), options.reconnectMin().toMillis())
                         : options.ackDelay().toMillis();
-                try {
-                    receiver.schedule(() -> onReceiver(() -> {
-                        if (conn == recvConn && conn.isOpen()) {
-                            perform(conn, logic.flushAcks());
-                        }
-                    }), delay, TimeUnit.MILLISECONDS);
-                } catch (RejectedExecutionException e) {
-                    log.debug("client closed; no ack flush");
-                }
+                onReceiverAfter(delay, () -> {
+                    if (conn == recvConn && conn.isOpen()) {
+                        perform(conn, logic.flushAcks());
+                    }
+                });
             }
         }
     }
@@ -991,7 +1008,16 @@ public final class ImClient implements AutoCloseable {
             perform(conn, logic.onAcked(k.conv(), a.delivered()));
         } else if (r instanceof ErrorFrame e) {
             log.warn("ack {} rejected: {} {}", k, e.code(), e.msg());
-            perform(conn, logic.onAckFailed(k.conv(), e.code()));
+            List<ReceiveLogic.Action> actions = logic.onAckFailed(k.conv(), e.code());
+            for (ReceiveLogic.Action a : actions) {
+                if (a instanceof ReceiveLogic.AckGivenUp g) {
+                    ErrorFrame last = g.internalErrors() > 0 ? RetryRule.givenUp(e, g.internalErrors()) : e;
+                    log.error("ack of {} up to {} given up: {} {}", g.conv(), g.seq(), last.code(), last.msg());
+                    ImErrorException cause = new ImErrorException(last);
+                    fire("onAckFailed", l -> l.onAckFailed(g.conv(), g.seq(), cause));
+                }
+            }
+            perform(conn, actions);
         } else {
             log.info("ack {} failed: {}", k, err != null ? err.toString() : r);
             perform(conn, logic.onAckFailed(k.conv(), null));
