@@ -5,7 +5,7 @@ import im.protocol.ServerFrame;
 /**
  * Callbacks of an {@link ImClient}. All methods default to no-op. They are called on one
  * dedicated client thread, in the order the client observed the events, so a callback may
- * block or call {@link ImClient#request} without stalling the socket reader; a callback
+ * block or call {@link ImClient#send} without stalling the socket reader; a callback
  * that throws is logged and does not affect the client.
  */
 public interface ClientListener {

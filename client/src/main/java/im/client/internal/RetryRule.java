@@ -1,5 +1,6 @@
-package im.client;
+package im.client.internal;
 
+import im.client.ClientOptions;
 import im.protocol.ErrorCode;
 import im.protocol.ErrorFrame;
 import java.time.Duration;

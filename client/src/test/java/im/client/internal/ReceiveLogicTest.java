@@ -1,15 +1,15 @@
-package im.client;
+package im.client.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.ReceiveLogic.AckGivenUp;
-import im.client.ReceiveLogic.Action;
-import im.client.ReceiveLogic.RetryAck;
-import im.client.ReceiveLogic.ScheduleAckFlush;
-import im.client.ReceiveLogic.SendAck;
-import im.client.ReceiveLogic.SendSync;
+import im.client.internal.ReceiveLogic.AckGivenUp;
+import im.client.internal.ReceiveLogic.Action;
+import im.client.internal.ReceiveLogic.RetryAck;
+import im.client.internal.ReceiveLogic.ScheduleAckFlush;
+import im.client.internal.ReceiveLogic.SendAck;
+import im.client.internal.ReceiveLogic.SendSync;
 import im.protocol.ConvState;
 import im.protocol.ErrorCode;
 import java.time.Duration;

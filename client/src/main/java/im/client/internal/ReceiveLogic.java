@@ -1,4 +1,4 @@
-package im.client;
+package im.client.internal;
 
 import im.protocol.ConvState;
 import im.protocol.ErrorCode;
