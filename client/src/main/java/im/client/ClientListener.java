@@ -27,16 +27,16 @@ public interface ClientListener {
     /**
      * The client stopped retrying the ack of {@code conv} up to {@code seq}: the server refused it for
      * good (e.g. NOT_MEMBER) or answered {@code INTERNAL} {@link ClientOptions#maxInternalErrors()}
-     * times in a row. The events stay stored; the value is acked again only once the cursor moves or
-     * after a reconnect ({@code subbed} shows the server behind), so the sweeper may hint meanwhile.
+     * times without a success in between. The events stay stored; the value is acked again only
+     * once the cursor moves or after a reconnect ({@code subbed} shows the server behind).
      */
     default void onAckFailed(String conv, long seq, ImErrorException cause) {
     }
 
     /**
      * The client stopped retrying {@code sub} on the current connection: refused for good, or
-     * answered {@code INTERNAL} {@link ClientOptions#maxInternalErrors()} times in a row. No pushes
-     * or hints arrive until the next (re)connect subscribes again.
+     * answered {@code INTERNAL} {@link ClientOptions#maxInternalErrors()} times without a success
+     * in between. No pushes or hints arrive until the next (re)connect subscribes again.
      */
     default void onSubscribeFailed(ImErrorException cause) {
     }

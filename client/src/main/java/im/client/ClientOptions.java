@@ -26,8 +26,8 @@ import java.util.Objects;
  *   <li>{@code syncLimit}: page size of automatic syncs, 1 .. {@link Limits#SYNC_MAX_LIMIT}; default 100</li>
  *   <li>{@code maxInternalErrors}: how many {@code INTERNAL} answers an outbox entry may get before it is
  *       given up ({@link ClientListener#onSendFailed}); with {@code autoReconnect} the client retries such
- *       an entry by itself with the reconnect backoff. The same cap holds for consecutive answers to the
- *       receive path's acks ({@link ClientListener#onAckFailed}) and subs ({@link ClientListener#onSubscribeFailed});
+ *       an entry by itself with the reconnect backoff. The same cap holds for the INTERNAL answers
+ *       (since the last success) to the receive path's acks ({@link ClientListener#onAckFailed}) and subs ({@link ClientListener#onSubscribeFailed});
  *       at least 1; default 5</li>
  * </ul>
  */
