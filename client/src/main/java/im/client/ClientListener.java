@@ -5,7 +5,7 @@ import im.protocol.ServerFrame;
 /**
  * Callbacks of an {@link ImClient}. All methods default to no-op. They are called on one
  * dedicated client thread, in the order the client observed the events, so a callback may
- * block or call {@link ImClient#request} without stalling the socket reader; a callback
+ * block or call {@link ImClient#send} without stalling the socket reader; a callback
  * that throws is logged and does not affect the client.
  */
 public interface ClientListener {
@@ -22,6 +22,23 @@ public interface ClientListener {
      * message will not be sent again; show it to the user as failed.
      */
     default void onSendFailed(PendingSend entry, ImErrorException cause) {
+    }
+
+    /**
+     * The client stopped retrying the ack of {@code conv} up to {@code seq}: the server refused it for
+     * good (e.g. NOT_MEMBER) or answered {@code INTERNAL} {@link ClientOptions#maxInternalErrors()}
+     * times without a success in between. The events stay stored; the value is acked again only
+     * once the cursor moves or after a reconnect ({@code subbed} shows the server behind).
+     */
+    default void onAckFailed(String conv, long seq, ImErrorException cause) {
+    }
+
+    /**
+     * The client stopped retrying {@code sub} on the current connection: refused for good, or
+     * answered {@code INTERNAL} {@link ClientOptions#maxInternalErrors()} times without a success
+     * in between. No pushes or hints arrive until the next (re)connect subscribes again.
+     */
+    default void onSubscribeFailed(ImErrorException cause) {
     }
 
     /** Every frame without a pending request id: {@code event}, {@code hint}, and stray (late or unknown) replies. */

@@ -14,24 +14,26 @@ import java.util.Objects;
  *   <li>{@code token}: the device token sent in {@code auth}</li>
  *   <li>{@code stateDir}: directory of the durable client state ({@code outbox.json}); created if missing</li>
  *   <li>{@code requestTimeout}: default wait for a reply (send, auth, resend); default 5 s</li>
- *   <li>{@code reconnectMin} / {@code reconnectMax}: bounds of the exponential reconnect backoff; default 100 ms / 5 s</li>
+ *   <li>{@code reconnectMin} / {@code reconnectMax}: bounds of the exponential backoff (with jitter) of every
+ *       retry: reconnects, outbox entries answered {@code INTERNAL}, failed acks and subs; default 100 ms / 5 s</li>
  *   <li>{@code autoReconnect}: re-establish a lost connection and resend the outbox after every connect; default true</li>
  *   <li>{@code autoReceive}: after every connect send {@code sub}, store pushed events, sync gaps / hints /
  *       conversations behind their head, and ack the contiguous cursor; default true. Off, the client
- *       stores nothing and sends no sub/sync/ack by itself ({@link ImClient#request} still works).</li>
+ *       stores nothing and sends no sub/sync/ack (a send-only device).</li>
  *   <li>{@code ackDelay}: the ack coalescing window: acks wait this long after the first stored batch, so
  *       one cumulative ack covers every batch stored meanwhile; 0 = only "one ack in flight per
  *       conversation" coalescing; default 10 ms</li>
  *   <li>{@code syncLimit}: page size of automatic syncs, 1 .. {@link Limits#SYNC_MAX_LIMIT}; default 100</li>
- *   <li>{@code faults}: test-only crash points of the receive path ({@link ClientFaults}); default none</li>
  *   <li>{@code maxInternalErrors}: how many {@code INTERNAL} answers an outbox entry may get before it is
  *       given up ({@link ClientListener#onSendFailed}); with {@code autoReconnect} the client retries such
- *       an entry by itself with the reconnect backoff; at least 1; default 5</li>
+ *       an entry by itself with the reconnect backoff. The same cap holds for the INTERNAL answers
+ *       (since the last success) to the receive path's acks ({@link ClientListener#onAckFailed}) and subs ({@link ClientListener#onSubscribeFailed});
+ *       at least 1; default 5</li>
  * </ul>
  */
 public record ClientOptions(URI uri, String token, Path stateDir, Duration requestTimeout,
                             Duration reconnectMin, Duration reconnectMax, boolean autoReconnect,
-                            boolean autoReceive, Duration ackDelay, int syncLimit, ClientFaults faults,
+                            boolean autoReceive, Duration ackDelay, int syncLimit,
                             int maxInternalErrors) {
     public static final int DEFAULT_MAX_INTERNAL_ERRORS = 5;
     public static final Duration DEFAULT_ACK_DELAY = Duration.ofMillis(10);
@@ -47,7 +49,6 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
         Objects.requireNonNull(reconnectMin, "reconnectMin");
         Objects.requireNonNull(reconnectMax, "reconnectMax");
         Objects.requireNonNull(ackDelay, "ackDelay");
-        Objects.requireNonNull(faults, "faults");
         if (ackDelay.isNegative()) {
             throw new IllegalArgumentException("ackDelay: must not be negative, got " + ackDelay);
         }
@@ -77,7 +78,7 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
     public ClientOptions(URI uri, String token, Path stateDir, Duration requestTimeout,
                          Duration reconnectMin, Duration reconnectMax, boolean autoReconnect) {
         this(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect,
-                true, DEFAULT_ACK_DELAY, Limits.SYNC_DEFAULT_LIMIT, ClientFaults.NONE, DEFAULT_MAX_INTERNAL_ERRORS);
+                true, DEFAULT_ACK_DELAY, Limits.SYNC_DEFAULT_LIMIT, DEFAULT_MAX_INTERNAL_ERRORS);
     }
 
     /** Options with the defaults: request timeout 5 s, reconnect backoff 100 ms .. 5 s, auto reconnect on. */
@@ -87,39 +88,35 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
     }
 
     public ClientOptions withAutoReconnect(boolean b) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, b, autoReceive, ackDelay, syncLimit, faults, maxInternalErrors);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, b, autoReceive, ackDelay, syncLimit, maxInternalErrors);
     }
 
     public ClientOptions withRequestTimeout(Duration d) {
-        return new ClientOptions(uri, token, stateDir, d, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, faults, maxInternalErrors);
+        return new ClientOptions(uri, token, stateDir, d, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, maxInternalErrors);
     }
 
     public ClientOptions withUri(URI u) {
-        return new ClientOptions(u, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, faults, maxInternalErrors);
+        return new ClientOptions(u, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, maxInternalErrors);
     }
 
     public ClientOptions withReconnectBackoff(Duration min, Duration max) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, min, max, autoReconnect, autoReceive, ackDelay, syncLimit, faults, maxInternalErrors);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, min, max, autoReconnect, autoReceive, ackDelay, syncLimit, maxInternalErrors);
     }
 
     public ClientOptions withAutoReceive(boolean b) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, b, ackDelay, syncLimit, faults, maxInternalErrors);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, b, ackDelay, syncLimit, maxInternalErrors);
     }
 
     public ClientOptions withAckDelay(Duration d) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, d, syncLimit, faults, maxInternalErrors);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, d, syncLimit, maxInternalErrors);
     }
 
     public ClientOptions withSyncLimit(int n) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, n, faults, maxInternalErrors);
-    }
-
-    public ClientOptions withFaults(ClientFaults f) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, f, maxInternalErrors);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, n, maxInternalErrors);
     }
 
     public ClientOptions withMaxInternalErrors(int n) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, faults, n);
+        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, n);
     }
 
     /** Never print the token. */
@@ -128,7 +125,7 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
         return "ClientOptions[uri=" + uri + ", token=<redacted>, stateDir=" + stateDir + ", requestTimeout="
                 + requestTimeout + ", reconnectMin=" + reconnectMin + ", reconnectMax=" + reconnectMax
                 + ", autoReconnect=" + autoReconnect + ", autoReceive=" + autoReceive + ", ackDelay=" + ackDelay
-                + ", syncLimit=" + syncLimit + ", maxInternalErrors=" + maxInternalErrors + ", faults=" + (faults == ClientFaults.NONE ? "none" : faults) + "]";
+                + ", syncLimit=" + syncLimit + ", maxInternalErrors=" + maxInternalErrors + "]";
     }
 
     private static void positive(String name, Duration d) {

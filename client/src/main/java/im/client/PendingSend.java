@@ -24,9 +24,4 @@ public record PendingSend(String cmid, String conv, String body, long createdAtM
     public PendingSend(String cmid, String conv, String body, long createdAtMillis) {
         this(cmid, conv, body, createdAtMillis, 0);
     }
-
-    /** This entry after one more {@code INTERNAL} answer. */
-    PendingSend withInternalError() {
-        return new PendingSend(cmid, conv, body, createdAtMillis, internalErrors + 1);
-    }
 }

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.protocol.ErrorCode;
 import im.protocol.Limits;
-import im.protocol.Sub;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -16,7 +15,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -78,7 +76,7 @@ class ImClientOfflineTest {
             assertFalse(client.isConnected());
             assertNull(client.device());
             assertThrows(ConnectionLostException.class, () -> client.resendPending());
-            assertThrows(ConnectionLostException.class, () -> client.request(new Sub(client.nextRid()), Duration.ofSeconds(1)));
+            assertThrows(ConnectionLostException.class, () -> client.syncNow("c-ab"));
         }
     }
 
@@ -97,19 +95,8 @@ class ImClientOfflineTest {
     }
 
     @Test
-    void ridsAreUniquePerClient() throws IOException {
-        try (ImClient client = ImClient.open(options())) {
-            Set<String> rids = new java.util.HashSet<>();
-            for (int i = 0; i < 1000; i++) {
-                assertTrue(rids.add(client.nextRid()));
-            }
-            assertTrue(rids.stream().allMatch(Limits::isValidId));
-        }
-    }
-
-    @Test
     void corruptStateFileFailsOpenNamingTheFile() throws IOException {
-        Path file = dir.resolve(DurableOutbox.FILE_NAME);
+        Path file = dir.resolve("outbox.json");
         Files.writeString(file, "{\"version\":1,\"entries\":[{\"cmid\":");
 
         IOException e = assertThrows(IOException.class, () -> ImClient.open(options()));

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.client.internal.DurableEventStore;
+import im.protocol.Event;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -26,7 +28,7 @@ class ImClientReceiveOfflineTest {
     @Test
     void exposesTheStoredEventsAndCursorsOfStateDir() throws IOException {
         DurableEventStore s = DurableEventStore.open(dir);
-        s.applyPushes(List.of(DurableEventStoreTest.ev("c-ab", 1), DurableEventStoreTest.ev("c-ab", 3)));
+        s.applyPushes(List.of(ev("c-ab", 1), ev("c-ab", 3)));
         try (ImClient c = ImClient.open(options())) {
             assertEquals(1, c.cursor("c-ab"));
             assertEquals(0, c.cursor("c-unknown"));
@@ -34,6 +36,10 @@ class ImClientReceiveOfflineTest {
             assertEquals(List.of(1L, 3L), c.events("c-ab").stream().map(ReceivedEvent::seq).toList());
             assertThrows(ConnectionLostException.class, () -> c.syncNow("c-ab"));
         }
+    }
+
+    private static Event ev(String conv, long seq) {
+        return new Event(conv, seq, "msg", "m-" + seq, "u-ana", "cm-" + seq, "body " + seq, 1000 + seq);
     }
 
     @Test

@@ -3,9 +3,10 @@ package im.gateway;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.ClientFaults;
 import im.client.ClientOptions;
 import im.client.ImClient;
+import im.client.internal.ClientFaults;
+import im.client.internal.FaultInjection;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
 import java.nio.file.Path;
@@ -57,7 +58,7 @@ class ReceiverCrashIT {
             p.awaitRunning();
             try (ImClient ana = ImClient.open(ClientOptions.of(Pipeline.ws(gw), fx.anaToken, dir.resolve("ana")))) {
                 ana.connect();
-                ImClient bo = ImClient.open(ClientOptions.of(Pipeline.ws(gw), fx.boToken, dir.resolve("bo")).withFaults(fault));
+                ImClient bo = FaultInjection.open(ClientOptions.of(Pipeline.ws(gw), fx.boToken, dir.resolve("bo")), fault);
                 bo.connect();
                 Await.until(Duration.ofSeconds(30), () -> cursorRow(fx) == 2, "bo acked the join events");
                 ana.send("c-ab", "the device dies around this one");                 // seq 3

@@ -1,4 +1,4 @@
-package im.client;
+package im.client.internal;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,10 +1,11 @@
-package im.client;
+package im.client.internal;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import im.client.PendingSend;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -128,7 +129,7 @@ final class DurableOutbox {
             if (before == null) {
                 return null;
             }
-            after = before.withInternalError();
+            after = new PendingSend(before.cmid(), before.conv(), before.body(), before.createdAtMillis(), before.internalErrors() + 1);
             entries.put(cmid, after);
             v = ++version;
         }

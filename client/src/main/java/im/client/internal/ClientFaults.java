@@ -1,4 +1,4 @@
-package im.client;
+package im.client.internal;
 
 import java.util.List;
 
@@ -8,8 +8,8 @@ import java.util.List;
  * RuntimeException), the client simulates a process death at exactly that point: it aborts the
  * socket (no close handshake, no ack, no further store write, no reconnect) and closes itself.
  * The durable state in {@code stateDir} is then exactly what a killed process would leave; a test
- * reopens a new {@link ImClient} on the same directory, like a restarted process.
- * Hooks that return normally have no effect. Production code uses {@link #NONE}.
+ * reopens a new {@link im.client.ImClient} on the same directory, like a restarted process.
+ * Hooks that return normally have no effect. Installed only through {@link FaultInjection}.
  */
 public interface ClientFaults {
     ClientFaults NONE = new ClientFaults() {

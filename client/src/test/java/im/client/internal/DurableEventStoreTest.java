@@ -1,9 +1,10 @@
-package im.client;
+package im.client.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.client.ReceivedEvent;
 import im.protocol.Event;
 import java.io.IOException;
 import java.nio.channels.FileChannel;

@@ -1,4 +1,4 @@
-package im.client;
+package im.client.internal;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonProcessingException;

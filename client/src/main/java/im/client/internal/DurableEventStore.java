@@ -1,21 +1,16 @@
-package im.client;
+package im.client.internal;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import im.client.ReceivedEvent;
 import im.protocol.Event;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,16 +46,13 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe (every method is synchronized; commits are serialized). All events are also held
  * in memory. One stateDir belongs to one open client at a time.
  */
-final class DurableEventStore {
+public final class DurableEventStore {
     private static final Logger log = LoggerFactory.getLogger(DurableEventStore.class);
-    static final String LOG_FILE = "events.log";
-    static final String STATE_FILE = "events.state";
-    private static final int FORMAT_VERSION = 1;
-
-    private static final ObjectMapper MAPPER = JsonFields.MAPPER;
+    public static final String LOG_FILE = "events.log";
+    public static final String STATE_FILE = "events.state";
 
     /** What one commit changed. */
-    record Result(List<ReceivedEvent> added, Map<String, Long> cursorsBefore, Map<String, Long> cursorsAfter) {
+    public record Result(List<ReceivedEvent> added, Map<String, Long> cursorsBefore, Map<String, Long> cursorsAfter) {
         /** Conversations whose cursor moved, with the new cursor. */
         Map<String, Long> advanced() {
             Map<String, Long> out = new LinkedHashMap<>();
@@ -99,7 +91,7 @@ final class DurableEventStore {
      *
      * @throws IOException naming the file if the state or the committed part of the log is damaged or truncated
      */
-    static DurableEventStore open(Path stateDir) throws IOException {
+    public static DurableEventStore open(Path stateDir) throws IOException {
         Files.createDirectories(stateDir);
         Path logFile = stateDir.resolve(LOG_FILE);
         Path stateFile = stateDir.resolve(STATE_FILE);
@@ -107,15 +99,19 @@ final class DurableEventStore {
         Map<String, Conv> convs = new HashMap<>();
         long committed = 0;
         if (Files.exists(stateFile)) {
-            committed = readState(stateFile, convs);
+            EventStoreFiles.State st = EventStoreFiles.readState(stateFile);
+            committed = st.logBytes();
+            st.cursors().forEach((conv, cur) -> convs.computeIfAbsent(conv, k -> new Conv()).cursor = cur);
         }
         long size = Files.exists(logFile) ? Files.size(logFile) : 0;
         if (size < committed) {
-            throw corrupt(logFile, "truncated: " + size + " bytes, but " + stateFile.getFileName()
+            throw EventStoreFiles.corrupt(logFile, "truncated: " + size + " bytes, but " + stateFile.getFileName()
                     + " says " + committed + " bytes are committed", null);
         }
         if (committed > 0) {
-            readLog(logFile, committed, convs);
+            for (ReceivedEvent e : EventStoreFiles.readLog(logFile, committed)) {
+                convs.computeIfAbsent(e.conv(), k -> new Conv()).events.put(e.seq(), e);
+            }
         }
         if (size > committed) {
             log.info("cutting {} uncommitted bytes off {} (a batch whose commit did not finish; never acked)",
@@ -171,7 +167,7 @@ final class DurableEventStore {
     }
 
     /** Durably stores the pushed events (duplicates are no-ops) and advances cursors over contiguous seqs. */
-    synchronized Result applyPushes(List<Event> pushes) throws IOException {
+    public synchronized Result applyPushes(List<Event> pushes) throws IOException {
         return commit(newEvents(pushes), Map.of());
     }
 
@@ -244,7 +240,7 @@ final class DurableEventStore {
             ByteArrayOutputStream buf = new ByteArrayOutputStream();
             for (List<ReceivedEvent> list : added.values()) {
                 for (ReceivedEvent e : list) {
-                    buf.write(MAPPER.writeValueAsBytes(encode(e)));
+                    buf.write(EventStoreFiles.encode(e));
                     buf.write('\n');
                 }
             }
@@ -266,7 +262,7 @@ final class DurableEventStore {
         Map<String, Long> allCursors = new TreeMap<>();
         convs.forEach((k, v) -> allCursors.put(k, v.cursor));
         allCursors.putAll(after);
-        AtomicFile.write(stateFile, encodeState(newLogBytes, allCursors));
+        AtomicFile.write(stateFile, EventStoreFiles.encodeState(newLogBytes, allCursors));
         // 4. Committed: now memory.
         logBytes = newLogBytes;
         List<ReceivedEvent> addedFlat = new ArrayList<>();
@@ -288,114 +284,5 @@ final class DurableEventStore {
             cur++;
         }
         return cur;
-    }
-
-    // ------------------------------------------------------------------ encoding
-
-    private static ObjectNode encode(ReceivedEvent e) {
-        ObjectNode n = MAPPER.createObjectNode();
-        n.put("conv", e.conv()).put("seq", e.seq()).put("kind", e.kind()).put("mid", e.mid()).put("sender", e.sender());
-        if (e.cmid() != null) {
-            n.put("cmid", e.cmid());
-        }
-        if (e.body() != null) {
-            n.put("body", e.body());
-        }
-        n.put("at", e.at());
-        return n;
-    }
-
-    private static byte[] encodeState(long logBytes, Map<String, Long> cursors) throws JsonProcessingException {
-        ObjectNode root = MAPPER.createObjectNode().put("version", FORMAT_VERSION).put("logBytes", logBytes);
-        ObjectNode cs = root.putObject("cursors");
-        cursors.forEach(cs::put);
-        return MAPPER.writeValueAsBytes(root);
-    }
-
-    private static long readState(Path file, Map<String, Conv> convs) throws IOException {
-        JsonNode root = JsonFields.versionedRoot(Files.readAllBytes(file), FORMAT_VERSION, (d, c) -> corrupt(file, d, c));
-        JsonNode lb = root.get("logBytes");
-        if (lb == null || !lb.isIntegralNumber() || !lb.canConvertToLong() || lb.longValue() < 0) {
-            throw corrupt(file, "logBytes: expected a non-negative integer", null);
-        }
-        JsonNode cs = root.get("cursors");
-        if (cs == null || !cs.isObject()) {
-            throw corrupt(file, "cursors: expected an object", null);
-        }
-        for (Iterator<Map.Entry<String, JsonNode>> it = cs.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> f = it.next();
-            JsonNode v = f.getValue();
-            if (!v.isIntegralNumber() || !v.canConvertToLong() || v.longValue() < 0) {
-                throw corrupt(file, "cursors." + f.getKey() + ": expected a non-negative integer", null);
-            }
-            convs.computeIfAbsent(f.getKey(), k -> new Conv()).cursor = v.longValue();
-        }
-        return lb.longValue();
-    }
-
-    private static void readLog(Path file, long committed, Map<String, Conv> convs) throws IOException {
-        byte[] bytes;
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            if (committed > Integer.MAX_VALUE - 8) {
-                throw corrupt(file, "committed part of " + committed + " bytes is too large to load", null);
-            }
-            ByteBuffer bb = ByteBuffer.allocate((int) committed);
-            while (bb.hasRemaining()) {
-                if (ch.read(bb) < 0) {
-                    throw corrupt(file, "truncated while reading", null);
-                }
-            }
-            bytes = bb.array();
-        }
-        if (bytes.length > 0 && bytes[bytes.length - 1] != '\n') {
-            throw corrupt(file, "the committed part does not end with a complete record", null);
-        }
-        int start = 0;
-        int line = 0;
-        for (int i = 0; i < bytes.length; i++) {
-            if (bytes[i] != '\n') {
-                continue;
-            }
-            line++;
-            String where = "line " + line;
-            String text = new String(bytes, start, i - start, StandardCharsets.UTF_8);
-            start = i + 1;
-            JsonNode n;
-            try {
-                n = MAPPER.readTree(text);
-            } catch (JsonProcessingException e) {
-                throw corrupt(file, where + ": not valid JSON: " + e.getOriginalMessage(), e);
-            }
-            if (n == null || !n.isObject()) {
-                throw corrupt(file, where + ": expected a JSON object", null);
-            }
-            ReceivedEvent e;
-            try {
-                e = new ReceivedEvent(text(file, n, where, "conv", true), number(file, n, where, "seq"),
-                        text(file, n, where, "kind", true), text(file, n, where, "mid", true),
-                        text(file, n, where, "sender", true), text(file, n, where, "cmid", false),
-                        text(file, n, where, "body", false), number(file, n, where, "at"));
-            } catch (IllegalArgumentException ex) {
-                throw corrupt(file, where + ": " + ex.getMessage(), ex);
-            }
-            ReceivedEvent old = convs.computeIfAbsent(e.conv(), k -> new Conv()).events.putIfAbsent(e.seq(), e);
-            if (old != null && !old.equals(e)) {
-                throw corrupt(file, where + ": two different events for " + e.conv() + " seq " + e.seq(), null);
-            }
-        }
-    }
-
-    private static String text(Path file, JsonNode n, String where, String field, boolean required) throws IOException {
-        return JsonFields.text(n, where, field, required, (d, c) -> corrupt(file, d, c));
-    }
-
-    private static long number(Path file, JsonNode n, String where, String field) throws IOException {
-        return JsonFields.number(n, where, field, (d, c) -> corrupt(file, d, c));
-    }
-
-    private static IOException corrupt(Path file, String detail, Throwable cause) {
-        return new IOException("corrupt client event store " + file.toAbsolutePath() + ": " + detail
-                + " (events are not dropped silently; repair or move the files "
-                + LOG_FILE + " and " + STATE_FILE + " away)", cause);
     }
 }

@@ -1,20 +1,23 @@
-package im.client;
+package im.client.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.ReceiveLogic.Action;
-import im.client.ReceiveLogic.ScheduleAckFlush;
-import im.client.ReceiveLogic.SendAck;
-import im.client.ReceiveLogic.SendSync;
+import im.client.internal.ReceiveLogic.AckGivenUp;
+import im.client.internal.ReceiveLogic.Action;
+import im.client.internal.ReceiveLogic.RetryAck;
+import im.client.internal.ReceiveLogic.ScheduleAckFlush;
+import im.client.internal.ReceiveLogic.SendAck;
+import im.client.internal.ReceiveLogic.SendSync;
 import im.protocol.ConvState;
 import im.protocol.ErrorCode;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ReceiveLogicTest {
-    private final ReceiveLogic logic = new ReceiveLogic();
+    private final ReceiveLogic logic = new ReceiveLogic(new RetryRule(Duration.ofMillis(100), Duration.ofSeconds(5), 3));
 
     @Test
     void storedPushSchedulesOneCoalescedAckWithTheCursorAtFlushTime() {
@@ -116,12 +119,38 @@ class ReceiveLogicTest {
         logic.connected();
         logic.onStored("c", 7, 7);
         logic.flushAcks();
-        assertEquals(List.of(new ScheduleAckFlush(true)), logic.onAckFailed("c", ErrorCode.UNAVAILABLE));
-        assertEquals(List.of(new SendAck("c", 7)), logic.flushAcks(), "retriable: retried");
+        assertEquals(List.of(new RetryAck("c", 1)), logic.onAckFailed("c", ErrorCode.UNAVAILABLE));
+        assertEquals(List.of(), logic.flushAcks(), "a window flush does not cut the backoff short");
+        assertEquals(List.of(new SendAck("c", 7)), logic.retryAck("c"), "retriable: retried after the backoff");
         assertEquals(List.of(new SendSync("c", 7)), logic.onAckFailed("c", ErrorCode.CURSOR_AHEAD));
         assertEquals(List.of(), logic.flushAcks(), "not repeated at once after CURSOR_AHEAD");
-        logic.onAckFailed("c", ErrorCode.NOT_MEMBER);
+        assertEquals(List.of(new AckGivenUp("c", 7, 0)), logic.onAckFailed("c", ErrorCode.NOT_MEMBER));
         assertEquals(List.of(), logic.flushAcks(), "terminal: the value is not repeated");
+    }
+
+    @Test
+    void consecutiveAckFailuresBackOffFurtherAndInternalIsCappedThenGivenUp() {
+        logic.connected();
+        logic.onStored("c", 7, 7);
+        logic.flushAcks();
+        assertEquals(List.of(new RetryAck("c", 1)), logic.onAckFailed("c", null), "timeout");
+        logic.retryAck("c");
+        assertEquals(List.of(new RetryAck("c", 2)), logic.onAckFailed("c", ErrorCode.INTERNAL));
+        logic.retryAck("c");
+        assertEquals(List.of(new RetryAck("c", 3)), logic.onAckFailed("c", ErrorCode.INTERNAL));
+        logic.retryAck("c");
+        assertEquals(List.of(new AckGivenUp("c", 7, 3)), logic.onAckFailed("c", ErrorCode.INTERNAL), "the cap is 3");
+        assertEquals(List.of(), logic.retryAck("c"));
+        assertEquals(List.of(), logic.flushAcks(), "given up: not repeated");
+
+        logic.onStored("c", 8, 8);
+        assertEquals(List.of(new SendAck("c", 8)), logic.flushAcks(), "a new cursor is acked again");
+        assertEquals(List.of(new RetryAck("c", 1)), logic.onAckFailed("c", ErrorCode.INTERNAL), "counts start over");
+        logic.retryAck("c");
+        logic.onAcked("c", 8);
+        logic.onStored("c", 9, 9);
+        logic.flushAcks();
+        assertEquals(List.of(new RetryAck("c", 1)), logic.onAckFailed("c", ErrorCode.INTERNAL), "a success resets them");
     }
 
     @Test

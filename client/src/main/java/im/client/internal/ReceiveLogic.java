@@ -1,4 +1,4 @@
-package im.client;
+package im.client.internal;
 
 import im.protocol.ConvState;
 import im.protocol.ErrorCode;
@@ -29,13 +29,17 @@ import java.util.TreeMap;
  *       arrived before the commit was visible to the cursor service), so the conversation syncs
  *       and the ack is sent again as soon as the server shows a head at or above the refused seq
  *       (a {@code synced} page, a {@code hint}, a pushed seq, {@code subbed}).</li>
+ *   <li>A failed ack (timeout, lost reply, a retriable error) is retried for its conversation after
+ *       the {@link RetryRule} backoff of its consecutive failures; {@code INTERNAL} answers are
+ *       counted, and at the cap (or on an error that refuses the ack) the value is given up
+ *       ({@link AckGivenUp}) instead of being repeated.</li>
  *   <li>A reconnect resets everything per connection; {@code subbed} starts syncs where head &gt;
  *       cursor and acks where the server's value is below the cursor.</li>
  * </ul>
  */
 final class ReceiveLogic {
     /** Something the driver must do. */
-    sealed interface Action permits SendSync, SendAck, ScheduleAckFlush {
+    sealed interface Action permits SendSync, SendAck, ScheduleAckFlush, RetryAck, AckGivenUp {
     }
 
     /** Send {@code sync{conv, after}}; deliver the reply to {@link #onSynced} or {@link #onSyncFailed}. */
@@ -50,6 +54,17 @@ final class ReceiveLogic {
     record ScheduleAckFlush(boolean retry) implements Action {
     }
 
+    /** Call {@link #retryAck} for {@code conv} after the backoff of its {@code failures}th consecutive failure. */
+    record RetryAck(String conv, int failures) implements Action {
+    }
+
+    /**
+     * The ack of {@code conv} up to {@code seq} is not retried: refused, or answered {@code INTERNAL}
+     * {@code internalErrors} times (0 when refused by another code). Tell the application.
+     */
+    record AckGivenUp(String conv, long seq, int internalErrors) implements Action {
+    }
+
     private static final class Conv {
         long cursor;
         /** The highest value the server is known to hold for this device (sent ack or acked/subbed delivered). */
@@ -60,12 +75,19 @@ final class ReceiveLogic {
         boolean syncAgain;
         /** The seq last refused with CURSOR_AHEAD (0: none); no ack until the server shows a head &ge; it. */
         long refusedAhead;
+        /** Consecutive failed acks (for the backoff) and, among them, INTERNAL answers (for the cap). */
+        int ackFailures;
+        int ackInternalErrors;
+        /** A failed ack waits for its backoff ({@link RetryAck}); the window flushes skip it meanwhile. */
+        boolean ackRetryWaiting;
     }
 
     private final Map<String, Conv> convs = new HashMap<>();
+    private final RetryRule retry;
     private boolean flushScheduled;
 
-    ReceiveLogic() {
+    ReceiveLogic(RetryRule retry) {
+        this.retry = retry;
     }
 
     private Conv conv(String conv) {
@@ -101,6 +123,9 @@ final class ReceiveLogic {
             c.syncAgain = false;
             c.serverDelivered = 0;
             c.refusedAhead = 0;
+            c.ackFailures = 0;
+            c.ackInternalErrors = 0;
+            c.ackRetryWaiting = false;
         }
         flushScheduled = false;
     }
@@ -197,13 +222,30 @@ final class ReceiveLogic {
         List<Action> out = new ArrayList<>();
         TreeMap<String, Conv> sorted = new TreeMap<>(convs);
         sorted.forEach((name, c) -> {
-            if (!c.ackInFlight && c.cursor > c.serverDelivered && c.refusedAhead == 0) {
-                c.ackInFlight = true;
-                c.ackInFlightSeq = c.cursor;
-                out.add(new SendAck(name, c.cursor));
+            if (!c.ackRetryWaiting) {
+                sendAckIfDue(name, c, out);
             }
         });
         return out;
+    }
+
+    /** The backoff of a failed ack of {@code conv} ended: ack the cursor now if still due. */
+    List<Action> retryAck(String conv) {
+        List<Action> out = new ArrayList<>();
+        Conv c = conv(conv);
+        if (c.ackRetryWaiting) {
+            c.ackRetryWaiting = false;
+            sendAckIfDue(conv, c, out);
+        }
+        return out;
+    }
+
+    private static void sendAckIfDue(String name, Conv c, List<Action> out) {
+        if (!c.ackInFlight && c.cursor > c.serverDelivered && c.refusedAhead == 0) {
+            c.ackInFlight = true;
+            c.ackInFlightSeq = c.cursor;
+            out.add(new SendAck(name, c.cursor));
+        }
     }
 
     /** {@code acked{delivered}}: the server's merged value. */
@@ -211,6 +253,8 @@ final class ReceiveLogic {
         List<Action> out = new ArrayList<>();
         Conv c = conv(conv);
         c.ackInFlight = false;
+        c.ackFailures = 0;
+        c.ackInternalErrors = 0;
         c.serverDelivered = Math.max(c.serverDelivered, Math.max(delivered, c.ackInFlightSeq));
         if (delivered > c.cursor) {
             requestSync(conv, out); // the server knows more than this device holds: fetch, never assume
@@ -231,13 +275,26 @@ final class ReceiveLogic {
             // and ack again once the server shows a head that covers it (headSeen), not in a loop.
             c.refusedAhead = Math.max(c.refusedAhead, c.ackInFlightSeq);
             requestSync(conv, out);
+        } else if (code != null && RetryRule.counts(code) && retry.givesUpAfter(++c.ackInternalErrors)) {
+            giveUp(conv, c, c.ackInternalErrors, out);
         } else if (code == null || code.retriable()) {
-            scheduleFlush(out, true);
+            c.ackFailures++;
+            c.ackRetryWaiting = true;
+            out.add(new RetryAck(conv, c.ackFailures));
+        } else if (RetryRule.refusesRequest(code)) {
+            giveUp(conv, c, 0, out); // e.g. NOT_MEMBER: do not repeat this value
         } else {
-            // Terminal (e.g. NOT_MEMBER): do not repeat this value.
+            // About the connection (STALE_INSTALL, ...): it ends; the next one starts over from subbed.
             c.serverDelivered = Math.max(c.serverDelivered, c.ackInFlightSeq);
         }
         return out;
+    }
+
+    private static void giveUp(String conv, Conv c, int internalErrors, List<Action> out) {
+        c.serverDelivered = Math.max(c.serverDelivered, c.ackInFlightSeq);
+        c.ackFailures = 0;
+        c.ackInternalErrors = 0;
+        out.add(new AckGivenUp(conv, c.ackInFlightSeq, internalErrors));
     }
 
     /** The server reported a head of at least {@code head}: an ack refused below it is due again. */

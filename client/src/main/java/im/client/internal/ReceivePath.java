@@ -1,0 +1,385 @@
+package im.client.internal;
+
+import im.client.ClientOptions;
+import im.client.ConnectionLostException;
+import im.client.ImErrorException;
+import im.client.ReceivedEvent;
+import im.protocol.Ack;
+import im.protocol.Acked;
+import im.protocol.ClientFrame;
+import im.protocol.ErrorFrame;
+import im.protocol.Event;
+import im.protocol.EventPush;
+import im.protocol.Hint;
+import im.protocol.ServerFrame;
+import im.protocol.Sub;
+import im.protocol.Subbed;
+import im.protocol.Sync;
+import im.protocol.Synced;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The receive path, on one receive thread (never the socket reader): {@code sub} after every
+ * connect, pushed events stored in batches, sync loops, cumulative acks of the durable cursor, and
+ * the retries of those requests. The decisions are {@link ReceiveLogic}'s; this class performs
+ * them against the {@link DurableEventStore} and the current connection.
+ */
+public final class ReceivePath {
+    private static final Logger log = LoggerFactory.getLogger(ReceivePath.class);
+
+    private final ClientOptions options;
+    private final DurableEventStore store;
+    private final Sessions sessions;
+    private final Listeners listeners;
+    private final RetryRule retry;
+    private final PendingRequests.Rids rids;
+    private final ClientFaults faults;
+    /** Closes the whole client (a fault hook simulated a crash). */
+    private final Runnable closeClient;
+    /** The receive thread: store writes, sync/ack decisions, in order. */
+    private final ScheduledExecutorService receiver;
+    /** Receive thread only. */
+    private final ReceiveLogic logic;
+    /** Receive thread only: the connection the receive state belongs to; replies of older ones are ignored. */
+    private Connection recvConn;
+    /** Receive thread only: consecutive failed subs of the current connection, and INTERNAL answers among them. */
+    private int subFailures;
+    private int subInternalErrors;
+    /** Pushed events not yet stored; drained in batches by the receive thread (one fsync per batch). */
+    private final ConcurrentLinkedQueue<Event> pushQueue = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    /** Set when a {@link ClientFaults} hook simulated a crash: the receive path does nothing more. */
+    private volatile boolean crashed;
+
+    ReceivePath(ClientOptions options, DurableEventStore store, Sessions sessions, Listeners listeners, RetryRule retry,
+                PendingRequests.Rids rids, ClientFaults faults, Runnable closeClient, String threadName) {
+        this.options = options;
+        this.store = store;
+        this.sessions = sessions;
+        this.listeners = listeners;
+        this.retry = retry;
+        this.rids = rids;
+        this.faults = faults;
+        this.closeClient = closeClient;
+        this.receiver = Executors.newSingleThreadScheduledExecutor(Listeners.daemonThreads(threadName));
+        this.logic = new ReceiveLogic(retry);
+        store.cursors().forEach(logic::cursor);
+    }
+
+    void shutdown() {
+        receiver.shutdownNow();
+    }
+
+    /** A connection was installed: reset the receive state and subscribe (with autoReceive). */
+    void connected(Connection conn) {
+        if (options.autoReceive()) {
+            onReceiver(() -> startReceive(conn));
+        }
+    }
+
+    /** A frame answering no request: pushes are queued for the next batch, hints start a sync. */
+    void onUnmatched(Connection conn, ServerFrame frame) {
+        if (!options.autoReceive()) {
+            return;
+        }
+        if (frame instanceof EventPush ep) {
+            pushQueue.add(ep.ev());
+            if (drainScheduled.compareAndSet(false, true)) {
+                onReceiver(() -> drainPushes(conn));
+            }
+        } else if (frame instanceof Hint h) {
+            onReceiver(() -> {
+                if (conn == recvConn) {
+                    perform(conn, logic.onHint(h.conv(), h.head()));
+                }
+            });
+        }
+    }
+
+    /** The API of the receive side is documented on {@link im.client.ImClient#cursor} and its neighbours. */
+    public long cursor(String conv) {
+        return store.cursor(Objects.requireNonNull(conv, "conv"));
+    }
+
+    public Map<String, Long> cursors() {
+        return store.cursors();
+    }
+
+    public List<ReceivedEvent> events(String conv) {
+        return store.events(Objects.requireNonNull(conv, "conv"));
+    }
+
+    public void syncNow(String conv) throws ConnectionLostException {
+        Objects.requireNonNull(conv, "conv");
+        if (!options.autoReceive()) {
+            throw new IllegalStateException("syncNow needs autoReceive");
+        }
+        Connection conn = sessions.current();
+        onReceiver(() -> {
+            if (conn == recvConn) {
+                perform(conn, logic.syncNow(conv));
+            }
+        });
+    }
+
+    private void onReceiver(Runnable task) {
+        try {
+            receiver.execute(() -> {
+                if (crashed) {
+                    return;
+                }
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    log.error("receive task failed", e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            log.debug("client closed; receive task dropped");
+        }
+    }
+
+    /** Runs {@code task} on the receive thread after {@code delayMillis}. */
+    private void onReceiverAfter(long delayMillis, Runnable task) {
+        try {
+            receiver.schedule(() -> onReceiver(task), delayMillis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            log.debug("client closed; delayed receive task dropped");
+        }
+    }
+
+    /** After auth: reset the per-connection receive state and subscribe. */
+    private void startReceive(Connection conn) {
+        recvConn = conn;
+        logic.connected();
+        store.cursors().forEach(logic::cursor);
+        subFailures = 0;
+        subInternalErrors = 0;
+        Sub sub = new Sub(rids.next());
+        reply(conn, sub, (r, err) -> onSubReply(conn, r, err));
+    }
+
+    private void onSubReply(Connection conn, ServerFrame r, Throwable err) {
+        if (conn != recvConn) {
+            return;
+        }
+        if (r instanceof Subbed s) {
+            log.debug("subscribed: {} conversation(s)", s.convs().size());
+            perform(conn, logic.onSubbed(s.convs()));
+            return;
+        }
+        ErrorFrame ef = r instanceof ErrorFrame e ? e : null;
+        if (ef != null && RetryRule.counts(ef.code()) && retry.givesUpAfter(++subInternalErrors)) {
+            subscribeFailed(RetryRule.givenUp(ef, subInternalErrors));
+            return;
+        }
+        if (ef != null && !ef.code().retriable()) {
+            if (RetryRule.refusesRequest(ef.code())) {
+                subscribeFailed(ef);
+            } else {
+                log.warn("sub failed ({}); not retrying on this connection", ef);
+            }
+            return;
+        }
+        if (!conn.isOpen()) {
+            return; // the next connection subscribes again
+        }
+        long delay = retry.backoffMillis(subFailures++);
+        log.warn("sub failed ({}); retrying in {} ms", err != null ? err.toString() : r, delay);
+        onReceiverAfter(delay, () -> {
+            if (conn == recvConn && conn.isOpen()) {
+                reply(conn, new Sub(rids.next()), (r2, err2) -> onSubReply(conn, r2, err2));
+            }
+        });
+    }
+
+    private void subscribeFailed(ErrorFrame err) {
+        log.error("sub given up on this connection: {} {}", err.code(), err.msg());
+        ImErrorException cause = new ImErrorException(err);
+        listeners.fire("onSubscribeFailed", l -> l.onSubscribeFailed(cause));
+    }
+
+    /** Sends a request whose reply (or failure, timeout) is handled on the receive thread. */
+    private void reply(Connection conn, ClientFrame frame, BiConsumer<ServerFrame, Throwable> then) {
+        conn.submit(frame, false)
+                .orTimeout(options.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((r, err) -> {
+                    if (err != null) {
+                        conn.pending.remove(frame.rid());
+                    }
+                    onReceiver(() -> then.accept(r, err));
+                });
+    }
+
+    private void drainPushes(Connection conn) {
+        drainScheduled.set(false);
+        List<Event> batch = new ArrayList<>();
+        for (Event e = pushQueue.poll(); e != null; e = pushQueue.poll()) {
+            batch.add(e);
+        }
+        if (batch.isEmpty()) {
+            return;
+        }
+        Map<String, Long> maxSeq = new LinkedHashMap<>();
+        for (Event e : batch) {
+            maxSeq.merge(e.conv(), e.seq(), Math::max);
+        }
+        for (Map.Entry<String, List<ReceivedEvent>> f : store.newEvents(batch).entrySet()) {
+            List<Long> seqs = f.getValue().stream().map(ReceivedEvent::seq).toList();
+            if (!fault("beforeStore", () -> faults.beforeStore(f.getKey(), seqs))) {
+                return;
+            }
+        }
+        DurableEventStore.Result r;
+        try {
+            r = store.applyPushes(batch);
+        } catch (IOException e) {
+            // Nothing acked for these; the cursor stays, and a hint / gap / reconnect syncs them again.
+            log.error("cannot store {} pushed event(s) in {}: {}", batch.size(), store.logFile(), e.toString());
+            return;
+        }
+        if (!reportStored(r)) {
+            return;
+        }
+        Connection c = recvConn;
+        if (c == null) {
+            return;
+        }
+        maxSeq.forEach((conv, max) -> perform(c, logic.onStored(conv, store.cursor(conv), max)));
+    }
+
+    private void onSyncReply(Connection conn, String conv, long after, ServerFrame reply, Throwable err) {
+        if (conn != recvConn) {
+            return; // the logic was reset by a newer connection
+        }
+        if (!(reply instanceof Synced s)) {
+            log.info("sync of {} after {} failed: {}", conv, after, err != null ? err.toString() : reply);
+            perform(conn, logic.onSyncFailed(conv));
+            return;
+        }
+        List<Long> seqs = s.events().stream().filter(e -> !store.contains(conv, e.seq()) && e.seq() > store.cursor(conv))
+                .map(Event::seq).toList();
+        if (!fault("beforeStore", () -> faults.beforeStore(conv, seqs))) {
+            return;
+        }
+        DurableEventStore.Result r;
+        try {
+            r = store.applyPage(conv, after, s.events(), s.more(), s.head());
+        } catch (IOException | IllegalArgumentException e) {
+            log.error("cannot store a sync page of {} in {}: {}", conv, store.logFile(), e.toString());
+            perform(conn, logic.onSyncFailed(conv));
+            return;
+        }
+        if (!reportStored(r)) {
+            return;
+        }
+        long before = r.cursorsBefore().getOrDefault(conv, 0L);
+        perform(conn, logic.onSynced(conv, before, store.cursor(conv), s.more(), s.head()));
+    }
+
+    /** The fault point after the commit, then the listeners. False if a fault hook simulated a crash. */
+    private boolean reportStored(DurableEventStore.Result r) {
+        Map<String, Long> advanced = r.advanced();
+        Set<String> convs = new LinkedHashSet<>();
+        r.added().forEach(e -> convs.add(e.conv()));
+        convs.addAll(advanced.keySet());
+        for (String conv : convs) {
+            long cur = store.cursor(conv);
+            if (!fault("afterStoreBeforeAck", () -> faults.afterStoreBeforeAck(conv, cur))) {
+                return false;
+            }
+        }
+        for (ReceivedEvent e : r.added()) {
+            listeners.fire("onEvent", l -> l.onEvent(e));
+        }
+        advanced.forEach((conv, cur) -> listeners.fire("onCursor", l -> l.onCursor(conv, cur)));
+        return true;
+    }
+
+    private void perform(Connection conn, List<ReceiveLogic.Action> actions) {
+        for (ReceiveLogic.Action a : actions) {
+            if (conn == null || conn != recvConn || !conn.isOpen()) {
+                return; // the next connection resets the logic and resubscribes
+            }
+            if (a instanceof ReceiveLogic.SendSync s) {
+                Sync f = new Sync(rids.next(), s.conv(), s.after(), options.syncLimit());
+                reply(conn, f, (r, err) -> onSyncReply(conn, s.conv(), s.after(), r, err));
+            } else if (a instanceof ReceiveLogic.SendAck k) {
+                // By construction k.seq() is a durable cursor; checked anyway: never ack what is not stored.
+                if (k.seq() > store.cursor(k.conv())) {
+                    throw new IllegalStateException("refusing to ack " + k + " above the durable cursor " + store.cursor(k.conv()));
+                }
+                reply(conn, new Ack(rids.next(), k.conv(), k.seq()), (r, err) -> onAckReply(conn, k, r, err));
+            } else if (a instanceof ReceiveLogic.RetryAck k) {
+                onReceiverAfter(retry.backoffMillis(k.failures() - 1), () -> {
+                    if (conn == recvConn && conn.isOpen()) {
+                        perform(conn, logic.retryAck(k.conv()));
+                    }
+                });
+            } else if (a instanceof ReceiveLogic.ScheduleAckFlush f) {
+                long delay = f.retry() ? Math.max(options.ackDelay().toMillis(), options.reconnectMin().toMillis())
+                        : options.ackDelay().toMillis();
+                onReceiverAfter(delay, () -> {
+                    if (conn == recvConn && conn.isOpen()) {
+                        perform(conn, logic.flushAcks());
+                    }
+                });
+            }
+        }
+    }
+
+    private void onAckReply(Connection conn, ReceiveLogic.SendAck k, ServerFrame r, Throwable err) {
+        if (conn != recvConn) {
+            return;
+        }
+        if (r instanceof Acked a) {
+            perform(conn, logic.onAcked(k.conv(), a.delivered()));
+        } else if (r instanceof ErrorFrame e) {
+            log.warn("ack {} rejected: {} {}", k, e.code(), e.msg());
+            List<ReceiveLogic.Action> actions = logic.onAckFailed(k.conv(), e.code());
+            for (ReceiveLogic.Action a : actions) {
+                if (a instanceof ReceiveLogic.AckGivenUp g) {
+                    ErrorFrame last = g.internalErrors() > 0 ? RetryRule.givenUp(e, g.internalErrors()) : e;
+                    log.error("ack of {} up to {} given up: {} {}", g.conv(), g.seq(), last.code(), last.msg());
+                    ImErrorException cause = new ImErrorException(last);
+                    listeners.fire("onAckFailed", l -> l.onAckFailed(g.conv(), g.seq(), cause));
+                }
+            }
+            perform(conn, actions);
+        } else {
+            log.info("ack {} failed: {}", k, err != null ? err.toString() : r);
+            perform(conn, logic.onAckFailed(k.conv(), null));
+        }
+    }
+
+    /** Runs a fault hook; if it throws, simulates a process death here and returns false. */
+    private boolean fault(String point, Runnable hook) {
+        try {
+            hook.run();
+            return true;
+        } catch (RuntimeException e) {
+            log.warn("fault point {}: simulating a client crash ({})", point, e.toString());
+            crashed = true;
+            pushQueue.clear();
+            sessions.abortCurrent("simulated client crash at " + point);
+            closeClient.run();
+            return false;
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package im.client;
+
+import im.protocol.ClientFrame;
+import im.protocol.FrameCodec;
+import im.protocol.ServerFrame;
+import io.undertow.Handlers;
+import io.undertow.Undertow;
+import io.undertow.websockets.core.AbstractReceiveListener;
+import io.undertow.websockets.core.BufferedTextMessage;
+import io.undertow.websockets.core.WebSocketChannel;
+import io.undertow.websockets.core.WebSockets;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
+
+/**
+ * A scripted gateway on a real local WebSocket, for SDK tests that need a server but none of the
+ * platform: every decoded client frame is recorded with its arrival time ({@link System#nanoTime})
+ * and answered with what {@code script} returns (null: no reply).
+ */
+final class FakeGateway implements AutoCloseable {
+    private static final FrameCodec CODEC = new FrameCodec();
+
+    /** One frame the client sent, and when it arrived. */
+    record Received(ClientFrame frame, long atNanos) {
+    }
+
+    private final List<Received> received = new CopyOnWriteArrayList<>();
+    private final Undertow server;
+
+    FakeGateway(Function<ClientFrame, ServerFrame> script) {
+        server = Undertow.builder()
+                .addHttpListener(0, "127.0.0.1")
+                .setHandler(Handlers.path().addExactPath("/ws", Handlers.websocket((exchange, channel) -> {
+                    channel.getReceiveSetter().set(new AbstractReceiveListener() {
+                        @Override
+                        protected void onFullTextMessage(WebSocketChannel ch, BufferedTextMessage message) {
+                            ClientFrame f = CODEC.decodeClient(message.getData());
+                            received.add(new Received(f, System.nanoTime()));
+                            ServerFrame reply = script.apply(f);
+                            if (reply != null) {
+                                WebSockets.sendText(CODEC.encode(reply), ch, null);
+                            }
+                        }
+                    });
+                    channel.resumeReceives();
+                })))
+                .build();
+        server.start();
+    }
+
+    URI uri() {
+        InetSocketAddress a = (InetSocketAddress) server.getListenerInfo().get(0).getAddress();
+        return URI.create("ws://127.0.0.1:" + a.getPort() + "/ws");
+    }
+
+    /** The frames of type {@code type} received so far, in arrival order. */
+    <T extends ClientFrame> List<Received> received(Class<T> type) {
+        return received.stream().filter(r -> type.isInstance(r.frame())).toList();
+    }
+
+    @Override
+    public void close() {
+        server.stop();
+    }
+}
