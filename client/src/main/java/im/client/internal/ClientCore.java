@@ -9,7 +9,10 @@ import java.time.Clock;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The parts of one {@link im.client.ImClient}, built with {@code new} and wired here: the
@@ -18,6 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * All threads are daemons and are stopped by {@link #close()}.
  */
 public final class ClientCore implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ClientCore.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     private final ExecutorService httpExecutor;
@@ -27,9 +31,15 @@ public final class ClientCore implements AutoCloseable {
     private final Sessions sessions;
     private final SendPath sending;
     private final ReceivePath receiving;
+    private final StateDirLock lock;
+    /** Prefix of every thread of this client ({@code im-client-N-}). */
+    private final String threadPrefix;
 
-    private ClientCore(ClientOptions options, Clock clock, DurableOutbox outbox, DurableEventStore store, ClientFaults faults) {
+    private ClientCore(ClientOptions options, Clock clock, DurableOutbox outbox, DurableEventStore store, ClientFaults faults,
+                       StateDirLock lock) {
         String name = "im-client-" + INSTANCES.incrementAndGet();
+        this.lock = lock;
+        this.threadPrefix = name + "-";
         this.httpExecutor = Executors.newCachedThreadPool(Listeners.daemonThreads(name + "-io"));
         this.scheduler = Executors.newSingleThreadScheduledExecutor(Listeners.daemonThreads(name + "-scheduler"));
         this.listeners = new Listeners(name + "-callbacks");
@@ -61,13 +71,20 @@ public final class ClientCore implements AutoCloseable {
     }
 
     /**
-     * Loads the durable state of {@code stateDir} (creating the directory if missing); with the
-     * fault hooks of a {@link FaultInjection#open} on this thread, if any.
+     * Claims {@code stateDir} ({@link StateDirLock}: refused while another open client holds it)
+     * and loads its durable state (creating the directory if missing); with the fault hooks of a
+     * {@link FaultInjection#open} on this thread, if any.
      */
     public static ClientCore open(ClientOptions options, Clock clock) throws IOException {
-        DurableOutbox outbox = DurableOutbox.open(options.stateDir());
-        DurableEventStore store = DurableEventStore.open(options.stateDir());
-        return new ClientCore(options, clock, outbox, store, FaultInjection.forOpening());
+        StateDirLock lock = StateDirLock.acquire(options.stateDir());
+        try {
+            DurableOutbox outbox = DurableOutbox.open(options.stateDir());
+            DurableEventStore store = DurableEventStore.open(options.stateDir());
+            return new ClientCore(options, clock, outbox, store, FaultInjection.forOpening(), lock);
+        } catch (IOException | RuntimeException e) {
+            lock.close();
+            throw e;
+        }
     }
 
     public Sessions sessions() {
@@ -86,7 +103,12 @@ public final class ClientCore implements AutoCloseable {
         return listeners;
     }
 
-    /** Disconnects and stops the threads. Idempotent. */
+    /**
+     * Disconnects, stops the threads and, once those that write the state directory (scheduler:
+     * outbox resends; receiver: the event store) have stopped, releases the directory for the next
+     * client. A store commit under way finishes or is abandoned before that; either leaves the
+     * directory consistent. Idempotent.
+     */
     @Override
     public void close() {
         if (!sessions.markClosed()) {
@@ -97,5 +119,26 @@ public final class ClientCore implements AutoCloseable {
         receiving.shutdown();
         listeners.shutdown(); // queued callbacks (e.g. the final onDisconnected) still run on the daemon thread
         httpExecutor.shutdownNow();
+        // Called from one of our own threads (a simulated crash closes from the receive thread), it
+        // cannot wait for itself: that thread writes nothing more once it returns from here.
+        if (!Thread.currentThread().getName().startsWith(threadPrefix)) {
+            awaitStopped(scheduler, "scheduler");
+            if (!receiving.awaitStopped(STOP_WAIT_MILLIS)) {
+                log.warn("the receive thread did not stop within {} ms; releasing the state directory anyway", STOP_WAIT_MILLIS);
+            }
+        }
+        lock.close();
+    }
+
+    private static final long STOP_WAIT_MILLIS = 30_000;
+
+    private static void awaitStopped(ExecutorService e, String what) {
+        try {
+            if (!e.awaitTermination(STOP_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                log.warn("the {} thread did not stop within {} ms", what, STOP_WAIT_MILLIS);
+            }
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

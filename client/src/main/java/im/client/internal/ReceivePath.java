@@ -86,6 +86,16 @@ public final class ReceivePath {
         receiver.shutdownNow();
     }
 
+    /** After {@link #shutdown}: waits up to {@code millis} for the receive thread to finish its task; false if it did not. */
+    boolean awaitStopped(long millis) {
+        try {
+            return receiver.awaitTermination(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
     /** A connection was installed: reset the receive state and subscribe (with autoReceive). */
     void connected(Connection conn) {
         if (options.autoReceive()) {
