@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import im.infra.db.DatabaseUnavailableException;
 import im.ingest.directory.ConversationCursors;
 import im.ingest.directory.ConversationInfo;
 import im.ingest.directory.ConversationSummary;
@@ -13,7 +12,6 @@ import im.ingest.directory.DeviceCursor;
 import im.ingest.directory.DeviceSummary;
 import im.ingest.directory.DeviceRegistration;
 import im.ingest.directory.Directory;
-import im.ingest.directory.DirectoryException;
 import im.ingest.directory.Membership;
 import im.ingest.directory.MembershipChange;
 import im.ingest.directory.Page;
@@ -33,8 +31,6 @@ import java.util.Deque;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The admin HTTP API (JSON), protected by {@code Authorization: Bearer <IM_ADMIN_TOKEN>}:
@@ -43,7 +39,6 @@ import org.slf4j.LoggerFactory;
  */
 final class AdminApi implements HttpHandler {
     static final int MAX_BODY = 64 * 1024;
-    private static final Logger log = LoggerFactory.getLogger(AdminApi.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern DEVICE_REINSTALL = Pattern.compile("/admin/devices/([^/]+)/reinstall");
     private static final Pattern DEVICE_TOKEN = Pattern.compile("/admin/devices/([^/]+)/token");
@@ -78,13 +73,10 @@ final class AdminApi implements HttpHandler {
             route(ex);
         } catch (BadRequest e) {
             respond(ex, e.status, error(e.code, e.getMessage()));
-        } catch (DirectoryException e) {
-            respond(ex, status(e.code()), error(e.code().name(), e.getMessage()));
-        } catch (DatabaseUnavailableException e) {
-            respond(ex, 503, error("UNAVAILABLE", "database unavailable, retry"));
         } catch (RuntimeException e) {
-            log.error("admin request {} {} failed", ex.getRequestMethod(), ex.getRequestPath(), e);
-            respond(ex, 500, error("INTERNAL", "internal error"));
+            ErrorMapper.Answer a = ErrorMapper.answer(e, ErrorMapper.Door.ADMIN_HTTP, "retry",
+                    "admin request " + ex.getRequestMethod() + " " + ex.getRequestPath());
+            respond(ex, a.status(), error(a.name(), a.message()));
         }
     }
 
@@ -261,15 +253,6 @@ final class AdminApi implements HttpHandler {
             throw new BadRequest(400, "INVALID", field + ": must be well-formed Unicode without U+0000");
         }
         return value;
-    }
-
-    private static int status(DirectoryException.Code code) {
-        switch (code) {
-            case NOT_FOUND: case NOT_MEMBER: return 404;
-            case ALREADY_EXISTS: return 409;
-            case BAD_TOKEN: case STALE_INSTALL: return 401;
-            default: return 400;
-        }
     }
 
     private static ObjectNode error(String code, String msg) {

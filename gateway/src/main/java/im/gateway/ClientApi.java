@@ -3,22 +3,19 @@ package im.gateway;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import im.infra.db.DatabaseUnavailableException;
 import im.infra.identity.DevicePrincipal;
 import im.ingest.directory.Directory;
 import im.ingest.directory.DirectoryException;
+import im.protocol.ErrorCode;
 import im.protocol.Limits;
 import im.read.ConversationReader;
 import im.read.DeliveryState;
-import im.read.ReadRejectedException;
 import io.undertow.server.HttpHandler;
 import io.undertow.server.HttpServerExchange;
 import io.undertow.util.Headers;
 import io.undertow.util.Methods;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * HTTP reads for clients, authenticated by a device token ({@code Authorization: Bearer <token>}):
@@ -28,7 +25,6 @@ import org.slf4j.LoggerFactory;
  * see docs/protocol.md, "HTTP read endpoints for clients".
  */
 final class ClientApi implements HttpHandler {
-    private static final Logger log = LoggerFactory.getLogger(ClientApi.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern DELIVERY = Pattern.compile("/api/conversations/([^/]+)/delivery");
     private static final String BEARER = "Bearer ";
@@ -67,19 +63,11 @@ final class ClientApi implements HttpHandler {
             DevicePrincipal who = authenticate(ex);
             if (who == null) return;
             AdminApi.respond(ex, 200, json(reader.delivery(who, conv)));
-        } catch (ReadRejectedException e) {
-            int status = switch (e.reason()) {
-                case UNKNOWN_CONV -> 404;
-                case STALE_INSTALL -> 401;   // as for the token of an old install: the reinstall committed meanwhile
-                case NOT_MEMBER -> 403;
-            };
-            if (status == 401) ex.getResponseHeaders().put(Headers.WWW_AUTHENTICATE, "Bearer");
-            fail(ex, status, e.reason().name(), e.getMessage());
-        } catch (DatabaseUnavailableException e) {
-            fail(ex, 503, "UNAVAILABLE", "database unavailable, retry");
         } catch (RuntimeException e) {
-            log.error("client request {} {} failed", ex.getRequestMethod(), ex.getRequestPath(), e);
-            fail(ex, 500, "INTERNAL", "internal error");
+            ErrorMapper.Answer a = ErrorMapper.answer(e, ErrorMapper.Door.CLIENT_HTTP, "retry",
+                    "client request " + ex.getRequestMethod() + " " + ex.getRequestPath());
+            if (a.status() == 401) ex.getResponseHeaders().put(Headers.WWW_AUTHENTICATE, "Bearer");
+            fail(ex, a.status(), a.name(), a.message());
         }
     }
 
@@ -94,9 +82,10 @@ final class ClientApi implements HttpHandler {
         try {
             return directory.authenticate(auth.substring(BEARER.length()));
         } catch (DirectoryException e) {
-            boolean stale = e.code() == DirectoryException.Code.STALE_INSTALL;
+            // every refused token is a 401: an old install's as STALE_INSTALL, any other as BAD_TOKEN
+            ErrorCode code = e.errorCode() == ErrorCode.STALE_INSTALL ? ErrorCode.STALE_INSTALL : ErrorCode.BAD_TOKEN;
             ex.getResponseHeaders().put(Headers.WWW_AUTHENTICATE, "Bearer");
-            fail(ex, 401, stale ? "STALE_INSTALL" : "BAD_TOKEN", e.getMessage());
+            fail(ex, ErrorMapper.httpStatus(code), code.wire(), e.getMessage());
             return null;
         }
     }

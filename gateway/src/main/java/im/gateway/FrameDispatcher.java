@@ -1,12 +1,9 @@
 package im.gateway;
 
-import im.cursor.AckRejectedException;
 import im.cursor.CursorWriter;
-import im.infra.db.DatabaseUnavailableException;
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
 import im.infra.identity.DevicePrincipal;
-import im.ingest.SendRejectedException;
 import im.ingest.SendResult;
 import im.ingest.SendService;
 import im.ingest.directory.Directory;
@@ -24,20 +21,16 @@ import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.Sub;
 import im.protocol.Sync;
-import im.read.ReadRejectedException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Turns decoded client frames into calls of the services and their results into reply frames.
- * This is the one place where domain exceptions become wire error codes. Database work runs on
+ * Failed requests are answered through {@link ErrorMapper}, the one place where domain exceptions
+ * become wire error codes. Database work runs on
  * the worker pool, never on an I/O thread.
  */
 final class FrameDispatcher {
-    private static final Logger log = LoggerFactory.getLogger(FrameDispatcher.class);
-
     private final FrameCodec codec = new FrameCodec();
     private final Directory directory;
     private final SendService sends;
@@ -131,21 +124,17 @@ final class FrameDispatcher {
             } else {
                 conn.reply(new ErrorFrame(rid, ErrorCode.UNKNOWN_TYPE, "unsupported frame"));
             }
-        } catch (SendRejectedException e) {
-            meters.rejected.increment();
-            refuse(conn, rid, ErrorCode.valueOf(e.reason().name()), e.getMessage());
-        } catch (AckRejectedException e) {
-            refuse(conn, rid, ErrorCode.valueOf(e.reason().name()), e.getMessage());
-        } catch (ReadRejectedException e) {
-            refuse(conn, rid, ErrorCode.valueOf(e.reason().name()), e.getMessage());
-        } catch (DatabaseUnavailableException e) {
-            log.warn("database unavailable: {}", e.getCause() == null ? e.getMessage() : e.getCause().getMessage());
-            if (frame instanceof Send) meters.unavailable.increment();
-            conn.reply(new ErrorFrame(rid, ErrorCode.UNAVAILABLE, "database unavailable, retry with the same cmid"));
         } catch (RuntimeException e) {
-            log.error("frame {} failed", frame.getClass().getSimpleName(), e);
-            if (frame instanceof Send) meters.error.increment();
-            conn.reply(new ErrorFrame(rid, ErrorCode.INTERNAL, "internal error"));
+            ErrorMapper.Answer a = ErrorMapper.answer(e, ErrorMapper.Door.SOCKET, "retry with the same cmid",
+                    "frame " + frame.getClass().getSimpleName());
+            if (frame instanceof Send) {
+                switch (a.kind()) {
+                    case REJECTED -> meters.rejected.increment();
+                    case UNAVAILABLE -> meters.unavailable.increment();
+                    case INTERNAL -> meters.error.increment();
+                }
+            }
+            refuse(conn, rid, a.code(), a.message());
         }
     }
 
@@ -168,14 +157,9 @@ final class FrameDispatcher {
             try {
                 if (error == null) {
                     if (!faults.shouldDrop(FaultPoint.GW_REPLY_ACK)) conn.reply(new Acked(a.rid(), a.conv(), delivered));
-                } else if (error instanceof AckRejectedException) {
-                    AckRejectedException e = (AckRejectedException) error;
-                    refuse(conn, a.rid(), ErrorCode.valueOf(e.reason().name()), e.getMessage());
-                } else if (error instanceof DatabaseUnavailableException) {
-                    conn.reply(new ErrorFrame(a.rid(), ErrorCode.UNAVAILABLE, "database unavailable, ack again"));
                 } else {
-                    log.error("ack failed", error);
-                    conn.reply(new ErrorFrame(a.rid(), ErrorCode.INTERNAL, "internal error"));
+                    ErrorMapper.Answer r = ErrorMapper.answer(error, ErrorMapper.Door.SOCKET, "ack again", "ack");
+                    refuse(conn, a.rid(), r.code(), r.message());
                 }
             } finally {
                 conn.endRequest();
@@ -189,7 +173,8 @@ final class FrameDispatcher {
             p = directory.authenticate(auth.token());
         } catch (DirectoryException e) {
             conn.endAuth(null);
-            ErrorCode code = e.code() == DirectoryException.Code.STALE_INSTALL ? ErrorCode.STALE_INSTALL : ErrorCode.BAD_TOKEN;
+            // every refused auth closes the connection: an old install's token with 4003, any other with 4001
+            ErrorCode code = e.errorCode() == ErrorCode.STALE_INSTALL ? ErrorCode.STALE_INSTALL : ErrorCode.BAD_TOKEN;
             conn.replyAndClose(new ErrorFrame(auth.rid(), code, e.getMessage()), code.closeStatus(), code);
             return;
         } catch (RuntimeException e) {

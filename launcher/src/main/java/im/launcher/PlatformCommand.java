@@ -106,10 +106,10 @@ final class PlatformCommand implements Callable<Integer>, Role {
             DbConfig dbCfg;
             if (s.optional(ConfigKeys.PG_URL).isEmpty()) {
                 EmbeddedPg pg = EmbeddedPg.start(Path.of(s.string(ConfigKeys.PG_DATA_DIR)),
-                        s.intValue(ConfigKeys.PG_PORT, 0, 65535), true);
+                        s.get(ConfigKeys.PG_PORT), true);
                 started.push(pg);
                 pg.createDatabase("im");
-                dbCfg = pg.dbConfig("im", s.intValue(ConfigKeys.PG_POOL_SIZE, 1, 200));
+                dbCfg = pg.dbConfig("im", s.get(ConfigKeys.PG_POOL_SIZE));
             } else {
                 dbCfg = DbConfig.from(s);
             }
@@ -120,12 +120,12 @@ final class PlatformCommand implements Callable<Integer>, Role {
             String bootstrap = s.optional(ConfigKeys.KAFKA_BOOTSTRAP).orElse(null);
             if (bootstrap == null) {
                 EmbeddedKafkaBroker kafka = EmbeddedKafkaBroker.start(Path.of(s.string(ConfigKeys.KAFKA_DATA_DIR)),
-                        s.intValue(ConfigKeys.KAFKA_PORT, 0, 65534), true);
+                        s.get(ConfigKeys.KAFKA_PORT), true);
                 started.push(kafka);
                 bootstrap = kafka.bootstrapServers();
             }
             TopicNames topics = TopicNames.from(s);
-            Topics.create(bootstrap, topics.conversationKeyed(), s.intValue(ConfigKeys.PARTITIONS, 1, 10_000));
+            Topics.create(bootstrap, topics.conversationKeyed(), s.get(ConfigKeys.PARTITIONS));
             Topics.create(bootstrap, topics.singlePartition(), 1);
             Settings roles = s.with(ConfigKeys.KAFKA_BOOTSTRAP, bootstrap)
                     .with(ConfigKeys.PG_URL, dbCfg.jdbcUrl())
@@ -164,7 +164,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
                     + "/metrics   (every role)");
             System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
             System.out.println("  Kafka:       " + bootstrap + "  topics " + topics.conversationKeyed());
-            System.out.println("  Roles:       gateway " + gw.id() + ", CDC relay (slot " + s.string(ConfigKeys.RELAY_SLOT) + "), delivery node, sweeper (every " + s.string(ConfigKeys.SWEEP_MS) + " ms)");
+            System.out.println("  Roles:       gateway " + gw.id() + ", CDC relay (slot " + s.string(ConfigKeys.RELAY_SLOT) + "), delivery node, sweeper (every " + s.get(ConfigKeys.SWEEP_MS).toMillis() + " ms)");
             if (demo) printDemo(new Directory(db.dataSource(), Clock.systemUTC(), gwCfg.tokenTtl()), ws, http, http);
             System.out.println("Ctrl-C stops everything.");
             System.out.println("IM_READY platform port=" + gw.port());
@@ -187,8 +187,8 @@ final class PlatformCommand implements Callable<Integer>, Role {
 
     /** {@code --processes}: every role as its own child JVM on the services started above. */
     private void startChildren(Settings s, Settings roles, Database db, DbConfig dbCfg, String bootstrap, TopicNames topics) {
-        int gwBase = s.intValue(ConfigKeys.GATEWAY_PORT, 0, 65535);
-        int opsBase = s.intValue(ConfigKeys.OPS_PORT, 0, 65535);
+        int gwBase = s.get(ConfigKeys.GATEWAY_PORT);
+        int opsBase = s.get(ConfigKeys.OPS_PORT);
         List<ChildRoles.Spec> specs = new ArrayList<>();
         int ops = 0;
         for (int i = 1; i <= relays; i++) {

@@ -86,7 +86,7 @@ final class ComposeCheck {
             });
 
     private static Endpoint partitionsAndOps(Settings s) {
-        s.intValue(ConfigKeys.PARTITIONS, 1, 10_000);
+        s.get(ConfigKeys.PARTITIONS);
         OpsConfig ops = OpsConfig.from(s);
         return new Endpoint(ops.host(), ops.port());
     }

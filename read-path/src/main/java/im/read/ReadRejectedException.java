@@ -1,14 +1,33 @@
 package im.read;
 
-/** A read that is not allowed; the reason names are wire error codes. */
-public final class ReadRejectedException extends RuntimeException {
+import im.infra.error.RejectedException;
+import im.protocol.ErrorCode;
+
+/** A read that is not allowed; each reason carries the wire error code it is answered with. */
+public final class ReadRejectedException extends RejectedException {
+    private static final long serialVersionUID = 1L;
+
     /** Why a read was refused. */
-    public enum Reason { STALE_INSTALL, UNKNOWN_CONV, NOT_MEMBER }
+    public enum Reason {
+        STALE_INSTALL(ErrorCode.STALE_INSTALL),
+        UNKNOWN_CONV(ErrorCode.UNKNOWN_CONV),
+        NOT_MEMBER(ErrorCode.NOT_MEMBER);
+
+        private final ErrorCode code;
+
+        Reason(ErrorCode code) {
+            this.code = code;
+        }
+
+        public ErrorCode code() {
+            return code;
+        }
+    }
 
     private final Reason reason;
 
     public ReadRejectedException(Reason reason, String message) {
-        super(message);
+        super(reason.code(), message);
         this.reason = reason;
     }
 

@@ -30,9 +30,9 @@ public record RelayConfig(
         return new RelayConfig(u.getHost(), u.getPort() < 0 ? 5432 : u.getPort(), db,
                 s.string(ConfigKeys.PG_USER), s.string(ConfigKeys.PG_PASSWORD),
                 s.required(ConfigKeys.KAFKA_BOOTSTRAP), slot, slot,
-                s.millis(ConfigKeys.RELAY_POLL_MS, 1, 10_000),
-                s.millis(ConfigKeys.RELAY_OFFSET_FLUSH_MS, 100, 600_000),
-                s.millis(ConfigKeys.RELAY_LOCK_TIMEOUT_MS, 1_000, 600_000));
+                s.get(ConfigKeys.RELAY_POLL_MS),
+                s.get(ConfigKeys.RELAY_OFFSET_FLUSH_MS),
+                s.get(ConfigKeys.RELAY_LOCK_TIMEOUT_MS));
     }
 
     String jdbcUrl() {

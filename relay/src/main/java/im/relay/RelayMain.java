@@ -21,7 +21,7 @@ public final class RelayMain {
         Settings s = Settings.fromEnvironment();
         RelayConfig cfg = RelayConfig.from(s);
         TopicNames topics = TopicNames.from(s);
-        Topics.create(cfg.kafkaBootstrap(), topics.conversationKeyed(), s.intValue(ConfigKeys.PARTITIONS, 1, 10_000));
+        Topics.create(cfg.kafkaBootstrap(), topics.conversationKeyed(), s.get(ConfigKeys.PARTITIONS));
         PrometheusMeterRegistry meters = Metrics.newRegistry();
         CdcRelay relay = new CdcRelay(cfg, topics, meters).start();
         OpsServer ops = OpsServer.start(OpsConfig.from(s), meters, relay::isReady);

@@ -13,10 +13,10 @@ public record SweeperConfig(String bootstrap, TopicNames topics, Duration sweep,
                             Duration interestRenew, String stateDir) {
     public static SweeperConfig from(Settings s) {
         return new SweeperConfig(s.required(ConfigKeys.KAFKA_BOOTSTRAP), TopicNames.from(s),
-                s.millis(ConfigKeys.SWEEP_MS, 10, 600_000),
-                s.millis(ConfigKeys.HINT_BACKOFF_MS, 0, 3_600_000),
-                s.millis(ConfigKeys.GATEWAY_LEASE_MS, 1_000, 600_000),
-                s.millis(ConfigKeys.INTEREST_RENEW_MS, 200, 600_000),
+                s.get(ConfigKeys.SWEEP_MS),
+                s.get(ConfigKeys.HINT_BACKOFF_MS),
+                s.get(ConfigKeys.GATEWAY_LEASE_MS),
+                s.get(ConfigKeys.INTEREST_RENEW_MS),
                 s.string(ConfigKeys.STATE_DIR));
     }
 }

@@ -19,7 +19,7 @@ public final class SweeperMain {
     public static void main(String[] args) throws InterruptedException {
         Settings s = Settings.fromEnvironment();
         SweeperConfig cfg = SweeperConfig.from(s);
-        Topics.create(cfg.bootstrap(), cfg.topics().conversationKeyed(), s.intValue(ConfigKeys.PARTITIONS, 1, 10_000));
+        Topics.create(cfg.bootstrap(), cfg.topics().conversationKeyed(), s.get(ConfigKeys.PARTITIONS));
         Topics.create(cfg.bootstrap(), cfg.topics().singlePartition(), 1);
         PrometheusMeterRegistry meters = Metrics.newRegistry();
         Sweeper sweeper = new Sweeper(cfg, meters).start();

@@ -9,7 +9,7 @@ import java.time.Duration;
 public record DeliveryConfig(String bootstrap, TopicNames topics, Duration lease, Duration interestRenew, String stateDir) {
     public static DeliveryConfig from(Settings s) {
         return new DeliveryConfig(s.required(ConfigKeys.KAFKA_BOOTSTRAP), TopicNames.from(s),
-                s.millis(ConfigKeys.GATEWAY_LEASE_MS, 1_000, 600_000),
-                s.millis(ConfigKeys.INTEREST_RENEW_MS, 200, 600_000), s.string(ConfigKeys.STATE_DIR));
+                s.get(ConfigKeys.GATEWAY_LEASE_MS),
+                s.get(ConfigKeys.INTEREST_RENEW_MS), s.string(ConfigKeys.STATE_DIR));
     }
 }

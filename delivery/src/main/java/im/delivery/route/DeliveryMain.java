@@ -19,7 +19,7 @@ public final class DeliveryMain {
     public static void main(String[] args) throws InterruptedException {
         Settings s = Settings.fromEnvironment();
         DeliveryConfig cfg = DeliveryConfig.from(s);
-        Topics.create(cfg.bootstrap(), cfg.topics().conversationKeyed(), s.intValue(ConfigKeys.PARTITIONS, 1, 10_000));
+        Topics.create(cfg.bootstrap(), cfg.topics().conversationKeyed(), s.get(ConfigKeys.PARTITIONS));
         Topics.create(cfg.bootstrap(), cfg.topics().singlePartition(), 1);
         PrometheusMeterRegistry meters = Metrics.newRegistry();
         DeliveryNode node = new DeliveryNode(cfg, meters).start();

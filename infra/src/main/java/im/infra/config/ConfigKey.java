@@ -1,14 +1,102 @@
 package im.infra.config;
 
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Function;
+
 /**
- * One configuration key: its environment-variable name, its default (as text; empty means
- * "unset") and a one-line description. Every key the platform reads is declared in
- * {@link ConfigKeys}, which is also the source of the README's settings table.
+ * One configuration key, declared once with everything about it (Kafka's {@code ConfigDef} is the
+ * model): its environment-variable name, its type, its default (as text; empty means "unset"),
+ * the range or rule a value must satisfy, and a one-line description. {@link Settings#get} parses
+ * and validates a value by its key, so a call site reads a typed value and never repeats a range.
+ * Every key the platform reads is declared in {@link ConfigKeys}, which is also the source of the
+ * README's settings table.
+ *
+ * @param <T> the type a value is read as
  */
-public record ConfigKey(String name, String defaultValue, String doc) {
-    public ConfigKey {
+public final class ConfigKey<T> {
+    private final String name;
+    private final Class<T> type;
+    private final String defaultValue;
+    private final String range;
+    private final String doc;
+    private final Function<String, T> parser;
+
+    private ConfigKey(String name, Class<T> type, String defaultValue, String range, String doc, Function<String, T> parser) {
         if (!name.matches("IM_[A-Z0-9_]+")) {
             throw new IllegalArgumentException("config key must look like IM_NAME: " + name);
         }
+        this.name = name;
+        this.type = type;
+        this.defaultValue = Objects.requireNonNull(defaultValue, "defaultValue");
+        this.range = range;
+        this.doc = doc;
+        this.parser = parser;
+    }
+
+    /** Text, taken as it is (trimmed); empty means unset. */
+    static ConfigKey<String> text(String name, String def, String doc) {
+        return new ConfigKey<>(name, String.class, def, "", doc, v -> v);
+    }
+
+    /** An int from {@code min} to {@code max}. */
+    static ConfigKey<Integer> integer(String name, String def, int min, int max, String doc) {
+        return new ConfigKey<>(name, Integer.class, def, min + "-" + max, doc, v -> (int) parseLong(name, v, min, max));
+    }
+
+    /** A duration in milliseconds from {@code min} to {@code max}. */
+    static ConfigKey<Duration> millis(String name, String def, long min, long max, String doc) {
+        return new ConfigKey<>(name, Duration.class, def, min + "-" + max + " ms", doc, v -> Duration.ofMillis(parseLong(name, v, min, max)));
+    }
+
+    /** A duration in seconds from {@code min} to {@code max}. */
+    static ConfigKey<Duration> seconds(String name, String def, long min, long max, String doc) {
+        return new ConfigKey<>(name, Duration.class, def, min + "-" + max + " s", doc, v -> Duration.ofSeconds(parseLong(name, v, min, max)));
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** What a value is read as. */
+    public Class<T> type() {
+        return type;
+    }
+
+    /** The default as text; empty means unset. */
+    public String defaultValue() {
+        return defaultValue;
+    }
+
+    /** The allowed range, e.g. {@code 1-200}, or empty when any text is taken. */
+    public String range() {
+        return range;
+    }
+
+    public String doc() {
+        return doc;
+    }
+
+    /** Parses and validates a (trimmed) value; the error names this key. */
+    T parse(String value) {
+        return parser.apply(value);
+    }
+
+    private static long parseLong(String name, String v, long min, long max) {
+        long n;
+        try {
+            n = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new ConfigException(name, "must be an integer, got '" + v + "'");
+        }
+        if (n < min || n > max) {
+            throw new ConfigException(name, "must be between " + min + " and " + max + ", got " + n);
+        }
+        return n;
+    }
+
+    @Override
+    public String toString() {
+        return name;
     }
 }

@@ -1,5 +1,6 @@
 package im.infra.config;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -10,119 +11,130 @@ import java.util.List;
  * that is not listed here is rejected at start, so a misspelt key cannot be silently ignored.
  */
 public final class ConfigKeys {
-    private static final List<ConfigKey> ALL = new ArrayList<>();
+    private static final List<ConfigKey<?>> ALL = new ArrayList<>();
 
-    private static ConfigKey key(String name, String def, String doc) {
-        ConfigKey k = new ConfigKey(name, def, doc);
+    private static <T> ConfigKey<T> add(ConfigKey<T> k) {
         ALL.add(k);
         return k;
     }
 
+    private static ConfigKey<String> key(String name, String def, String doc) {
+        return add(ConfigKey.text(name, def, doc));
+    }
+
+    private static ConfigKey<Integer> key(String name, String def, int min, int max, String doc) {
+        return add(ConfigKey.integer(name, def, min, max, doc));
+    }
+
+    private static ConfigKey<Duration> ms(String name, String def, long min, long max, String doc) {
+        return add(ConfigKey.millis(name, def, min, max, doc));
+    }
+
     // --- PostgreSQL
-    public static final ConfigKey PG_URL = key("IM_PG_URL", "",
+    public static final ConfigKey<String> PG_URL = key("IM_PG_URL", "",
             "JDBC URL of an external PostgreSQL (wal_level=logical). Empty: start the embedded PostgreSQL.");
-    public static final ConfigKey PG_USER = key("IM_PG_USER", "postgres", "PostgreSQL user.");
-    public static final ConfigKey PG_PASSWORD = key("IM_PG_PASSWORD", "postgres", "PostgreSQL password.");
-    public static final ConfigKey PG_POOL_SIZE = key("IM_PG_POOL_SIZE", "16",
+    public static final ConfigKey<String> PG_USER = key("IM_PG_USER", "postgres", "PostgreSQL user.");
+    public static final ConfigKey<String> PG_PASSWORD = key("IM_PG_PASSWORD", "postgres", "PostgreSQL password.");
+    public static final ConfigKey<Integer> PG_POOL_SIZE = key("IM_PG_POOL_SIZE", "16", 1, 200,
             "Connections in each role's pool (1-200). Each in-flight send holds one for its transaction.");
-    public static final ConfigKey PG_DATA_DIR = key("IM_PG_DATA_DIR", "var/pg",
+    public static final ConfigKey<String> PG_DATA_DIR = key("IM_PG_DATA_DIR", "var/pg",
             "Embedded PostgreSQL only: data directory (kept across restarts).");
-    public static final ConfigKey PG_PORT = key("IM_PG_PORT", "15432",
+    public static final ConfigKey<Integer> PG_PORT = key("IM_PG_PORT", "15432", 0, 65_535,
             "Embedded PostgreSQL only: port on 127.0.0.1 (0 = any free port).");
 
     // --- Kafka
-    public static final ConfigKey KAFKA_BOOTSTRAP = key("IM_KAFKA_BOOTSTRAP", "",
+    public static final ConfigKey<String> KAFKA_BOOTSTRAP = key("IM_KAFKA_BOOTSTRAP", "",
             "Kafka bootstrap servers. Empty: start the embedded single-node KRaft broker.");
-    public static final ConfigKey KAFKA_DATA_DIR = key("IM_KAFKA_DATA_DIR", "var/kafka",
+    public static final ConfigKey<String> KAFKA_DATA_DIR = key("IM_KAFKA_DATA_DIR", "var/kafka",
             "Embedded Kafka only: log directory (kept across restarts).");
-    public static final ConfigKey KAFKA_PORT = key("IM_KAFKA_PORT", "19092",
+    public static final ConfigKey<Integer> KAFKA_PORT = key("IM_KAFKA_PORT", "19092", 0, 65_534,
             "Embedded Kafka only: client port on 127.0.0.1 (the controller uses the next port; 0 = any free ports).");
-    public static final ConfigKey PARTITIONS = key("IM_PARTITIONS", "8",
+    public static final ConfigKey<Integer> PARTITIONS = key("IM_PARTITIONS", "8", 1, 10_000,
             "Partitions of every conversation-keyed topic (events, cursors, interest); one count for all so they are co-partitioned.");
-    public static final ConfigKey TOPIC_PREFIX = key("IM_TOPIC_PREFIX", "im.",
+    public static final ConfigKey<String> TOPIC_PREFIX = key("IM_TOPIC_PREFIX", "im.",
             "Prefix of every topic name, e.g. im.events.");
 
     // --- CDC relay
-    public static final ConfigKey RELAY_SLOT = key("IM_RELAY_SLOT", "im_relay",
+    public static final ConfigKey<String> RELAY_SLOT = key("IM_RELAY_SLOT", "im_relay",
             "CDC relay: replication slot and publication name (created if missing, never dropped). One active relay per slot.");
-    public static final ConfigKey RELAY_POLL_MS = key("IM_RELAY_POLL_MS", "10",
+    public static final ConfigKey<Duration> RELAY_POLL_MS = ms("IM_RELAY_POLL_MS", "10", 1, 10_000,
             "CDC relay: Debezium poll.interval.ms. Lower = less commit-to-Kafka lag, more idle CPU (10 ms: ~12 ms p50 lag, ~14% of a core idle).");
-    public static final ConfigKey RELAY_OFFSET_FLUSH_MS = key("IM_RELAY_OFFSET_FLUSH_MS", "1000",
+    public static final ConfigKey<Duration> RELAY_OFFSET_FLUSH_MS = ms("IM_RELAY_OFFSET_FLUSH_MS", "1000", 100, 600_000,
             "CDC relay: how often published positions are committed (and the slot advanced). Lower = fewer duplicates replayed after a crash.");
 
-    public static final ConfigKey RELAY_LOCK_TIMEOUT_MS = key("IM_RELAY_LOCK_TIMEOUT_MS", "5000",
+    public static final ConfigKey<Duration> RELAY_LOCK_TIMEOUT_MS = ms("IM_RELAY_LOCK_TIMEOUT_MS", "5000", 1000, 600_000,
             "CDC relay: the active relay's lock session is ended by PostgreSQL (idle_session_timeout) after this long without its heartbeat (sent every fifth of it), so a frozen relay loses the lock and a standby takes over; the relay stops publishing after half of it without a heartbeat. 1000-600000.");
 
     // --- Gateway
-    public static final ConfigKey GATEWAY_HOST = key("IM_GATEWAY_HOST", "127.0.0.1",
+    public static final ConfigKey<String> GATEWAY_HOST = key("IM_GATEWAY_HOST", "127.0.0.1",
             "Address the gateway's HTTP/WebSocket listener binds to.");
-    public static final ConfigKey GATEWAY_PORT = key("IM_GATEWAY_PORT", "8080",
+    public static final ConfigKey<Integer> GATEWAY_PORT = key("IM_GATEWAY_PORT", "8080", 0, 65_535,
             "Port of the gateway's HTTP/WebSocket listener (0 = any free port; the chosen port is logged).");
-    public static final ConfigKey GATEWAY_ID = key("IM_GATEWAY_ID", "",
+    public static final ConfigKey<String> GATEWAY_ID = key("IM_GATEWAY_ID", "",
             "Stable name of this gateway (routes and metrics). Empty: gw-<random>.");
-    public static final ConfigKey ADMIN_TOKEN = key("IM_ADMIN_TOKEN", "",
+    public static final ConfigKey<String> ADMIN_TOKEN = key("IM_ADMIN_TOKEN", "",
             "Bearer token that protects the admin HTTP API (at least 16 characters). Required by the gateway role.");
-    public static final ConfigKey WORKER_THREADS = key("IM_WORKER_THREADS", "32",
+    public static final ConfigKey<Integer> WORKER_THREADS = key("IM_WORKER_THREADS", "32", 1, 1024,
             "Gateway threads that run database work for frames (1-1024).");
-    public static final ConfigKey MAX_INFLIGHT = key("IM_MAX_INFLIGHT", "64",
+    public static final ConfigKey<Integer> MAX_INFLIGHT = key("IM_MAX_INFLIGHT", "64", 1, 10_000,
             "Requests one connection may have in flight; more are answered RATE_LIMITED (1-10000).");
-    public static final ConfigKey RATE_LIMIT = key("IM_RATE_LIMIT", "500",
+    public static final ConfigKey<Integer> RATE_LIMIT = key("IM_RATE_LIMIT", "500", 1, 1_000_000,
             "Frames per second one connection may send (token bucket, burst = 2x); over it: RATE_LIMITED (1-1000000).");
-    public static final ConfigKey AUTH_TIMEOUT_MS = key("IM_AUTH_TIMEOUT_MS", "10000",
+    public static final ConfigKey<Duration> AUTH_TIMEOUT_MS = ms("IM_AUTH_TIMEOUT_MS", "10000", 100, 600_000,
             "A connection that has not authenticated within this time is closed.");
-    public static final ConfigKey TOKEN_TTL_S = key("IM_TOKEN_TTL_S", "2592000",
-            "Lifetime in seconds of a device token issued by registration, reinstall or renewal (default 30 days; 0 = never expires). An expired token is answered BAD_TOKEN.");
-    public static final ConfigKey INSTALL_CHECK_MS = key("IM_INSTALL_CHECK_MS", "1000",
+    public static final ConfigKey<Duration> TOKEN_TTL_S = add(ConfigKey.seconds("IM_TOKEN_TTL_S", "2592000", 0, 100L * 365 * 86_400,
+            "Lifetime in seconds of a device token issued by registration, reinstall or renewal (default 30 days; 0 = never expires). An expired token is answered BAD_TOKEN."));
+    public static final ConfigKey<Duration> INSTALL_CHECK_MS = ms("IM_INSTALL_CHECK_MS", "1000", 100, 1000,
             "How often a gateway checks the install epochs of the devices it holds and closes (4003) connections of a reinstalled install (100-1000; a reinstall reaches open sockets within this plus one query).");
-    public static final ConfigKey OUTBOUND_QUEUE = key("IM_OUTBOUND_QUEUE", "1024",
+    public static final ConfigKey<Integer> OUTBOUND_QUEUE = key("IM_OUTBOUND_QUEUE", "1024", 1, 1_000_000,
             "Frames queued per connection for writing; pushes beyond it are dropped (counted) and repaired by sync/hints.");
 
     // --- Cursor service
-    public static final ConfigKey ACK_BATCH_MS = key("IM_ACK_BATCH_MS", "2",
+    public static final ConfigKey<Duration> ACK_BATCH_MS = ms("IM_ACK_BATCH_MS", "2", 0, 100,
             "Acks arriving within this many ms of the first are validated and written in one transaction (0-100).");
-    public static final ConfigKey ACK_BATCH_MAX = key("IM_ACK_BATCH_MAX", "256",
+    public static final ConfigKey<Integer> ACK_BATCH_MAX = key("IM_ACK_BATCH_MAX", "256", 1, 10_000,
             "Most acks in one cursor transaction (1-10000).");
 
     // --- Delivery
-    public static final ConfigKey GATEWAY_HEARTBEAT_MS = key("IM_GATEWAY_HEARTBEAT_MS", "2000",
+    public static final ConfigKey<Duration> GATEWAY_HEARTBEAT_MS = ms("IM_GATEWAY_HEARTBEAT_MS", "2000", 100, 60_000,
             "How often a gateway announces it is alive on the gateways topic.");
-    public static final ConfigKey GATEWAY_LEASE_MS = key("IM_GATEWAY_LEASE_MS", "10000",
+    public static final ConfigKey<Duration> GATEWAY_LEASE_MS = ms("IM_GATEWAY_LEASE_MS", "10000", 1000, 600_000,
             "Delivery nodes and the sweeper skip the routes of a gateway not heard from for this long (its entries come back when it heartbeats again; entries of a restarted or long-gone gateway are removed).");
-    public static final ConfigKey INTEREST_RENEW_MS = key("IM_INTEREST_RENEW_MS", "10000",
+    public static final ConfigKey<Duration> INTEREST_RENEW_MS = ms("IM_INTEREST_RENEW_MS", "10000", 200, 600_000,
             "How often a gateway re-publishes the interest of every device it holds (a lease: a registration not renewed for 2 x 3 intervals + the gateway lease is removed). Bounds how long a device can stay silent after anything the gateway cannot see went wrong with its route; must be the same for gateways, delivery nodes and sweepers.");
-    public static final ConfigKey STATE_DIR = key("IM_STATE_DIR", "",
+    public static final ConfigKey<String> STATE_DIR = key("IM_STATE_DIR", "",
             "Kafka Streams state directory of a delivery node or sweeper. Empty: a fresh temporary directory per start.");
 
     // --- Sweeper
-    public static final ConfigKey SWEEP_MS = key("IM_SWEEP_MS", "1000",
+    public static final ConfigKey<Duration> SWEEP_MS = ms("IM_SWEEP_MS", "1000", 10, 600_000,
             "Sweeper: how often lagging (device, conversation) pairs are checked, and how long a cursor may stay behind the head before a hint.");
-    public static final ConfigKey HINT_BACKOFF_MS = key("IM_HINT_BACKOFF_MS", "2000",
+    public static final ConfigKey<Duration> HINT_BACKOFF_MS = ms("IM_HINT_BACKOFF_MS", "2000", 0, 3_600_000,
             "Sweeper: a device that keeps lagging in a conversation is hinted again no more often than this.");
 
     // --- Operations
-    public static final ConfigKey OPS_HOST = key("IM_OPS_HOST", "127.0.0.1",
+    public static final ConfigKey<String> OPS_HOST = key("IM_OPS_HOST", "127.0.0.1",
             "Address the ops HTTP server (/healthz, /readyz, /metrics) of the relay, delivery, sweeper and platform roles binds to.");
-    public static final ConfigKey OPS_PORT = key("IM_OPS_PORT", "9090",
+    public static final ConfigKey<Integer> OPS_PORT = key("IM_OPS_PORT", "9090", 0, 65_535,
             "Port of that ops server (0 = any free port). The gateway role serves the same paths on its own port instead.");
 
     // --- Fault injection (tests only)
-    public static final ConfigKey FAULT = key("IM_FAULT", "",
+    public static final ConfigKey<String> FAULT = key("IM_FAULT", "",
             "Fault injection for tests, off when empty. Comma-separated rules: <point>:halt (Runtime.halt(137)), "
                     + "<point>:drop[:skip[:count]] or <point>:fail[:skip[:count]] (throws: INTERNAL; send.before_insert only). Points: " + String.join(", ", im.infra.fault.FaultPoint.names()) + ".");
 
     // --- Tests
-    public static final ConfigKey STACK = key("IM_STACK", "embedded",
+    public static final ConfigKey<String> STACK = key("IM_STACK", "embedded",
             "Tests only: 'embedded' (default) or 'containers' (PostgreSQL and Kafka in Testcontainers; needs Docker).");
 
     private ConfigKeys() {}
 
     /** Every key, in declaration order. */
-    public static List<ConfigKey> all() {
+    public static List<ConfigKey<?>> all() {
         return Collections.unmodifiableList(ALL);
     }
 
     public static boolean isKnown(String name) {
-        for (ConfigKey k : ALL) {
+        for (ConfigKey<?> k : ALL) {
             if (k.name().equals(name)) return true;
         }
         return false;

@@ -1,6 +1,5 @@
 package im.infra.config;
 
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -8,8 +7,9 @@ import java.util.TreeMap;
 
 /**
  * An immutable snapshot of configuration values, read once at start from the environment and
- * JVM system properties ({@code -DIM_X=...} wins over the environment). Typed getters validate
- * and throw {@link ConfigException} naming the key; components turn this into their own records.
+ * JVM system properties ({@code -DIM_X=...} wins over the environment). {@link #get} returns a
+ * key's typed value, validated as the key declares it, or throws {@link ConfigException} naming the
+ * key; components turn this into their own records.
  */
 public final class Settings {
     private final Map<String, String> values;
@@ -40,7 +40,7 @@ public final class Settings {
     }
 
     /** A copy with one value replaced (or added). */
-    public Settings with(ConfigKey key, String value) {
+    public Settings with(ConfigKey<?> key, String value) {
         Map<String, String> m = new HashMap<>(values);
         m.put(key.name(), value);
         return new Settings(m);
@@ -51,48 +51,31 @@ public final class Settings {
         return new TreeMap<>(values);
     }
 
-    public String string(ConfigKey key) {
-        String v = values.get(key.name());
-        return v == null ? key.defaultValue() : v.trim();
+    /**
+     * The value of a key, parsed and validated as the key declares (its default when unset); the
+     * one place a value is checked, with an error that names the key.
+     */
+    public <T> T get(ConfigKey<T> key) {
+        return key.parse(raw(key));
     }
 
-    public Optional<String> optional(ConfigKey key) {
+    /** A text key's value (its default when unset). */
+    public String string(ConfigKey<String> key) {
+        return get(key);
+    }
+
+    /** A text key's value, empty when it is unset or blank. */
+    public Optional<String> optional(ConfigKey<String> key) {
         String v = string(key);
         return v.isEmpty() ? Optional.empty() : Optional.of(v);
     }
 
-    public String required(ConfigKey key) {
+    public String required(ConfigKey<String> key) {
         return optional(key).orElseThrow(() -> new ConfigException(key.name(), "is required"));
     }
 
-    public long longValue(ConfigKey key, long min, long max) {
-        String v = string(key);
-        long n;
-        try {
-            n = Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            throw new ConfigException(key.name(), "must be an integer, got '" + v + "'");
-        }
-        if (n < min || n > max) {
-            throw new ConfigException(key.name(), "must be between " + min + " and " + max + ", got " + n);
-        }
-        return n;
-    }
-
-    public int intValue(ConfigKey key, int min, int max) {
-        return (int) longValue(key, min, max);
-    }
-
-    public Duration millis(ConfigKey key, long min, long max) {
-        return Duration.ofMillis(longValue(key, min, max));
-    }
-
-    public boolean bool(ConfigKey key) {
-        String v = string(key).toLowerCase();
-        switch (v) {
-            case "true": case "1": case "yes": return true;
-            case "false": case "0": case "no": case "": return false;
-            default: throw new ConfigException(key.name(), "must be true or false, got '" + v + "'");
-        }
+    private String raw(ConfigKey<?> key) {
+        String v = values.get(key.name());
+        return v == null ? key.defaultValue() : v.trim();
     }
 }

@@ -15,6 +15,6 @@ public record DbConfig(String jdbcUrl, String user, String password, int poolSiz
     /** From IM_PG_URL / IM_PG_USER / IM_PG_PASSWORD / IM_PG_POOL_SIZE; IM_PG_URL is required here. */
     public static DbConfig from(Settings s) {
         return new DbConfig(s.required(ConfigKeys.PG_URL), s.string(ConfigKeys.PG_USER),
-                s.string(ConfigKeys.PG_PASSWORD), s.intValue(ConfigKeys.PG_POOL_SIZE, 1, 200));
+                s.string(ConfigKeys.PG_PASSWORD), s.get(ConfigKeys.PG_POOL_SIZE));
     }
 }

@@ -75,7 +75,7 @@ public final class EventsCommand {
             if (timeoutSeconds < 1) throw new ParameterException(spec.commandLine(), "--timeout: must be at least 1 second");
             Settings env = Settings.fromEnvironment();
             String servers = bootstrap != null ? bootstrap : env.optional(ConfigKeys.KAFKA_BOOTSTRAP)
-                    .orElse("127.0.0.1:" + env.string(ConfigKeys.KAFKA_PORT));
+                    .orElse("127.0.0.1:" + env.get(ConfigKeys.KAFKA_PORT));
             String topic;
             try {
                 topic = new TopicNames(prefix != null ? prefix : env.string(ConfigKeys.TOPIC_PREFIX)).events();

@@ -25,7 +25,7 @@ public final class GatewayOption {
     /** The gateway's base URL ({@code http://host:port}), validated. */
     public URI base() {
         String url = gateway != null ? gateway
-                : "http://127.0.0.1:" + Settings.fromEnvironment().string(ConfigKeys.GATEWAY_PORT);
+                : "http://127.0.0.1:" + Settings.fromEnvironment().get(ConfigKeys.GATEWAY_PORT);
         URI uri;
         try {
             uri = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
