@@ -1,8 +1,17 @@
 package im.client;
 
+import im.protocol.Ack;
+import im.protocol.Auth;
+import im.protocol.Authed;
 import im.protocol.ClientFrame;
+import im.protocol.ConvState;
+import im.protocol.Event;
 import im.protocol.FrameCodec;
 import im.protocol.ServerFrame;
+import im.protocol.Sub;
+import im.protocol.Subbed;
+import im.protocol.Sync;
+import im.protocol.Synced;
 import io.undertow.Handlers;
 import io.undertow.Undertow;
 import io.undertow.websockets.core.AbstractReceiveListener;
@@ -64,5 +73,20 @@ final class FakeGateway implements AutoCloseable {
     @Override
     public void close() {
         server.stop();
+    }
+
+    /** A gateway with one conversation holding one event the device has not stored yet. */
+    static ServerFrame oneUnstoredEvent(ClientFrame f) {
+        if (f instanceof Auth a) {
+            return new Authed(a.rid(), "u-bo", "d-bo", 1);
+        } else if (f instanceof Sub s) {
+            return new Subbed(s.rid(), List.of(new ConvState("c-ab", 1, 0)));
+        } else if (f instanceof Sync s) {
+            Event e = new Event("c-ab", 1, "msg", "m-1", "u-ana", "cm-1", "hi", 1L);
+            return new Synced(s.rid(), s.conv(), List.of(e), false, 1);
+        } else if (f instanceof Ack a) {
+            return new im.protocol.Acked(a.rid(), a.conv(), a.seq());
+        }
+        throw new IllegalArgumentException("unexpected frame " + f);
     }
 }

@@ -5,18 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.protocol.Ack;
-import im.protocol.Auth;
-import im.protocol.Authed;
 import im.protocol.ClientFrame;
-import im.protocol.ConvState;
 import im.protocol.ErrorCode;
 import im.protocol.ErrorFrame;
-import im.protocol.Event;
-import im.protocol.ServerFrame;
 import im.protocol.Sub;
-import im.protocol.Subbed;
-import im.protocol.Sync;
-import im.protocol.Synced;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -79,7 +71,7 @@ class ImClientRetryBackoffTest {
                         attempts.countDown();
                         return new ErrorFrame(f.rid(), ErrorCode.INTERNAL, "boom");
                     }
-                    return healthy(f);
+                    return FakeGateway.oneUnstoredEvent(f);
                 });
              ImClient client = ImClient.open(options(gw))) {
             client.addListener(listener.apply(report));
@@ -109,21 +101,6 @@ class ImClientRetryBackoffTest {
             out.add(TimeUnit.NANOSECONDS.toMillis(frames.get(i).atNanos() - frames.get(i - 1).atNanos()));
         }
         return out;
-    }
-
-    /** A gateway with one conversation holding one event the device has not stored yet. */
-    private static ServerFrame healthy(ClientFrame f) {
-        if (f instanceof Auth a) {
-            return new Authed(a.rid(), "u-bo", "d-bo", 1);
-        } else if (f instanceof Sub s) {
-            return new Subbed(s.rid(), List.of(new ConvState("c-ab", 1, 0)));
-        } else if (f instanceof Sync s) {
-            Event e = new Event("c-ab", 1, "msg", "m-1", "u-ana", "cm-1", "hi", 1L);
-            return new Synced(s.rid(), s.conv(), List.of(e), false, 1);
-        } else if (f instanceof Ack a) {
-            return new im.protocol.Acked(a.rid(), a.conv(), a.seq());
-        }
-        throw new IllegalArgumentException("unexpected frame " + f);
     }
 
     private ClientOptions options(FakeGateway gw) throws IOException {

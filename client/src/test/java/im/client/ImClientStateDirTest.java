@@ -7,18 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.client.internal.ClientFaults;
 import im.client.internal.FaultInjection;
-import im.protocol.Ack;
-import im.protocol.Acked;
-import im.protocol.Auth;
-import im.protocol.Authed;
-import im.protocol.ClientFrame;
-import im.protocol.ConvState;
-import im.protocol.Event;
-import im.protocol.ServerFrame;
-import im.protocol.Sub;
-import im.protocol.Subbed;
-import im.protocol.Sync;
-import im.protocol.Synced;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -68,7 +56,7 @@ class ImClientStateDirTest {
                 if (interrupted) Thread.currentThread().interrupt();
             }
         };
-        try (FakeGateway gw = new FakeGateway(ImClientStateDirTest::oneEvent)) {
+        try (FakeGateway gw = new FakeGateway(FakeGateway::oneUnstoredEvent)) {
             ClientOptions options = ClientOptions.of(gw.uri(), "tok-1", dir);
             ImClient client = FaultInjection.open(options, slowStore);
             try {
@@ -97,18 +85,5 @@ class ImClientStateDirTest {
             // Whatever the batch left is consistent: stored and cursor agree (both 0 or both 1).
             assertEquals(reopened.events("c-ab").size(), reopened.cursor("c-ab"));
         }
-    }
-
-    private static ServerFrame oneEvent(ClientFrame f) {
-        if (f instanceof Auth a) {
-            return new Authed(a.rid(), "u-bo", "d-bo", 1);
-        } else if (f instanceof Sub s) {
-            return new Subbed(s.rid(), List.of(new ConvState("c-ab", 1, 0)));
-        } else if (f instanceof Sync s) {
-            return new Synced(s.rid(), s.conv(), List.of(new Event("c-ab", 1, "msg", "m-1", "u-ana", "cm-1", "hi", 1L)), false, 1);
-        } else if (f instanceof Ack a) {
-            return new Acked(a.rid(), a.conv(), a.seq());
-        }
-        throw new IllegalArgumentException("unexpected frame " + f);
     }
 }
