@@ -12,6 +12,7 @@ import im.ingest.directory.DeviceCursor;
 import im.ingest.directory.DeviceSummary;
 import im.ingest.directory.DeviceRegistration;
 import im.ingest.directory.Directory;
+import im.ingest.directory.DirectoryListing;
 import im.ingest.directory.Membership;
 import im.ingest.directory.MembershipChange;
 import im.ingest.directory.Page;
@@ -50,10 +51,12 @@ final class AdminApi implements HttpHandler {
     static final int DEFAULT_LIMIT = 100;
 
     private final Directory directory;
+    private final DirectoryListing listing;
     private final byte[] adminToken;
 
-    AdminApi(Directory directory, String adminToken) {
+    AdminApi(Directory directory, DirectoryListing listing, String adminToken) {
         this.directory = directory;
+        this.listing = listing;
         this.adminToken = ("Bearer " + adminToken).getBytes(StandardCharsets.UTF_8);
     }
 
@@ -85,7 +88,7 @@ final class AdminApi implements HttpHandler {
         HttpString method = ex.getRequestMethod();
         Matcher m;
         if (path.equals("/admin/users") && method.equals(Methods.GET)) {
-            Page<UserSummary> p = directory.listUsers(query(ex, "after"), limit(ex));
+            Page<UserSummary> p = listing.listUsers(query(ex, "after"), limit(ex));
             ObjectNode o = JSON.createObjectNode();
             ArrayNode us = o.putArray("users");
             for (UserSummary u : p.items()) us.addObject().put("user", u.user()).put("name", u.name()).put("devices", u.devices());
@@ -107,7 +110,7 @@ final class AdminApi implements HttpHandler {
             requireMethod(method, Methods.POST);
             respond(ex, 200, registration(directory.renewToken(m.group(1))));
         } else if (path.equals("/admin/conversations") && method.equals(Methods.GET)) {
-            Page<ConversationSummary> p = directory.listConversations(query(ex, "after"), limit(ex));
+            Page<ConversationSummary> p = listing.listConversations(query(ex, "after"), limit(ex));
             ObjectNode o = JSON.createObjectNode();
             ArrayNode cs = o.putArray("conversations");
             for (ConversationSummary c : p.items()) {
@@ -145,7 +148,7 @@ final class AdminApi implements HttpHandler {
             requireMethod(method, Methods.GET);
             ObjectNode o = JSON.createObjectNode().put("user", m.group(1));
             ArrayNode ds = o.putArray("devices");
-            for (DeviceSummary d : directory.devices(m.group(1))) {
+            for (DeviceSummary d : listing.devices(m.group(1))) {
                 ObjectNode dn = ds.addObject().put("device", d.device()).put("epoch", d.epoch())
                         .put("created", d.createdMillis()).put("updated", d.updatedMillis());
                 if (d.tokenExpiresMillis() == null) dn.putNull("tokenExpires");
@@ -154,7 +157,7 @@ final class AdminApi implements HttpHandler {
             respond(ex, 200, o);
         } else if ((m = CURSORS.matcher(path)).matches()) {
             requireMethod(method, Methods.GET);
-            ConversationCursors cc = directory.cursors(m.group(1));
+            ConversationCursors cc = listing.cursors(m.group(1));
             ObjectNode o = JSON.createObjectNode().put("conv", cc.conv()).put("head", cc.head());
             ArrayNode ds = o.putArray("devices");
             for (DeviceCursor d : cc.devices()) {
@@ -202,7 +205,7 @@ final class AdminApi implements HttpHandler {
         try {
             return Integer.parseInt(v);   // the range is checked by the directory
         } catch (NumberFormatException e) {
-            throw new BadRequest(400, "INVALID", "limit: must be an integer from 1 to " + Directory.MAX_PAGE);
+            throw new BadRequest(400, "INVALID", "limit: must be an integer from 1 to " + DirectoryListing.MAX_PAGE);
         }
     }
 

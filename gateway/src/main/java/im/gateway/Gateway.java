@@ -7,6 +7,7 @@ import im.infra.fault.Faults;
 import im.infra.ops.Metrics;
 import im.ingest.SendService;
 import im.ingest.directory.Directory;
+import im.ingest.directory.DirectoryListing;
 import im.read.ConversationReader;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -95,7 +96,7 @@ public final class Gateway implements AutoCloseable {
         bindMeters();
         PathHandler routes = Handlers.path()
                 .addExactPath("/ws", Handlers.websocket(endpoint))
-                .addPrefixPath("/admin", new AdminApi(directory, cfg.adminToken()))
+                .addPrefixPath("/admin", new AdminApi(directory, new DirectoryListing(db), cfg.adminToken()))
                 .addPrefixPath("/api", new ClientApi(directory, new ConversationReader(db)))
                 .addExactPath("/", WebApp.index())
                 .addPrefixPath("/app", WebApp.assets())

@@ -294,121 +294,6 @@ public final class Directory {
         });
     }
 
-    // ---------------------------------------------------------------- listings (read-only, for ops)
-
-    /** The most items one listing page returns. */
-    public static final int MAX_PAGE = 1000;
-
-    /** Users ordered by id with id &gt; {@code after} (null: from the first), at most {@code limit}. */
-    public Page<UserSummary> listUsers(String after, int limit) {
-        checkPage(after, limit);
-        return inTx("list users", c -> {
-            List<UserSummary> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT u.user_id, u.display_name, (SELECT count(*) FROM devices d WHERE d.user_id = u.user_id)"
-                    + " FROM users u WHERE u.user_id > ? ORDER BY u.user_id LIMIT ?")) {
-                ps.setString(1, after == null ? "" : after);
-                ps.setInt(2, limit + 1);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) out.add(new UserSummary(rs.getString(1), rs.getString(2), rs.getInt(3)));
-                }
-            }
-            return page(out, limit, UserSummary::user);
-        });
-    }
-
-    /** The devices of a user, ordered by id; {@code NOT_FOUND} for an unknown user. */
-    public List<DeviceSummary> devices(String user) {
-        checkId("user", user);
-        return inTx("list devices", c -> {
-            requireUser(c, user);
-            List<DeviceSummary> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT device_id, install_epoch, created_at, updated_at, token_expires_at FROM devices WHERE user_id = ? ORDER BY device_id")) {
-                ps.setString(1, user);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        java.sql.Timestamp expires = rs.getTimestamp(5);
-                        out.add(new DeviceSummary(user, rs.getString(1), rs.getInt(2),
-                                rs.getTimestamp(3).getTime(), rs.getTimestamp(4).getTime(),
-                                expires == null ? null : expires.getTime()));
-                    }
-                }
-            }
-            return out;
-        });
-    }
-
-    /** Conversations ordered by id with id &gt; {@code after} (null: from the first), at most {@code limit}. */
-    public Page<ConversationSummary> listConversations(String after, int limit) {
-        checkPage(after, limit);
-        return inTx("list conversations", c -> {
-            List<ConversationSummary> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT c.conv_id, c.kind, c.head_seq,"
-                    + " (SELECT count(*) FROM memberships m WHERE m.conv_id = c.conv_id AND m.to_seq IS NULL)"
-                    + " FROM conversations c WHERE c.conv_id > ? ORDER BY c.conv_id LIMIT ?")) {
-                ps.setString(1, after == null ? "" : after);
-                ps.setInt(2, limit + 1);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        out.add(new ConversationSummary(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getInt(4)));
-                    }
-                }
-            }
-            return page(out, limit, ConversationSummary::conv);
-        });
-    }
-
-    /**
-     * The head and, for every device of every user who is or was a member, the delivered cursor
-     * (of the device's current install) against the last seq that user can see. One statement, so
-     * one snapshot: a cursor is never compared with a head read at another time.
-     */
-    public ConversationCursors cursors(String conv) {
-        checkId("conv", conv);
-        return inTx("read cursors", c -> {
-            long head = -1;
-            List<DeviceCursor> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT c.head_seq, d.user_id, d.device_id, bool_or(m.to_seq IS NULL),"
-                    + " max(COALESCE(m.to_seq, c.head_seq)), COALESCE(dc.delivered_seq, 0), dc.updated_at"
-                    + " FROM conversations c"
-                    + " LEFT JOIN memberships m ON m.conv_id = c.conv_id"
-                    + " LEFT JOIN devices d ON d.user_id = m.user_id"
-                    + " LEFT JOIN device_cursors dc ON dc.device_id = d.device_id AND dc.conv_id = c.conv_id"
-                    + "     AND dc.install_epoch = d.install_epoch"
-                    + " WHERE c.conv_id = ?"
-                    + " GROUP BY c.head_seq, d.user_id, d.device_id, dc.delivered_seq, dc.updated_at"
-                    + " ORDER BY d.user_id, d.device_id")) {
-                ps.setString(1, conv);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        head = rs.getLong(1);
-                        if (rs.getString(3) == null) continue;   // a member without devices
-                        java.sql.Timestamp updated = rs.getTimestamp(7);
-                        out.add(new DeviceCursor(rs.getString(2), rs.getString(3), rs.getBoolean(4), rs.getLong(5),
-                                rs.getLong(6), updated == null ? null : updated.getTime()));
-                    }
-                }
-            }
-            if (head < 0) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no conversation " + conv);
-            return new ConversationCursors(conv, head, out);
-        });
-    }
-
-    private static void checkPage(String after, int limit) {
-        if (after != null) checkId("after", after);
-        if (limit < 1 || limit > MAX_PAGE) throw invalid("limit: must be from 1 to " + MAX_PAGE);
-    }
-
-    /** {@code rows} holds up to limit + 1 items: the extra one only says that another page exists. */
-    private static <T> Page<T> page(List<T> rows, int limit, java.util.function.Function<T, String> id) {
-        if (rows.size() <= limit) return new Page<>(rows, null);
-        List<T> items = rows.subList(0, limit);
-        return new Page<>(items, id.apply(items.get(limit - 1)));
-    }
-
     // ---------------------------------------------------------------- internals
 
     private long appendMembershipEvent(Connection c, String conv, String user, String kind) throws SQLException {
@@ -461,7 +346,7 @@ public final class Directory {
         }
     }
 
-    private static void requireUser(Connection c, String user) throws SQLException {
+    static void requireUser(Connection c, String user) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM users WHERE user_id = ?")) {
             ps.setString(1, user);
             try (ResultSet rs = ps.executeQuery()) {
@@ -470,13 +355,13 @@ public final class Directory {
         }
     }
 
-    private static void checkId(String field, String value) {
+    static void checkId(String field, String value) {
         if (value == null || !ID.matcher(value).matches()) {
             throw invalid(field + ": must match [A-Za-z0-9._:-]{1,64}");
         }
     }
 
-    private static DirectoryException invalid(String msg) {
+    static DirectoryException invalid(String msg) {
         return new DirectoryException(DirectoryException.Code.INVALID, msg);
     }
 

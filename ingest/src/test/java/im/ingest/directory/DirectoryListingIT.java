@@ -24,11 +24,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class DirectoryListingIT {
     private DataSource db;
     private Directory dir;
+    private DirectoryListing listing;
 
     @BeforeEach
     void setUp(TestStack stack) {
         db = stack.dataSource();
         dir = new Directory(db, Clock.systemUTC());
+        listing = new DirectoryListing(db);
     }
 
     private DirectoryException.Code code(Runnable r) {
@@ -55,7 +57,7 @@ class DirectoryListingIT {
         String after = null;
         int pages = 0;
         do {
-            Page<UserSummary> p = dir.listUsers(after, 3);
+            Page<UserSummary> p = listing.listUsers(after, 3);
             assertTrue(p.items().size() <= 3);
             p.items().forEach(u -> seen.add(u.user()));
             after = p.next();
@@ -63,31 +65,31 @@ class DirectoryListingIT {
         } while (after != null);
         assertEquals(List.of("u-0", "u-1", "u-2", "u-3", "u-4", "u-5", "u-6"), seen);
         assertEquals(3, pages);
-        UserSummary u3 = dir.listUsers("u-2", 1).items().get(0);
+        UserSummary u3 = listing.listUsers("u-2", 1).items().get(0);
         assertEquals(new UserSummary("u-3", "User 3", 2), u3);
-        assertNull(dir.listUsers("u-6", 10).next());
-        assertTrue(dir.listUsers("u-6", 10).items().isEmpty());
-        assertEquals("u-5", dir.listUsers("u-3", 2).next(), "a full page with more after it names its last id");
+        assertNull(listing.listUsers("u-6", 10).next());
+        assertTrue(listing.listUsers("u-6", 10).items().isEmpty());
+        assertEquals("u-5", listing.listUsers("u-3", 2).next(), "a full page with more after it names its last id");
     }
 
     @Test
     void listingsRejectBadPagingWithInvalid() {
-        assertEquals(DirectoryException.Code.INVALID, code(() -> dir.listUsers(null, 0)));
-        assertEquals(DirectoryException.Code.INVALID, code(() -> dir.listUsers(null, Directory.MAX_PAGE + 1)));
-        assertEquals(DirectoryException.Code.INVALID, code(() -> dir.listConversations("has space", 10)));
-        assertEquals(DirectoryException.Code.NOT_FOUND, code(() -> dir.devices("u-nobody")));
-        assertEquals(DirectoryException.Code.NOT_FOUND, code(() -> dir.cursors("c-none")));
-        assertEquals(DirectoryException.Code.INVALID, code(() -> dir.cursors("")));
+        assertEquals(DirectoryException.Code.INVALID, code(() -> listing.listUsers(null, 0)));
+        assertEquals(DirectoryException.Code.INVALID, code(() -> listing.listUsers(null, DirectoryListing.MAX_PAGE + 1)));
+        assertEquals(DirectoryException.Code.INVALID, code(() -> listing.listConversations("has space", 10)));
+        assertEquals(DirectoryException.Code.NOT_FOUND, code(() -> listing.devices("u-nobody")));
+        assertEquals(DirectoryException.Code.NOT_FOUND, code(() -> listing.cursors("c-none")));
+        assertEquals(DirectoryException.Code.INVALID, code(() -> listing.cursors("")));
     }
 
     @Test
     void devicesOfAUserShowTheirInstallEpoch() {
         dir.createUser("u-ana", "Ana");
-        assertTrue(dir.devices("u-ana").isEmpty());
+        assertTrue(listing.devices("u-ana").isEmpty());
         dir.registerDevice("u-ana", "d-phone");
         dir.registerDevice("u-ana", "d-laptop");
         dir.reinstallDevice("d-phone");
-        List<DeviceSummary> ds = dir.devices("u-ana");
+        List<DeviceSummary> ds = listing.devices("u-ana");
         assertEquals(List.of("d-laptop", "d-phone"), ds.stream().map(DeviceSummary::device).toList());
         assertEquals(1, ds.get(0).epoch());
         assertEquals(2, ds.get(1).epoch());
@@ -100,11 +102,11 @@ class DirectoryListingIT {
         dir.createConversation("c-ab", "direct", List.of("u-ana", "u-bo"));
         dir.createConversation("c-g", "group", List.of("u-ana", "u-bo", "u-cy"));
         dir.removeMember("c-g", "u-cy");
-        Page<ConversationSummary> p = dir.listConversations(null, 10);
+        Page<ConversationSummary> p = listing.listConversations(null, 10);
         assertNull(p.next());
         assertEquals(List.of(new ConversationSummary("c-ab", "direct", 2, 2), new ConversationSummary("c-g", "group", 4, 2)),
                 p.items());
-        assertEquals("c-ab", dir.listConversations(null, 1).next());
+        assertEquals("c-ab", listing.listConversations(null, 1).next());
     }
 
     @Test
@@ -129,7 +131,7 @@ class DirectoryListingIT {
         dir.reinstallDevice("d-ana2");  // its cursor is cleared with the old install
         cursor("d-ana2", "c-g", 1, 3);  // a late write of the old install: ignored
 
-        ConversationCursors cc = dir.cursors("c-g");
+        ConversationCursors cc = listing.cursors("c-g");
         assertEquals(9, cc.head());
         List<DeviceCursor> ds = cc.devices();
         assertEquals(List.of("d-ana", "d-ana2", "d-bo", "d-cy", "d-dee"), ds.stream().map(DeviceCursor::device).toList());

@@ -1,0 +1,134 @@
+package im.ingest.directory;
+
+import im.infra.db.Transactions;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * The directory's read-only listings for operators (the admin API, {@code im admin}): users,
+ * a user's devices, conversations, and a conversation's cursors against its head. Pages are
+ * ordered by id and continue after the last id of the previous page.
+ */
+public final class DirectoryListing {
+    private final DataSource db;
+
+    public DirectoryListing(DataSource db) {
+        this.db = db;
+    }
+
+    /** The most items one listing page returns. */
+    public static final int MAX_PAGE = 1000;
+
+    /** Users ordered by id with id &gt; {@code after} (null: from the first), at most {@code limit}. */
+    public Page<UserSummary> listUsers(String after, int limit) {
+        checkPage(after, limit);
+        return Transactions.run(db, "list users", c -> {
+            List<UserSummary> out = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT u.user_id, u.display_name, (SELECT count(*) FROM devices d WHERE d.user_id = u.user_id)"
+                    + " FROM users u WHERE u.user_id > ? ORDER BY u.user_id LIMIT ?")) {
+                ps.setString(1, after == null ? "" : after);
+                ps.setInt(2, limit + 1);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) out.add(new UserSummary(rs.getString(1), rs.getString(2), rs.getInt(3)));
+                }
+            }
+            return page(out, limit, UserSummary::user);
+        });
+    }
+
+    /** The devices of a user, ordered by id; {@code NOT_FOUND} for an unknown user. */
+    public List<DeviceSummary> devices(String user) {
+        Directory.checkId("user", user);
+        return Transactions.run(db, "list devices", c -> {
+            Directory.requireUser(c, user);
+            List<DeviceSummary> out = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT device_id, install_epoch, created_at, updated_at, token_expires_at FROM devices WHERE user_id = ? ORDER BY device_id")) {
+                ps.setString(1, user);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        java.sql.Timestamp expires = rs.getTimestamp(5);
+                        out.add(new DeviceSummary(user, rs.getString(1), rs.getInt(2),
+                                rs.getTimestamp(3).getTime(), rs.getTimestamp(4).getTime(),
+                                expires == null ? null : expires.getTime()));
+                    }
+                }
+            }
+            return out;
+        });
+    }
+
+    /** Conversations ordered by id with id &gt; {@code after} (null: from the first), at most {@code limit}. */
+    public Page<ConversationSummary> listConversations(String after, int limit) {
+        checkPage(after, limit);
+        return Transactions.run(db, "list conversations", c -> {
+            List<ConversationSummary> out = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT c.conv_id, c.kind, c.head_seq,"
+                    + " (SELECT count(*) FROM memberships m WHERE m.conv_id = c.conv_id AND m.to_seq IS NULL)"
+                    + " FROM conversations c WHERE c.conv_id > ? ORDER BY c.conv_id LIMIT ?")) {
+                ps.setString(1, after == null ? "" : after);
+                ps.setInt(2, limit + 1);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new ConversationSummary(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getInt(4)));
+                    }
+                }
+            }
+            return page(out, limit, ConversationSummary::conv);
+        });
+    }
+
+    /**
+     * The head and, for every device of every user who is or was a member, the delivered cursor
+     * (of the device's current install) against the last seq that user can see. One statement, so
+     * one snapshot: a cursor is never compared with a head read at another time.
+     */
+    public ConversationCursors cursors(String conv) {
+        Directory.checkId("conv", conv);
+        return Transactions.run(db, "read cursors", c -> {
+            long head = -1;
+            List<DeviceCursor> out = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT c.head_seq, d.user_id, d.device_id, bool_or(m.to_seq IS NULL),"
+                    + " max(COALESCE(m.to_seq, c.head_seq)), COALESCE(dc.delivered_seq, 0), dc.updated_at"
+                    + " FROM conversations c"
+                    + " LEFT JOIN memberships m ON m.conv_id = c.conv_id"
+                    + " LEFT JOIN devices d ON d.user_id = m.user_id"
+                    + " LEFT JOIN device_cursors dc ON dc.device_id = d.device_id AND dc.conv_id = c.conv_id"
+                    + "     AND dc.install_epoch = d.install_epoch"
+                    + " WHERE c.conv_id = ?"
+                    + " GROUP BY c.head_seq, d.user_id, d.device_id, dc.delivered_seq, dc.updated_at"
+                    + " ORDER BY d.user_id, d.device_id")) {
+                ps.setString(1, conv);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        head = rs.getLong(1);
+                        if (rs.getString(3) == null) continue;   // a member without devices
+                        java.sql.Timestamp updated = rs.getTimestamp(7);
+                        out.add(new DeviceCursor(rs.getString(2), rs.getString(3), rs.getBoolean(4), rs.getLong(5),
+                                rs.getLong(6), updated == null ? null : updated.getTime()));
+                    }
+                }
+            }
+            if (head < 0) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no conversation " + conv);
+            return new ConversationCursors(conv, head, out);
+        });
+    }
+
+    private static void checkPage(String after, int limit) {
+        if (after != null) Directory.checkId("after", after);
+        if (limit < 1 || limit > MAX_PAGE) throw Directory.invalid("limit: must be from 1 to " + MAX_PAGE);
+    }
+
+    /** {@code rows} holds up to limit + 1 items: the extra one only says that another page exists. */
+    private static <T> Page<T> page(List<T> rows, int limit, java.util.function.Function<T, String> id) {
+        if (rows.size() <= limit) return new Page<>(rows, null);
+        List<T> items = rows.subList(0, limit);
+        return new Page<>(items, id.apply(items.get(limit - 1)));
+    }
+}
