@@ -16,6 +16,8 @@ import im.protocol.ServerFrame;
 import im.protocol.Subbed;
 import im.protocol.Synced;
 import im.ingest.directory.Directory;
+import im.topics.EventRecord;
+import im.topics.MalformedRecordException;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
@@ -914,13 +916,11 @@ public final class Campaign {
                 var records = consumer.poll(Duration.ofMillis(500));
                 for (ConsumerRecord<String, String> r : records) {
                     try {
-                        JsonNode v = JSON.readTree(r.value());
-                        String conv = v.get("conv").asText();
-                        long seq = v.get("seq").asLong();
-                        out.add(new History.TopicRecord(conv, seq));
-                        max.merge(conv, seq, Math::max);
-                    } catch (IOException e) {
-                        problems.add("topic record not JSON at " + r.partition() + "/" + r.offset());
+                        EventRecord v = EventRecord.read(r.value());
+                        out.add(new History.TopicRecord(v.conv(), v.seq()));
+                        max.merge(v.conv(), v.seq(), Math::max);
+                    } catch (MalformedRecordException e) {
+                        problems.add("malformed topic record at " + r.partition() + "/" + r.offset() + ": " + e.getMessage());
                     }
                 }
                 boolean covered = heads.entrySet().stream().allMatch(e -> max.getOrDefault(e.getKey(), 0L) >= e.getValue());

@@ -63,11 +63,6 @@ public record Interest(String user, String gateway, long gen, long ver, boolean 
         return newest >= 0 && at < newest - horizon;
     }
 
-    /** The record's JSON on the interest topic (docs/topics.md); see {@link InterestRecord}. */
-    public String toRecordJson(String conv, String device) {
-        return new InterestRecord(conv, device, this).toJson();
-    }
-
     /** The compact form kept in state stores (read back by {@link #read}). */
     public String toStoreJson() {
         return write(RouteJson.JSON.createObjectNode()).toString();
