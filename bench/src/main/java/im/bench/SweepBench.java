@@ -392,7 +392,7 @@ public final class SweepBench implements Callable<Integer> {
             TestInputTopic<String, String> gws = driver.createInputTopic(TOPICS.gateways(), ser, ser);
             for (int g = 0; g < GATEWAYS; g++) {
                 String gw = "gw-" + g;
-                gws.pipeInput(gw, RouteJson.heartbeat(gw, GEN, now));
+                gws.pipeInput(gw, new im.topics.Heartbeat(gw, GEN, now).toJson());
                 channels.add(driver.createOutputTopic(TOPICS.channel(gw), de, de));
             }
         }
@@ -417,7 +417,7 @@ public final class SweepBench implements Callable<Integer> {
                 for (int p = from; p < to; p++) {
                     int c = shape.convOf[p];
                     int d = shape.devOf[p];
-                    interest.pipeInput(Shape.conv(c), RouteJson.interest(Shape.conv(c), Shape.device(d), online(d)));
+                    interest.pipeInput(Shape.conv(c), new im.topics.InterestRecord(Shape.conv(c), Shape.device(d), online(d)).toJson());
                 }
             });
             if (print) {
@@ -544,9 +544,7 @@ public final class SweepBench implements Callable<Integer> {
         }
 
         private String join(int c, long seq, String user) {
-            return RouteJson.JSON.createObjectNode().put("v", 1).put("conv", Shape.conv(c)).put("seq", seq)
-                    .put("kind", "join").put("mid", "m-" + c + "-" + seq).put("sender", user).putNull("device")
-                    .putNull("cmid").put("body", "").put("at", 0).toString();
+            return new im.topics.EventRecord(Shape.conv(c), seq, "join", "m-" + c + "-" + seq, user, null, null, "", 0).toJson();
         }
 
         private static String expectedLag() {
@@ -657,14 +655,11 @@ public final class SweepBench implements Callable<Integer> {
 
         private String event(int c) {
             long seq = Shape.head(c);
-            return RouteJson.JSON.createObjectNode().put("v", 1).put("conv", Shape.conv(c)).put("seq", seq)
-                    .put("kind", "msg").put("mid", "m-" + c + "-" + seq).put("sender", "u-x").put("device", "dx")
-                    .put("cmid", "x" + seq).put("body", "b").put("at", 0).toString();
+            return new im.topics.EventRecord(Shape.conv(c), seq, "msg", "m-" + c + "-" + seq, "u-x", "dx", "x" + seq, "b", 0).toJson();
         }
 
         private String cursor(int c, int d, long delivered) {
-            return RouteJson.JSON.createObjectNode().put("v", 1).put("conv", Shape.conv(c)).put("device", Shape.device(d))
-                    .put("epoch", 1).put("delivered", delivered).put("at", now).toString();
+            return new im.topics.CursorRecord.Update(Shape.conv(c), Shape.device(d), 1, delivered, now).toJson();
         }
 
         @Override

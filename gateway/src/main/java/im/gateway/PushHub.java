@@ -1,6 +1,5 @@
 package im.gateway;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
 import im.infra.kafka.TopicNames;
@@ -8,8 +7,13 @@ import im.infra.kafka.Topics;
 import im.protocol.Event;
 import im.protocol.EventPush;
 import im.protocol.Hint;
+import im.topics.ChannelRecord;
+import im.topics.EventRecord;
+import im.topics.Heartbeat;
 import im.topics.Interest;
-import im.topics.RouteJson;
+import im.topics.InterestRecord;
+import im.topics.MalformedRecordException;
+import im.topics.MembershipNotice;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -123,7 +127,7 @@ final class PushHub implements AutoCloseable {
 
     private void publishHeartbeat() {
         producer.send(new ProducerRecord<>(topics.gateways(), gatewayId,
-                RouteJson.heartbeat(gatewayId, gen, System.currentTimeMillis())));
+                new Heartbeat(gatewayId, gen, System.currentTimeMillis()).toJson()));
     }
 
     /**
@@ -210,8 +214,8 @@ final class PushHub implements AutoCloseable {
 
     private void publishInterest(DeviceConnection conn, String conv, long ver, boolean online) {
         var p = conn.principal();
-        String value = RouteJson.interest(conv, p.deviceId(),
-                new Interest(p.userId(), gatewayId, gen, ver, online, System.currentTimeMillis()));
+        String value = new InterestRecord(conv, p.deviceId(),
+                new Interest(p.userId(), gatewayId, gen, ver, online, System.currentTimeMillis())).toJson();
         try {
             producer.send(new ProducerRecord<>(topics.interest(), conv, value), (md, e) -> {
                 if (e != null) {
@@ -230,10 +234,13 @@ final class PushHub implements AutoCloseable {
             try {
                 for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
                     try {
-                        if (r.topic().equals(topics.notices())) onNotice(RouteJson.parse(r.value()));
-                        else onChannel(RouteJson.parse(r.value()));
-                    } catch (RuntimeException e) {
-                        log.warn("ignoring a routed record that cannot be handled ({}): {}", e.toString(), r.value());
+                        if (r.topic().equals(topics.notices())) onNotice(MembershipNotice.read(r.value()));
+                        else onChannel(ChannelRecord.read(r.value()));
+                    } catch (MalformedRecordException e) {
+                        log.warn(MalformedRecordException.describe(r.topic(), r.partition(), r.offset(), e));
+                    } catch (RuntimeException e) {   // one record must not cost the rest of the batch
+                        log.warn("ignoring a routed record that cannot be handled at {}-{}@{}: {}",
+                                r.topic(), r.partition(), r.offset(), e.toString());
                     }
                 }
             } catch (WakeupException e) {
@@ -244,76 +251,64 @@ final class PushHub implements AutoCloseable {
         }
     }
 
-    private void onChannel(JsonNode msg) {
-        if (msg.has("hint")) {
-            JsonNode h = msg.get("hint");
-            String conv = h.get("conv").asText();
-            long head = h.get("head").asLong();
-            for (JsonNode d : msg.get("devices")) {
-                DeviceConnection c = byDevice.get(d.asText());
-                if (c != null && c.visibility.visible(conv, head)
-                        && c.push(new Hint(conv, head, h.get("why").asText()))) {
+    private void onChannel(ChannelRecord msg) {
+        if (msg instanceof ChannelRecord.HintFor h) {
+            for (String d : h.devices()) {
+                DeviceConnection c = byDevice.get(d);
+                if (c != null && c.visibility.visible(h.conv(), h.head())
+                        && c.push(new Hint(h.conv(), h.head(), h.why()))) {
                     hintsDelivered.incrementAndGet();
                 }
             }
             return;
         }
-        JsonNode ev = msg.get("ev");
-        JsonNode from = msg.path("from");
-        String conv = ev.get("conv").asText();
-        for (JsonNode d : msg.get("devices")) {
-            DeviceConnection c = byDevice.get(d.asText());
+        ChannelRecord.Push push = (ChannelRecord.Push) msg;
+        EventRecord ev = push.ev();
+        EventPush frame = new EventPush(ev.toWire());
+        for (String d : push.devices()) {
+            DeviceConnection c = byDevice.get(d);
             if (c == null) continue;
             // The join behind this route may still be on its way on the notices topic (another
             // partition): apply it from the log's own word. Only a later change ever replaces a period.
-            if (from.path(d.asText()).isIntegralNumber()) c.visibility.joined(conv, from.get(d.asText()).asLong());
-            deliver(c, ev);
+            Long from = push.from().get(d);
+            if (from != null) c.visibility.joined(ev.conv(), from);
+            deliver(c, ev, frame);
         }
     }
 
     /** A join registers the new member's connections here and pushes the join; a leave ends their period. */
-    private void onNotice(JsonNode msg) {
-        String kind = msg.path("kind").asText();
-        JsonNode ev = msg.get("ev");
-        String conv = ev.get("conv").asText();
-        long seq = ev.get("seq").asLong();
-        Set<DeviceConnection> conns = byUser.get(msg.get("user").asText());
+    private void onNotice(MembershipNotice msg) {
+        EventRecord ev = msg.ev();
+        Set<DeviceConnection> conns = byUser.get(msg.user());
         if (conns == null) return;
+        EventPush frame = new EventPush(ev.toWire());
         for (DeviceConnection c : conns) {
-            if ("join".equals(kind)) {
-                if (c.visibility.joined(conv, seq)) {
+            if (msg.isJoin()) {
+                if (c.visibility.joined(ev.conv(), ev.seq())) {
                     long ver;
                     synchronized (c) {
                         ver = c.closed ? 0 : c.interestVersion;
                     }
-                    if (ver != 0) publishInterest(c, conv, ver, true);
+                    if (ver != 0) publishInterest(c, ev.conv(), ver, true);
                 }
-                deliver(c, ev);
-            } else if ("leave".equals(kind)) {
-                c.visibility.left(conv, seq);
+                deliver(c, ev, frame);
+            } else {
+                c.visibility.left(ev.conv(), ev.seq());
             }
         }
     }
 
-    /** Writes the event if the device's period covers it. */
-    private void deliver(DeviceConnection c, JsonNode ev) {
-        String conv = ev.get("conv").asText();
-        long seq = ev.get("seq").asLong();
-        if ("leave".equals(ev.path("kind").asText()) && ev.path("sender").asText().equals(c.principal().userId())) {
-            c.visibility.left(conv, seq);   // the leave itself is still visible to the leaver
+    /** Writes the event's frame if the device's period covers it. */
+    private void deliver(DeviceConnection c, EventRecord ev, EventPush frame) {
+        if (Event.LEAVE.equals(ev.kind()) && ev.sender().equals(c.principal().userId())) {
+            c.visibility.left(ev.conv(), ev.seq());   // the leave itself is still visible to the leaver
         }
-        if (!c.visibility.visible(conv, seq)) return;
+        if (!c.visibility.visible(ev.conv(), ev.seq())) return;
         if (faults.shouldDrop(FaultPoint.GW_PUSH)) {
             droppedByFault.incrementAndGet();
-        } else if (c.push(new EventPush(toWire(ev)))) {
+        } else if (c.push(frame)) {
             pushed.incrementAndGet();
         }
-    }
-
-    static Event toWire(JsonNode ev) {
-        return new Event(ev.get("conv").asText(), ev.get("seq").asLong(), ev.get("kind").asText(), ev.get("mid").asText(),
-                ev.get("sender").asText(), ev.path("cmid").isTextual() ? ev.get("cmid").asText() : null,
-                ev.path("body").asText(""), ev.path("at").asLong());
     }
 
     @Override

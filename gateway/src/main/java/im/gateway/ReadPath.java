@@ -2,14 +2,12 @@ package im.gateway;
 
 import im.infra.identity.DevicePrincipal;
 import im.protocol.ConvState;
-import im.protocol.Event;
 import im.protocol.Sub;
 import im.protocol.Subbed;
 import im.protocol.Sync;
 import im.protocol.Synced;
 import im.read.ConvCursor;
 import im.read.ConversationReader;
-import im.read.StoredEvent;
 import im.read.SyncPage;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,12 +36,6 @@ final class ReadPath {
 
     Synced sync(DevicePrincipal who, Sync s) {
         SyncPage page = reader.sync(who, s.conv(), s.after(), s.limit());
-        List<Event> events = new ArrayList<>(page.events().size());
-        for (StoredEvent e : page.events()) events.add(toWire(e));
-        return new Synced(s.rid(), s.conv(), events, page.more(), page.head());
-    }
-
-    static Event toWire(StoredEvent e) {
-        return new Event(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body(), e.atMillis());
+        return new Synced(s.rid(), s.conv(), page.events(), page.more(), page.head());
     }
 }

@@ -2,6 +2,7 @@ package im.read;
 
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.identity.DevicePrincipal;
+import im.protocol.Event;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -139,7 +140,7 @@ public final class ConversationReader {
                         head = rs.getLong(1);
                     }
                 }
-                List<StoredEvent> events = new ArrayList<>();
+                List<Event> events = new ArrayList<>();
                 boolean more = false;
                 try (PreparedStatement ps = c.prepareStatement(PAGE)) {
                     ps.setString(1, conv);
@@ -153,7 +154,7 @@ public final class ConversationReader {
                                 more = true;
                                 break;
                             }
-                            events.add(new StoredEvent(conv, rs.getLong(1), rs.getString(2), rs.getString(3),
+                            events.add(new Event(conv, rs.getLong(1), rs.getString(2), rs.getString(3),
                                     rs.getString(4), rs.getString(5), rs.getString(6),
                                     rs.getTimestamp(7).getTime()));
                         }

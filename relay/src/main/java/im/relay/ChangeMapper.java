@@ -1,8 +1,8 @@
 package im.relay;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import im.infra.kafka.TopicNames;
+import im.topics.CursorRecord;
+import im.topics.EventRecord;
 import java.time.OffsetDateTime;
 import java.util.Optional;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -15,10 +15,8 @@ import org.apache.kafka.connect.source.SourceRecord;
  * envelope. Pure: no I/O, unit-tested.
  */
 public final class ChangeMapper {
-    /** Schema version written in every value as {@code "v"}. */
-    public static final int VERSION = 1;
-
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Schema version written in every value as {@code "v"} ({@link EventRecord#VERSION}, {@link CursorRecord#VERSION}). */
+    public static final int VERSION = EventRecord.VERSION;
     private final TopicNames topics;
 
     public ChangeMapper(TopicNames topics) {
@@ -48,40 +46,22 @@ public final class ChangeMapper {
 
     private ProducerRecord<String, String> event(Struct row) {
         String conv = row.getString("conv_id");
-        ObjectNode v = JSON.createObjectNode()
-                .put("v", VERSION)
-                .put("conv", conv)
-                .put("seq", row.getInt64("seq"))
-                .put("kind", row.getString("kind"))
-                .put("mid", row.getString("mid"))
-                .put("sender", row.getString("sender"))
-                .put("device", row.getString("sender_device"))
-                .put("cmid", row.getString("cmid"))
-                .put("body", row.getString("body"))
-                .put("at", millis(row.get("created_at")));
-        return new ProducerRecord<>(topics.events(), conv, v.toString());
+        EventRecord v = new EventRecord(conv, row.getInt64("seq"), row.getString("kind"), row.getString("mid"),
+                row.getString("sender"), row.getString("sender_device"), row.getString("cmid"), row.getString("body"),
+                millis(row.get("created_at")));
+        return new ProducerRecord<>(topics.events(), conv, v.toJson());
     }
 
     private ProducerRecord<String, String> cursor(Struct row) {
         String conv = row.getString("conv_id");
-        ObjectNode v = JSON.createObjectNode()
-                .put("v", VERSION)
-                .put("conv", conv)
-                .put("device", row.getString("device_id"))
-                .put("epoch", row.getInt32("install_epoch"))
-                .put("delivered", row.getInt64("delivered_seq"))
-                .put("at", millis(row.get("updated_at")));
-        return new ProducerRecord<>(topics.cursors(), conv, v.toString());
+        CursorRecord v = new CursorRecord.Update(conv, row.getString("device_id"), row.getInt32("install_epoch"),
+                row.getInt64("delivered_seq"), millis(row.get("updated_at")));
+        return new ProducerRecord<>(topics.cursors(), conv, v.toJson());
     }
 
     private ProducerRecord<String, String> cursorDeleted(Struct key) {
         String conv = key.getString("conv_id");
-        ObjectNode v = JSON.createObjectNode()
-                .put("v", VERSION)
-                .put("conv", conv)
-                .put("device", key.getString("device_id"))
-                .put("deleted", true);
-        return new ProducerRecord<>(topics.cursors(), conv, v.toString());
+        return new ProducerRecord<>(topics.cursors(), conv, new CursorRecord.Deleted(conv, key.getString("device_id")).toJson());
     }
 
     /** Debezium renders timestamptz as an ISO-8601 string (io.debezium.time.ZonedTimestamp). */

@@ -1,10 +1,9 @@
 package im.reliability;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import im.client.ImClient;
 import im.client.PendingSend;
-import java.io.IOException;
+import im.topics.EventRecord;
+import im.topics.MalformedRecordException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,8 +26,6 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * database and the whole event topic.
  */
 final class Observer {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     private final List<CastDevice> devices;
     private final List<String> convs;
     private final StackDb db;
@@ -157,13 +154,11 @@ final class Observer {
                 var records = consumer.poll(Duration.ofMillis(500));
                 for (ConsumerRecord<String, String> r : records) {
                     try {
-                        JsonNode v = JSON.readTree(r.value());
-                        String conv = v.get("conv").asText();
-                        long seq = v.get("seq").asLong();
-                        out.add(new History.TopicRecord(conv, seq));
-                        max.merge(conv, seq, Math::max);
-                    } catch (IOException e) {
-                        problems.add("topic record not JSON at " + r.partition() + "/" + r.offset());
+                        EventRecord v = EventRecord.read(r.value());
+                        out.add(new History.TopicRecord(v.conv(), v.seq()));
+                        max.merge(v.conv(), v.seq(), Math::max);
+                    } catch (MalformedRecordException e) {
+                        problems.add("malformed topic record at " + r.partition() + "/" + r.offset() + ": " + e.getMessage());
                     }
                 }
                 boolean covered = heads.entrySet().stream().allMatch(e -> max.getOrDefault(e.getKey(), 0L) >= e.getValue());

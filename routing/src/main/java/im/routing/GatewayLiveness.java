@@ -1,9 +1,9 @@
 package im.routing;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import im.infra.kafka.TopicNames;
 import im.topics.Interest;
-import im.topics.RouteJson;
+import im.topics.Heartbeat;
+import im.topics.MalformedRecordException;
 import java.time.Duration;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
 public final class GatewayLiveness {
     /** Name of the global store: gateway id → latest well-formed heartbeat JSON. */
     public static final String STORE = "gateways";
-    /** Reserved key of the store: the newest heartbeat time seen from any gateway. */
+    /** Reserved key of the store: the heartbeat with the newest time seen from any gateway. */
     static final String NEWEST = "\u0000newest";
 
     private static final Logger log = LoggerFactory.getLogger(GatewayLiveness.class);
@@ -50,14 +50,13 @@ public final class GatewayLiveness {
      * (its new heartbeat is on its way on another topic), counts as alive.
      */
     public static boolean alive(KeyValueStore<String, String> gateways, String gateway, long gen, long now, Duration lease) {
-        JsonNode h = heartbeat(gateways.get(gateway));
+        Heartbeat h = heartbeat(gateways.get(gateway));
         if (h == null) return true;
-        long hbGen = h.get("gen").asLong();
-        if (hbGen > gen) return false;
-        if (hbGen < gen) return true;
-        JsonNode newest = heartbeat(gateways.get(NEWEST));
-        long reference = newest == null ? now : Math.min(now, newest.get("at").asLong());
-        return h.get("at").asLong() >= reference - lease.toMillis();
+        if (h.gen() > gen) return false;
+        if (h.gen() < gen) return true;
+        Heartbeat newest = heartbeat(gateways.get(NEWEST));
+        long reference = newest == null ? now : Math.min(now, newest.at());
+        return h.at() >= reference - lease.toMillis();
     }
 
     /**
@@ -90,53 +89,57 @@ public final class GatewayLiveness {
 
         @Override
         public boolean restartedSince(String gateway, long gen) {
-            JsonNode h = heartbeat(gateways.get(gateway));
-            return h != null && h.get("gen").asLong() > gen;
+            Heartbeat h = heartbeat(gateways.get(gateway));
+            return h != null && h.gen() > gen;
         }
 
         @Override
         public long newest() {
-            JsonNode h = heartbeat(gateways.get(NEWEST));
-            return h == null ? -1 : h.get("at").asLong();
+            Heartbeat h = heartbeat(gateways.get(NEWEST));
+            return h == null ? -1 : h.at();
         }
     }
 
-    private static JsonNode heartbeat(String json) {
+    /**
+     * A stored heartbeat, or null. The store can hold a malformed value: a global store is restored
+     * from the topic's raw records, bypassing {@link HeartbeatUpdater}; it counts as no heartbeat.
+     */
+    private static Heartbeat heartbeat(String json) {
         if (json == null) return null;
         try {
-            JsonNode h = RouteJson.parse(json);
-            return h.path("gen").canConvertToLong() && h.path("at").canConvertToLong() ? h : null;
-        } catch (IllegalArgumentException e) {
+            return Heartbeat.read(json);
+        } catch (MalformedRecordException e) {
             return null;
         }
     }
 
-    /** Keeps the latest well-formed heartbeat per gateway; a malformed one is ignored (it must not break routing). */
+    /**
+     * Keeps the latest well-formed heartbeat per gateway, and under {@link #NEWEST} the newest of
+     * all; a malformed one is logged and skipped (it must not break routing).
+     */
     private static final class HeartbeatUpdater implements Processor<String, String, Void, Void> {
+        private ProcessorContext<Void, Void> context;
         private KeyValueStore<String, String> store;
 
         @Override
         public void init(ProcessorContext<Void, Void> context) {
+            this.context = context;
             store = context.getStateStore(STORE);
         }
 
         @Override
         public void process(Record<String, String> r) {
-            if (r.key() == null || r.value() == null) return;
+            Heartbeat h;
             try {
-                JsonNode h = RouteJson.parse(r.value());
-                if (h.path("gen").canConvertToLong() && h.path("at").canConvertToLong()) {
-                    store.put(r.key(), r.value());
-                    JsonNode newest = heartbeat(store.get(NEWEST));
-                    if (newest == null || h.get("at").asLong() > newest.get("at").asLong()) {
-                        store.put(NEWEST, RouteJson.heartbeat("", 0, h.get("at").asLong()));
-                    }
-                    return;
-                }
-            } catch (IllegalArgumentException e) {
-                // fall through
+                h = Heartbeat.read(r.value());
+                if (r.key() == null) throw new MalformedRecordException("heartbeat", "no key");
+            } catch (MalformedRecordException e) {
+                MalformedRecords.skip(log, context, e);
+                return;
             }
-            log.warn("ignoring malformed heartbeat of {}: {}", r.key(), r.value());
+            store.put(r.key(), r.value());
+            Heartbeat newest = heartbeat(store.get(NEWEST));
+            if (newest == null || h.at() > newest.at()) store.put(NEWEST, r.value());
         }
     }
 }

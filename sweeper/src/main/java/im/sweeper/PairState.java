@@ -31,11 +31,18 @@ final class PairState {
         return key.substring(key.indexOf(SEP) + 1);
     }
 
+    /** A field of a stored value; only this class writes them, so a missing one is a bug, never 0. */
+    private static long number(JsonNode n, String f) {
+        JsonNode v = n.get(f);
+        if (v == null || !v.isIntegralNumber()) throw new IllegalStateException("sweeper state: no integer '" + f + "' in " + n);
+        return v.longValue();
+    }
+
     /** A device's merged cursor in a conversation: the max {@code delivered} of its latest install epoch. */
     record Cursor(long epoch, long delivered) {
         static Cursor fromJson(String json) {
             JsonNode n = RouteJson.parse(json);
-            return new Cursor(n.get("epoch").asLong(), n.get("delivered").asLong());
+            return new Cursor(number(n, "epoch"), number(n, "delivered"));
         }
 
         String toJson() {
@@ -63,7 +70,7 @@ final class PairState {
 
         static Lag fromJson(String json) {
             JsonNode n = RouteJson.parse(json);
-            return new Lag(n.get("since").asLong(), n.path("lastHint").asLong(NEVER));
+            return new Lag(number(n, "since"), number(n, "lastHint"));
         }
 
         String toJson() {

@@ -1,12 +1,17 @@
 package im.sweeper;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import im.infra.kafka.TopicNames;
 import im.routing.ConvLog;
 import im.routing.GatewayLiveness;
+import im.routing.MalformedRecords;
 import im.sweeper.PairState.Cursor;
 import im.sweeper.PairState.Lag;
+import im.topics.ChannelRecord;
+import im.topics.CursorRecord;
+import im.topics.EventRecord;
 import im.topics.Interest;
+import im.topics.InterestRecord;
+import im.topics.MalformedRecordException;
 import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -46,7 +51,7 @@ import org.slf4j.LoggerFactory;
  *       scans only it: a tick costs O(lagging pairs), not O(online devices × conversations).</li>
  * </ul>
  * Every {@code sweep} the punctuator hints each pair lagging for at least {@code sweep} and not
- * hinted within {@code backoff}, on its gateway's channel ({@code RouteJson.channelHint}, one
+ * hinted within {@code backoff}, on its gateway's channel ({@code ChannelRecord.HintFor}, one
  * record per conversation, gateway and visible head, {@code why:"sweep"}); pairs whose
  * registration is not {@linkplain Interest#live live} (gateway silent) wait,
  * and are hinted again as soon as it is; only garbage registrations are dropped. A pair key is
@@ -143,19 +148,20 @@ public final class SweeperTopology {
             lagging.delete(pair);
         }
 
-        /** The parsed value, or null (logged) for a malformed record. */
-        protected static JsonNode parse(Record<String, String> r, String what) {
-            if (r.value() == null) return null;
+        /** The record read by {@code reader}, or null (logged with topic, partition and offset, and skipped) if malformed. */
+        protected <T> T read(Record<String, String> r, java.util.function.Function<String, T> reader) {
             try {
-                return RouteJson.parse(r.value());
-            } catch (IllegalArgumentException e) {
-                log.warn("ignoring malformed {} record: {}", what, r.value());
+                return reader.apply(r.value());
+            } catch (MalformedRecordException e) {
+                MalformedRecords.skip(log, context, e);
                 return null;
             }
         }
 
-        protected static String conv(JsonNode v, Record<String, String> r) {
-            return v.path("conv").asText(r.key() == null ? "" : r.key());
+        /** The stored registration of a pair (written by {@link Interest#toStoreJson}), or null. */
+        protected Interest online(String pair) {
+            String o = online.get(pair);
+            return o == null ? null : Interest.read(RouteJson.parse(o));
         }
     }
 
@@ -188,19 +194,15 @@ public final class SweeperTopology {
 
         @Override
         public void process(Record<String, String> r) {
-            JsonNode ev = parse(r, "event");
+            EventRecord ev = read(r, EventRecord::read);
             if (ev == null) return;
-            String conv = conv(ev, r);
-            if (conv.isEmpty() || !ev.path("seq").canConvertToLong()) {
-                log.warn("ignoring malformed event record: {}", r.value());
-                return;
-            }
-            long seq = ev.get("seq").asLong();
+            String conv = ev.conv();
+            long seq = ev.seq();
             ConvLog convLog = log(conv);
             // A replayed event (seq at or below the head) changes nothing in the log, but the pairs
             // are re-derived anyway: after a crash the log's changelog may hold this event while
             // the lagging index's write of it was lost, and skipping it would leave a pair unhinted.
-            if (convLog.apply(seq, ev.path("kind").asText(), ev.path("sender").asText())) logs.put(conv, convLog.toJson());
+            if (convLog.apply(seq, ev.kind(), ev.sender())) logs.put(conv, convLog.toJson());
             long now = context.currentSystemTimeMs();
             // The conversation's pairs: one prefix range, not a scan of all online pairs.
             List<KeyValue<String, String>> pairs = new ArrayList<>();
@@ -222,8 +224,7 @@ public final class SweeperTopology {
                     KeyValue<String, String> kv = it.next();
                     String pair = kv.key;
                     String conv = PairState.conv(pair);
-                    String o = online.get(pair);
-                    Interest where = o == null ? null : Interest.read(RouteJson.parse(o));
+                    Interest where = online(pair);
                     long target = where == null ? 0 : log(conv).visibleHead(where.user());
                     if (where == null || !where.online() || cursor(pair) >= target) {   // defensive: the index should never hold these
                         stale.add(pair);
@@ -248,7 +249,7 @@ public final class SweeperTopology {
             dead.forEach(this::dropPair);
             hinted.forEach(kv -> lagging.put(kv.key, kv.value));
             due.forEach((conv, byGateway) -> byGateway.forEach((gateway, byHead) -> byHead.forEach((head, devices) -> {
-                Record<String, String> out = new Record<>(conv, RouteJson.channelHint(devices, conv, head, WHY), now);
+                Record<String, String> out = new Record<>(conv, new ChannelRecord.HintFor(devices, conv, head, WHY).toJson(), now);
                 out.headers().add(RouteJson.DEST_HEADER, topics.channel(gateway).getBytes(StandardCharsets.UTF_8));
                 context.forward(out);
                 hints.add(devices.size());
@@ -264,28 +265,19 @@ public final class SweeperTopology {
     private static final class CursorUpdater extends PairProcessor<Void, Void> {
         @Override
         public void process(Record<String, String> r) {
-            JsonNode v = parse(r, "cursor");
-            if (v == null) return;
-            String conv = conv(v, r);
-            String device = v.path("device").asText("");
-            boolean deleted = v.path("deleted").asBoolean(false);
-            if (conv.isEmpty() || device.isEmpty()
-                    || (!deleted && !(v.path("epoch").canConvertToLong() && v.path("delivered").canConvertToLong()))) {
-                log.warn("ignoring malformed cursor record: {}", r.value());
-                return;
-            }
-            String pair = PairState.key(conv, device);
-            if (deleted) {
-                cursors.delete(pair);   // the device reinstalled: it holds nothing any more (cursor 0)
-            } else {
-                long epoch = v.get("epoch").asLong();
-                long delivered = v.get("delivered").asLong();
+            CursorRecord c = read(r, CursorRecord::read);
+            if (c == null) return;
+            String conv = c.conv();
+            String pair = PairState.key(conv, c.device());
+            if (c instanceof CursorRecord.Update u) {
                 String prev = cursors.get(pair);
-                Cursor merged = prev == null ? new Cursor(epoch, delivered) : Cursor.fromJson(prev).merge(epoch, delivered);
+                Cursor merged = prev == null ? new Cursor(u.epoch(), u.delivered()) : Cursor.fromJson(prev).merge(u.epoch(), u.delivered());
                 if (!merged.toJson().equals(prev)) cursors.put(pair, merged.toJson());
+            } else {
+                cursors.delete(pair);   // the device reinstalled: it holds nothing any more (cursor 0)
             }
-            String o = online.get(pair);
-            if (o != null) reevaluate(log(conv), pair, Interest.read(RouteJson.parse(o)), context.currentSystemTimeMs());
+            Interest where = online(pair);
+            if (where != null) reevaluate(log(conv), pair, where, context.currentSystemTimeMs());
         }
     }
 
@@ -298,23 +290,12 @@ public final class SweeperTopology {
     private static final class InterestUpdater extends PairProcessor<Void, Void> {
         @Override
         public void process(Record<String, String> r) {
-            JsonNode v = parse(r, "interest");
-            if (v == null) return;
-            String conv = conv(v, r);
-            String device = v.path("device").asText("");
-            Interest in;
-            try {
-                in = Interest.read(v);
-            } catch (IllegalArgumentException e) {
-                in = null;
-            }
-            if (conv.isEmpty() || device.isEmpty() || in == null) {
-                log.warn("ignoring malformed interest record: {}", r.value());
-                return;
-            }
-            String pair = PairState.key(conv, device);
-            String prevJson = online.get(pair);
-            Interest prev = prevJson == null ? null : Interest.read(RouteJson.parse(prevJson));
+            InterestRecord rec = read(r, InterestRecord::read);
+            if (rec == null) return;
+            String conv = rec.conv();
+            Interest in = rec.interest();
+            String pair = PairState.key(conv, rec.device());
+            Interest prev = online(pair);
             Interest merged = Interest.merge(prev, in);
             if (merged.equals(prev)) return;
             online.put(pair, merged.toStoreJson());

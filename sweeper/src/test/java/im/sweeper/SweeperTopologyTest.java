@@ -298,7 +298,7 @@ class SweeperTopologyTest {
     void aNeverMemberIsNeverHintedWhateverItsRegistrationSays() {
         start();
         online("c1", "d2", "gw-a", "u2", GEN);
-        interest.pipeInput("c1", RouteJson.interest("c1", "d9", new im.topics.Interest("u9", "gw-a", GEN, 99, true, now)));
+        interest.pipeInput("c1", new im.topics.InterestRecord("c1", "d9", new im.topics.Interest("u9", "gw-a", GEN, 99, true, now)).toJson());
         events("c1", 1, 3);
         advance(1000);
         List<TestRecord<String, String>> hints = gwA.readRecordsToList();
@@ -418,6 +418,7 @@ class SweeperTopologyTest {
         events.pipeInput("c1", "not json");
         events.pipeInput("c1", "{\"v\":1,\"conv\":\"c1\"}");
         cursors.pipeInput("c1", "{\"v\":1,\"conv\":\"c1\",\"device\":\"d1\"}");
+        cursors.pipeInput("c1", "{\"v\":1,\"conv\":\"c1\",\"device\":\"d1\",\"epoch\":1,\"delivered\":\"4\",\"at\":0}");
         interest.pipeInput("c1", "{\"v\":1,\"conv\":\"c1\",\"online\":true}");
         gateways.pipeInput("gw-a", "{}");
         events.pipeInput("c1", (String) null);
@@ -457,12 +458,12 @@ class SweeperTopologyTest {
     private void online(String conv, String device, String gateway, String user, long gen) {
         member(conv, user);
         long ver = versions.computeIfAbsent(conv + "/" + device + "/" + gateway + "/" + gen, k -> (long) versions.size() + 1);
-        interest.pipeInput(conv, RouteJson.interest(conv, device, new im.topics.Interest(user, gateway, gen, ver, true, now)));
+        interest.pipeInput(conv, new im.topics.InterestRecord(conv, device, new im.topics.Interest(user, gateway, gen, ver, true, now)).toJson());
     }
 
     private void offline(String conv, String device, String gateway, long gen) {
         long ver = versions.getOrDefault(conv + "/" + device + "/" + gateway + "/" + gen, 0L);
-        interest.pipeInput(conv, RouteJson.interest(conv, device, new im.topics.Interest("u-" + device, gateway, gen, ver, false, now)));
+        interest.pipeInput(conv, new im.topics.InterestRecord(conv, device, new im.topics.Interest("u-" + device, gateway, gen, ver, false, now)).toJson());
     }
 
     private void member(String conv, String user) {
@@ -478,7 +479,7 @@ class SweeperTopologyTest {
     }
 
     private void heartbeat(String gateway, long gen, long at) {
-        gateways.pipeInput(gateway, RouteJson.heartbeat(gateway, gen, at));
+        gateways.pipeInput(gateway, new im.topics.Heartbeat(gateway, gen, at).toJson());
     }
 
     /** Events from..to of a conversation, in order. */
@@ -487,14 +488,13 @@ class SweeperTopologyTest {
     }
 
     private static String event(String conv, long seq, String kind, String sender) {
-        return RouteJson.JSON.createObjectNode().put("v", 1).put("conv", conv).put("seq", seq).put("kind", kind)
-                .put("mid", "m-" + conv + "-" + seq).put("sender", sender).put("device", "dx").put("cmid", "x" + seq)
-                .put("body", "b").put("at", 0).toString();
+        boolean msg = "msg".equals(kind);
+        return new im.topics.EventRecord(conv, seq, kind, "m-" + conv + "-" + seq, sender, msg ? "dx" : null,
+                msg ? "x" + seq : null, msg ? "b" : "", 0).toJson();
     }
 
     private void cursor(String conv, String device, long epoch, long delivered) {
-        cursors.pipeInput(conv, RouteJson.JSON.createObjectNode().put("v", 1).put("conv", conv).put("device", device)
-                .put("epoch", epoch).put("delivered", delivered).put("at", now).toString());
+        cursors.pipeInput(conv, new im.topics.CursorRecord.Update(conv, device, (int) epoch, delivered, now).toJson());
     }
 
     private KeyValueStore<String, String> lagging() {

@@ -63,11 +63,6 @@ public record Interest(String user, String gateway, long gen, long ver, boolean 
         return newest >= 0 && at < newest - horizon;
     }
 
-    /** The record's JSON on the interest topic (docs/topics.md). */
-    public String toRecordJson(String conv, String device) {
-        return write(RouteJson.JSON.createObjectNode().put("v", 2).put("conv", conv).put("device", device)).toString();
-    }
-
     /** The compact form kept in state stores (read back by {@link #read}). */
     public String toStoreJson() {
         return write(RouteJson.JSON.createObjectNode()).toString();
@@ -79,29 +74,15 @@ public record Interest(String user, String gateway, long gen, long ver, boolean 
     }
 
     /**
-     * Reads a registration (record or stored form); throws {@link IllegalArgumentException} when a
-     * field is missing or of the wrong type, so a malformed record is refused, never read as 0.
+     * Reads the stored form (the fields of {@link #write}, no {@code v}); throws
+     * {@link MalformedRecordException} naming the field when one is missing or of the wrong type,
+     * so a malformed value is refused, never read as 0. Topic records: {@link InterestRecord#read}.
      */
     public static Interest read(JsonNode n) {
-        return new Interest(text(n, "user"), text(n, "gateway"), number(n, "gen"), number(n, "ver"),
-                bool(n, "online"), number(n, "at"));
+        return read(Fields.of("interest", n));
     }
 
-    private static String text(JsonNode n, String f) {
-        JsonNode v = n.get(f);
-        if (v == null || !v.isTextual() || v.asText().isEmpty()) throw new IllegalArgumentException("interest: missing " + f);
-        return v.asText();
-    }
-
-    private static long number(JsonNode n, String f) {
-        JsonNode v = n.get(f);
-        if (v == null || !v.canConvertToLong() || !v.isIntegralNumber()) throw new IllegalArgumentException("interest: missing " + f);
-        return v.asLong();
-    }
-
-    private static boolean bool(JsonNode n, String f) {
-        JsonNode v = n.get(f);
-        if (v == null || !v.isBoolean()) throw new IllegalArgumentException("interest: missing " + f);
-        return v.asBoolean();
+    static Interest read(Fields f) {
+        return new Interest(f.id("user"), f.id("gateway"), f.integral("gen"), f.integral("ver"), f.bool("online"), f.integral("at"));
     }
 }

@@ -1,10 +1,15 @@
 package im.delivery.route;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import im.infra.kafka.TopicNames;
 import im.routing.ConvLog;
 import im.routing.GatewayLiveness;
+import im.routing.MalformedRecords;
+import im.topics.ChannelRecord;
+import im.topics.EventRecord;
 import im.topics.Interest;
+import im.topics.InterestRecord;
+import im.topics.MalformedRecordException;
+import im.topics.MembershipNotice;
 import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -80,6 +85,7 @@ public final class DeliveryTopology {
     private static final class InterestUpdater implements Processor<String, String, Void, Void> {
         private final Duration lease;
         private final long horizon;
+        private ProcessorContext<Void, Void> context;
         private KeyValueStore<String, String> interest;
 
         InterestUpdater(Duration lease, long horizon) {
@@ -89,6 +95,7 @@ public final class DeliveryTopology {
 
         @Override
         public void init(ProcessorContext<Void, Void> context) {
+            this.context = context;
             interest = context.getStateStore(INTEREST_STORE);
             GatewayLiveness.View gateways = new GatewayLiveness.View(context.getStateStore(GATEWAY_STORE), lease);
             context.schedule(lease.dividedBy(2), PunctuationType.WALL_CLOCK_TIME, now -> {
@@ -105,19 +112,16 @@ public final class DeliveryTopology {
 
         @Override
         public void process(Record<String, String> r) {
-            String device;
-            Interest in;
+            InterestRecord in;
             try {
-                JsonNode v = RouteJson.parse(r.value());
-                device = v.get("device").asText();
-                if (device.isEmpty() || r.key() == null) throw new IllegalArgumentException("no device or key");
-                in = Interest.read(v);
-            } catch (IllegalArgumentException | NullPointerException e) {
-                log.warn("ignoring malformed interest record: {}", r.value());
+                in = InterestRecord.read(r.value());
+                if (r.key() == null) throw new MalformedRecordException("interest record", "no key");
+            } catch (MalformedRecordException e) {
+                MalformedRecords.skip(log, context, e);
                 return;
             }
             InterestSet set = InterestSet.fromJson(interest.get(r.key()));
-            set.apply(device, in);
+            set.apply(in.device(), in.interest());
             save(interest, r.key(), set);
         }
     }
@@ -146,24 +150,17 @@ public final class DeliveryTopology {
 
         @Override
         public void process(Record<String, String> r) {
-            JsonNode ev;
-            String conv;
-            long seq;
-            String kind;
-            String sender;
+            EventRecord ev;
             try {
-                ev = RouteJson.parse(r.value());
-                conv = ev.get("conv").asText();
-                if (!ev.get("seq").isIntegralNumber() || conv.isEmpty()) throw new IllegalArgumentException("no seq");
-                seq = ev.get("seq").asLong();
-                kind = ev.get("kind").asText();
-                sender = ev.get("sender").asText();
-            } catch (IllegalArgumentException | NullPointerException e) {
-                log.warn("ignoring malformed event record: {}", r.value());
+                ev = EventRecord.read(r.value());
+            } catch (MalformedRecordException e) {
+                MalformedRecords.skip(log, context, e);
                 return;
             }
+            String conv = ev.conv();
+            long seq = ev.seq();
             ConvLog convLog = ConvLog.fromJson(logs.get(conv));
-            if (!convLog.apply(seq, kind, sender)) return;   // a CDC duplicate (replay after a relay restart)
+            if (!convLog.apply(seq, ev.kind(), ev.sender())) return;   // a CDC duplicate (replay after a relay restart)
             logs.put(conv, convLog.toJson());
 
             InterestSet set = InterestSet.fromJson(interest.get(conv));
@@ -173,10 +170,10 @@ public final class DeliveryTopology {
             for (Map.Entry<String, List<String>> g : targets.entrySet()) {
                 Map<String, Long> from = new java.util.TreeMap<>();
                 for (String d : g.getValue()) from.put(d, convLog.periodStart(set.get(d).user()));
-                forward(r, conv, RouteJson.channelEvent(g.getValue(), from, ev), topics.channel(g.getKey()));
+                forward(r, conv, new ChannelRecord.Push(g.getValue(), from, ev).toJson(), topics.channel(g.getKey()));
             }
-            if ("join".equals(kind) || "leave".equals(kind)) {
-                forward(r, conv, RouteJson.membershipNotice(kind, sender, ev), topics.notices());
+            if (ev.isMembership()) {
+                forward(r, conv, MembershipNotice.of(ev).toJson(), topics.notices());
             }
         }
 

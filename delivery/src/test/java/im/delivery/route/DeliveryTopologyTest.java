@@ -227,11 +227,11 @@ class DeliveryTopologyTest {
         joins("c1", "u1", "u2");
         long v1 = online("c1", "d1", "u1", "gw-a", 1);
         offline("c1", "d1", "u1", "gw-a", 1, v1);
-        interest.pipeInput("c1", RouteJson.interest("c1", "d1", new Interest("u1", "gw-a", 1, v1, true, now)));   // late
+        interest.pipeInput("c1", new im.topics.InterestRecord("c1", "d1", new Interest("u1", "gw-a", 1, v1, true, now)).toJson());   // late
         // d2 moved from gw-a (older connection) to gw-b; gw-a's late registration and withdrawal follow.
         long old = ++version;
         long moved = online("c1", "d2", "u2", "gw-b", 1);
-        interest.pipeInput("c1", RouteJson.interest("c1", "d2", new Interest("u2", "gw-a", 1, old, true, now)));
+        interest.pipeInput("c1", new im.topics.InterestRecord("c1", "d2", new Interest("u2", "gw-a", 1, old, true, now)).toJson());
         offline("c1", "d2", "u2", "gw-a", 1, old);
         assertTrue(moved > old);
         gwA.readRecordsToList();
@@ -359,6 +359,8 @@ class DeliveryTopologyTest {
         events.pipeInput("c1", "this is not JSON {");
         events.pipeInput("c1", (String) null);
         events.pipeInput("c1", "{\"v\":1,\"conv\":\"c1\",\"kind\":\"msg\"}");          // no seq: never read as 0
+        events.pipeInput("c1", event("c1", 3, "msg", "u1").replace("\"seq\":3", "\"seq\":\"3\""));   // seq mistyped
+        events.pipeInput("c1", event("c1", 3, "msg", "u1").replace("\"kind\":\"msg\"", "\"kind\":\"edit\""));   // unknown kind
         interest.pipeInput("c1", "{not json");
         interest.pipeInput("c1", (String) null);
         interest.pipeInput("c1", "{\"v\":2,\"conv\":\"c1\",\"device\":\"d7\",\"user\":\"u2\",\"gateway\":\"gw-a\",\"gen\":1,\"online\":true}");  // no ver/at
@@ -375,7 +377,7 @@ class DeliveryTopologyTest {
     // ---------------------------------------------------------------- helpers
 
     private void heartbeat(String gw, long gen, long at) {
-        gateways.pipeInput(gw, RouteJson.heartbeat(gw, gen, at));
+        gateways.pipeInput(gw, new im.topics.Heartbeat(gw, gen, at).toJson());
     }
 
     /** Connection versions, growing like a gateway's. */
@@ -386,17 +388,17 @@ class DeliveryTopologyTest {
     private long online(String conv, String device, String user, String gw, long gen) {
         long v = ++version;
         versionOf.put(conv + "/" + device, v);
-        interest.pipeInput(conv, RouteJson.interest(conv, device, new Interest(user, gw, gen, v, true, now)));
+        interest.pipeInput(conv, new im.topics.InterestRecord(conv, device, new Interest(user, gw, gen, v, true, now)).toJson());
         return v;
     }
 
     /** The same connection renews its registration now. */
     private void renew(String conv, String device, String user, String gw, long gen) {
-        interest.pipeInput(conv, RouteJson.interest(conv, device, new Interest(user, gw, gen, versionOf.get(conv + "/" + device), true, now)));
+        interest.pipeInput(conv, new im.topics.InterestRecord(conv, device, new Interest(user, gw, gen, versionOf.get(conv + "/" + device), true, now)).toJson());
     }
 
     private void offline(String conv, String device, String user, String gw, long gen, long ver) {
-        interest.pipeInput(conv, RouteJson.interest(conv, device, new Interest(user, gw, gen, ver, false, now)));
+        interest.pipeInput(conv, new im.topics.InterestRecord(conv, device, new Interest(user, gw, gen, ver, false, now)).toJson());
     }
 
     /** Join events for the users at seqs 1..n. */
@@ -406,13 +408,9 @@ class DeliveryTopologyTest {
 
     /** The relay's event JSON. */
     private static String event(String conv, long seq, String kind, String sender) {
-        var o = RouteJson.JSON.createObjectNode().put("v", 1).put("conv", conv).put("seq", seq).put("kind", kind)
-                .put("mid", "00000000-0000-0000-0000-" + String.format("%012d", seq)).put("sender", sender)
-                .put("device", "msg".equals(kind) ? sender + "-dev" : null)
-                .put("cmid", "msg".equals(kind) ? "cm-" + seq : null)
-                .put("body", "msg".equals(kind) ? "hello " + seq : "")
-                .put("at", T0.toEpochMilli() + seq);
-        return o.toString();
+        boolean msg = "msg".equals(kind);
+        return new im.topics.EventRecord(conv, seq, kind, "00000000-0000-0000-0000-" + String.format("%012d", seq), sender,
+                msg ? sender + "-dev" : null, msg ? "cm-" + seq : null, msg ? "hello " + seq : "", T0.toEpochMilli() + seq).toJson();
     }
 
     /** Advances the wall clock a second at a time, so that every due sweep runs. */

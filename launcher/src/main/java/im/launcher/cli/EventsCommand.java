@@ -1,9 +1,10 @@
 package im.launcher.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.kafka.TopicNames;
+import im.topics.EventRecord;
+import im.topics.MalformedRecordException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -143,20 +144,17 @@ public final class EventsCommand {
             return 0;
         }
 
-        /** {@code p3@17  c-ab #5  msg  u-ana  hello}; a value that is not the documented JSON is shown raw. */
+        /** {@code p3@17  c-ab #5  msg  u-ana  hello}; a value that is not the documented record is shown raw, with why. */
         static String line(ConsumerRecord<String, String> r) {
             String where = "p" + r.partition() + "@" + r.offset() + "  ";
-            JsonNode v;
+            EventRecord v;
             try {
-                v = AdminClient.JSON.readTree(r.value());
-            } catch (Exception e) {
-                v = null;
+                v = EventRecord.read(r.value());
+            } catch (MalformedRecordException e) {
+                return where + r.key() + "  (not an event record: " + e.getMessage() + ") " + r.value();
             }
-            if (v == null || !v.isObject() || !v.hasNonNull("seq")) return where + r.key() + "  (not an event record) " + r.value();
-            String kind = v.path("kind").asText();
-            return where + v.path("conv").asText() + " #" + v.path("seq").asLong() + "  " + kind + "  "
-                    + v.path("sender").asText() + "  " + Instant.ofEpochMilli(v.path("at").asLong()) + "  "
-                    + TailCommand.text(kind, v.path("body").asText());
+            return where + v.conv() + " #" + v.seq() + "  " + v.kind() + "  " + v.sender() + "  "
+                    + Instant.ofEpochMilli(v.at()) + "  " + TailCommand.text(v.kind(), v.body());
         }
     }
 }
