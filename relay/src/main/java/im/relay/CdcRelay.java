@@ -12,16 +12,12 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.io.IOException;
 import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
@@ -31,9 +27,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
@@ -163,9 +157,9 @@ public final class CdcRelay implements AutoCloseable {
 
     private void supervise() {
         while (!stopping()) {
-            try (Connection lock = openLockSession()) {
+            try (Connection lock = LockSession.open(cfg)) {
                 long attempt = lease.now();
-                if (!tryLock(lock)) {
+                if (!LockSession.tryLock(lock, cfg.slot())) {
                     standby = true;
                     pause(STANDBY_POLL);
                     continue;
@@ -187,30 +181,6 @@ public final class CdcRelay implements AutoCloseable {
     }
 
     /**
-     * A session of its own for the lock. idle_session_timeout is set before the lock is taken, so
-     * no moment exists in which this session holds the lock without the server's deadline.
-     */
-    private Connection openLockSession() throws SQLException {
-        Properties p = new Properties();
-        p.setProperty("user", cfg.user());
-        p.setProperty("password", cfg.password());
-        p.setProperty("ApplicationName", "im-relay-lock-" + cfg.slot());
-        // A heartbeat to an unreachable server fails rather than blocking for ever (the lease fences
-        // publishing meanwhile); 2 T leaves room for takeOverSlot, which waits up to T.
-        p.setProperty("socketTimeout", String.valueOf(Math.max(2, 2 * cfg.lockTimeout().toSeconds())));
-        p.setProperty("connectTimeout", String.valueOf(Math.max(1, cfg.lockTimeout().toSeconds())));
-        Connection c = DriverManager.getConnection(cfg.jdbcUrl(), p);
-        try (Statement st = c.createStatement()) {
-            st.execute("SET idle_session_timeout = " + cfg.lockTimeout().toMillis());
-        } catch (SQLException e) {
-            c.close();
-            throw new SQLException("cannot set idle_session_timeout on the relay's lock session (PostgreSQL 14+ needed): "
-                    + e.getMessage(), e.getSQLState(), e);
-        }
-        return c;
-    }
-
-    /**
      * One round trip on the lock session; on success the lease runs T/2 from before it was sent
      * (the server's idle clock restarts no earlier than that). False when the session is gone.
      */
@@ -225,31 +195,6 @@ public final class CdcRelay implements AutoCloseable {
             log.error("relay lost its lock session ({}); it stops publishing so another instance can take over",
                     e.getMessage());
             return false;
-        }
-    }
-
-    /**
-     * Terminates the walsender that still streams this slot, if any: we hold the lock, so it
-     * belongs to a former holder that froze or died (it would keep the slot until
-     * wal_sender_timeout, and the engine could not start). Waits for it to exit.
-     */
-    private void takeOverSlot(Connection lock) throws SQLException {
-        try (PreparedStatement ps = lock.prepareStatement(
-                "SELECT active_pid, pg_terminate_backend(active_pid, ?) FROM pg_replication_slots"
-                        + " WHERE slot_name = ? AND active_pid IS NOT NULL")) {
-            ps.setLong(1, cfg.lockTimeout().toMillis());
-            ps.setString(2, cfg.slot());
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    if (rs.getBoolean(2)) {
-                        log.warn("slot {} was still streamed by backend {} of a former holder; terminated it",
-                                cfg.slot(), rs.getInt(1));
-                    } else {
-                        log.warn("slot {}: backend {} of a former holder did not exit within {} ms",
-                                cfg.slot(), rs.getInt(1), cfg.lockTimeout().toMillis());
-                    }
-                }
-            }
         }
     }
 
@@ -274,25 +219,15 @@ public final class CdcRelay implements AutoCloseable {
         }
     }
 
-    private boolean tryLock(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_try_advisory_lock(hashtext(?))")) {
-            ps.setString(1, "im-relay:" + cfg.slot());
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
-            }
-        }
-    }
-
     /** Runs (and restarts) the engine until stopped or the lock is lost; then returns. */
     private void runWhileHoldingLock(Connection lock) throws SQLException {
         while (!stopping()) {
             if (!heartbeat(lock)) return;   // lost the lock: back to the supervisor, i.e. standby
-            takeOverSlot(lock);
-            producer = newProducer();
+            LockSession.takeOverSlot(lock, cfg);
+            producer = RelayClients.producer(cfg);
             CompletableFuture<Throwable> done = new CompletableFuture<>();
             engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
-                    .using(engineProperties())
+                    .using(RelayClients.engineProperties(cfg, topics))
                     .using((success, message, error) ->
                             done.complete(success ? null : error != null ? error : new IllegalStateException(message)))
                     .notifying(this::handleBatch)
@@ -374,7 +309,7 @@ public final class CdcRelay implements AutoCloseable {
                         records.size(), e.getMessage());
                 producer.close(Duration.ofSeconds(1));
                 pause(RESTART_BACKOFF);
-                producer = newProducer();
+                producer = RelayClients.producer(cfg);
             }
         }
     }
@@ -385,53 +320,6 @@ public final class CdcRelay implements AutoCloseable {
         Struct source = v.getStruct("source");
         Object ts = source == null ? null : source.get("ts_ms");
         return ts instanceof Long ? (Long) ts : 0;
-    }
-
-    private KafkaProducer<String, String> newProducer() {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.kafkaBootstrap());
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        p.put(ProducerConfig.LINGER_MS_CONFIG, "1");
-        // Fail a stuck batch in seconds, not the default 2 minutes: publishUntilAcknowledged then
-        // re-sends it on a new producer (after a broker restart the old one can hang on a batch).
-        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
-        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
-        p.put(ProducerConfig.CLIENT_ID_CONFIG, "im-relay-" + cfg.slot());
-        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        return new KafkaProducer<>(p);
-    }
-
-    private Properties engineProperties() {
-        Properties p = new Properties();
-        p.put("name", "im-relay-" + cfg.slot());
-        p.put("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
-        p.put("database.hostname", cfg.pgHost());
-        p.put("database.port", String.valueOf(cfg.pgPort()));
-        p.put("database.user", cfg.user());
-        p.put("database.password", cfg.password());
-        p.put("database.dbname", cfg.database());
-        p.put("topic.prefix", "im-relay-" + cfg.slot());
-        p.put("plugin.name", "pgoutput");
-        p.put("slot.name", cfg.slot());
-        p.put("slot.drop.on.stop", "false");
-        p.put("publication.name", cfg.publication());
-        p.put("publication.autocreate.mode", "filtered");
-        p.put("table.include.list", "public.events,public.device_cursors");
-        // First start: publish the rows that already exist, so the topic holds the whole history.
-        p.put("snapshot.mode", "initial");
-        p.put("tombstones.on.delete", "false");
-        p.put("poll.interval.ms", String.valueOf(cfg.pollInterval().toMillis()));
-        p.put("offset.storage", "org.apache.kafka.connect.storage.KafkaOffsetBackingStore");
-        p.put("offset.storage.topic", topics.prefix() + "relay-offsets");
-        p.put("offset.storage.partitions", "1");
-        p.put("offset.storage.replication.factor", "1");
-        p.put("offset.flush.interval.ms", String.valueOf(cfg.offsetFlush().toMillis()));
-        p.put("bootstrap.servers", cfg.kafkaBootstrap());
-        p.put("errors.max.retries", "-1");
-        return p;
     }
 
     /** Closes the running engine once (close() and the supervisor may both get here). */

@@ -1,0 +1,61 @@
+package im.relay;
+
+import im.infra.kafka.TopicNames;
+import java.util.Properties;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/** The settings of the relay's two clients: the Kafka producer and the Debezium engine. */
+final class RelayClients {
+    private RelayClients() {}
+
+    /** The relay's producer: acks=all, idempotent, and stuck batches failed within seconds. */
+    static KafkaProducer<String, String> producer(RelayConfig cfg) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.kafkaBootstrap());
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "1");
+        // Fail a stuck batch in seconds, not the default 2 minutes: publishUntilAcknowledged then
+        // re-sends it on a new producer (after a broker restart the old one can hang on a batch).
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "im-relay-" + cfg.slot());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        return new KafkaProducer<>(p);
+    }
+
+    /** Debezium Embedded (pgoutput) on the slot and publication of {@code cfg}, offsets in Kafka. */
+    static Properties engineProperties(RelayConfig cfg, TopicNames topics) {
+        Properties p = new Properties();
+        p.put("name", "im-relay-" + cfg.slot());
+        p.put("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
+        p.put("database.hostname", cfg.pgHost());
+        p.put("database.port", String.valueOf(cfg.pgPort()));
+        p.put("database.user", cfg.user());
+        p.put("database.password", cfg.password());
+        p.put("database.dbname", cfg.database());
+        p.put("topic.prefix", "im-relay-" + cfg.slot());
+        p.put("plugin.name", "pgoutput");
+        p.put("slot.name", cfg.slot());
+        p.put("slot.drop.on.stop", "false");
+        p.put("publication.name", cfg.publication());
+        p.put("publication.autocreate.mode", "filtered");
+        p.put("table.include.list", "public.events,public.device_cursors");
+        // First start: publish the rows that already exist, so the topic holds the whole history.
+        p.put("snapshot.mode", "initial");
+        p.put("tombstones.on.delete", "false");
+        p.put("poll.interval.ms", String.valueOf(cfg.pollInterval().toMillis()));
+        p.put("offset.storage", "org.apache.kafka.connect.storage.KafkaOffsetBackingStore");
+        p.put("offset.storage.topic", topics.prefix() + "relay-offsets");
+        p.put("offset.storage.partitions", "1");
+        p.put("offset.storage.replication.factor", "1");
+        p.put("offset.flush.interval.ms", String.valueOf(cfg.offsetFlush().toMillis()));
+        p.put("bootstrap.servers", cfg.kafkaBootstrap());
+        p.put("errors.max.retries", "-1");
+        return p;
+    }
+}
