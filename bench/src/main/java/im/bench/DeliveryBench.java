@@ -21,8 +21,8 @@ import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.db.Database;
 import im.infra.fault.Faults;
+import im.infra.kafka.SharedTopics;
 import im.infra.kafka.TopicNames;
-import im.infra.kafka.Topics;
 import im.ingest.directory.Directory;
 import im.protocol.Ack;
 import im.protocol.Acked;
@@ -222,8 +222,7 @@ public final class DeliveryBench implements Callable<Integer> {
                 env.put(ConfigKeys.STATE_DIR.name(), Files.createDirectories(tmp.resolve("streams")).toString());
                 Settings settings = Settings.of(env);
                 TopicNames topics = TopicNames.from(settings);
-                Topics.create(kafka.bootstrapServers(), topics.conversationKeyed(), partitions);
-                Topics.create(kafka.bootstrapServers(), topics.singlePartition(), 1);
+                SharedTopics.create(kafka.bootstrapServers(), topics, partitions);
 
                 Map<String, Fixture> fixtures = new LinkedHashMap<>();
                 long f0 = System.nanoTime();

@@ -84,7 +84,7 @@ public final class Gateway implements AutoCloseable {
         });
         if (cfg.kafkaBootstrap().isPresent()) {
             push = new PushHub(cfg.kafkaBootstrap().get(), cfg.topics(), cfg.gatewayId(), clock.millis(),
-                    cfg.heartbeat(), cfg.interestRenew(), faults).start(cfg.partitions());
+                    cfg.heartbeat(), cfg.interestRenew(), faults).start();
         }
         Directory directory = new Directory(db, clock, cfg.tokenTtl());
         cursorWriter = new CursorWriter(new CursorService(db), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2).start();
@@ -152,14 +152,19 @@ public final class Gateway implements AutoCloseable {
                     ex.dispatch(this);
                     return;
                 }
-                try (Connection c = db.getConnection()) {
-                    boolean ok = c.isValid(2);
-                    AdminApi.respond(ex, ok ? 200 : 503, JSON.createObjectNode().put("status", ok ? "ready" : "database unavailable"));
-                } catch (SQLException e) {
-                    AdminApi.respond(ex, 503, JSON.createObjectNode().put("status", "database unavailable"));
-                }
+                boolean ok = isReady();
+                AdminApi.respond(ex, ok ? 200 : 503, JSON.createObjectNode().put("status", ok ? "ready" : "database unavailable"));
             }
         };
+    }
+
+    /** Readiness ({@code /readyz}): the database answers. Blocks up to two seconds. */
+    public boolean isReady() {
+        try (Connection c = db.getConnection()) {
+            return c.isValid(2);
+        } catch (SQLException e) {
+            return false;
+        }
     }
 
     /** The bound port (useful with IM_GATEWAY_PORT=0). */

@@ -83,10 +83,9 @@ final class PushHub implements AutoCloseable {
         this.faults = faults;
     }
 
-    PushHub start(int partitions) {
-        Topics.create(bootstrap, topics.conversationKeyed(), partitions);
+    /** Starts pushing; the shared topics must exist (SharedTopics), this gateway's channel is created here. */
+    PushHub start() {
         Topics.create(bootstrap, List.of(topics.channel(gatewayId)), 1);
-        Topics.create(bootstrap, topics.singlePartition(), 1);
         Properties pp = new Properties();
         pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         pp.put(ProducerConfig.ACKS_CONFIG, "all");

@@ -3,6 +3,7 @@ package im.gateway;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.fault.Faults;
+import im.infra.kafka.SharedTopics;
 import im.testkit.TestStack;
 import java.net.URI;
 import java.time.Clock;
@@ -18,6 +19,7 @@ final class InProcessGateway implements AutoCloseable {
         m.put(ConfigKeys.GATEWAY_PORT.name(), "0");
         m.put(ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN);
         Settings s = stack.settings(m);
+        s.optional(ConfigKeys.KAFKA_BOOTSTRAP).ifPresent(bootstrap -> SharedTopics.create(bootstrap, s));   // as the role runner does
         gateway = new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC()).start();
     }
 

@@ -5,8 +5,8 @@ import im.delivery.route.DeliveryNode;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.fault.Faults;
+import im.infra.kafka.SharedTopics;
 import im.infra.kafka.TopicNames;
-import im.infra.kafka.Topics;
 import im.relay.CdcRelay;
 import im.relay.RelayConfig;
 import im.sweeper.Sweeper;
@@ -48,8 +48,7 @@ final class Pipeline implements AutoCloseable {
         settings = stack.settings(m);
         topics = TopicNames.from(settings);
         String bootstrap = settings.required(ConfigKeys.KAFKA_BOOTSTRAP);
-        Topics.create(bootstrap, topics.conversationKeyed(), 3);
-        Topics.create(bootstrap, topics.singlePartition(), 1);
+        SharedTopics.create(bootstrap, settings);
         relay = new CdcRelay(RelayConfig.from(settings), topics).start();
         addNode();
     }

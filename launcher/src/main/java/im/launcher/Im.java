@@ -22,7 +22,8 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "im", mixinStandardHelpOptions = true, version = "im 0.1.0",
         description = "Kafka-backed event-log messaging platform.",
-        subcommands = {PlatformCommand.class, GatewayCommand.class, RelayCommand.class, DeliveryCommand.class, SweeperCommand.class,
+        subcommands = {PlatformCommand.class, RoleCommands.Gateway.class, RoleCommands.Relay.class, RoleCommands.Delivery.class,
+                RoleCommands.Sweeper.class,
                 AdminCommand.class, SendCommand.class, TailCommand.class, LagCommand.class, EventsCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Im implements Runnable {

@@ -1,38 +1,34 @@
 package im.launcher;
 
-import im.delivery.route.DeliveryConfig;
 import im.delivery.route.DeliveryNode;
 import im.embedded.EmbeddedKafkaBroker;
 import im.embedded.EmbeddedPg;
 import im.gateway.Gateway;
 import im.gateway.GatewayConfig;
+import im.gateway.GatewayRole;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.db.Database;
 import im.infra.db.DbConfig;
 import im.infra.fault.Faults;
+import im.infra.kafka.SharedTopics;
 import im.infra.kafka.TopicNames;
-import im.infra.kafka.Topics;
 import im.infra.ops.Metrics;
 import im.infra.ops.OpsConfig;
 import im.infra.ops.OpsServer;
+import im.infra.role.Closer;
+import im.infra.role.RoleRuntime;
 import im.ingest.directory.DeviceRegistration;
 import im.ingest.directory.Directory;
 import im.ingest.directory.DirectoryException;
 import im.relay.CdcRelay;
-import im.relay.RelayConfig;
 import im.sweeper.Sweeper;
-import im.sweeper.SweeperConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.security.SecureRandom;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Clock;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,7 +36,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import javax.sql.DataSource;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -79,7 +74,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
     @Option(names = "--exit-after-start", description = "Start everything, print where to connect, stop again (a smoke test).")
     boolean exitAfterStart;
 
-    private final Deque<AutoCloseable> started = new ArrayDeque<>();
+    private final Closer started = new Closer();
 
     @Override
     public Integer call() throws Exception {
@@ -100,8 +95,8 @@ final class PlatformCommand implements Callable<Integer>, Role {
             s = s.with(ConfigKeys.ADMIN_TOKEN, Base64.getUrlEncoder().withoutPadding().encodeToString(b));
         }
         GatewayConfig gwCfg = GatewayConfig.from(s);   // validated early; rebuilt below with Kafka
-        Faults faults = Faults.parse(s.string(ConfigKeys.FAULT));
-        Runtime.getRuntime().addShutdownHook(new Thread(this::stopAll, "platform-shutdown"));
+        Faults.parse(s.string(ConfigKeys.FAULT));       // validated early too
+        Runtime.getRuntime().addShutdownHook(new Thread(started::closeAll, "platform-shutdown"));
         try {
             DbConfig dbCfg;
             if (s.optional(ConfigKeys.PG_URL).isEmpty()) {
@@ -125,8 +120,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
                 bootstrap = kafka.bootstrapServers();
             }
             TopicNames topics = TopicNames.from(s);
-            Topics.create(bootstrap, topics.conversationKeyed(), s.get(ConfigKeys.PARTITIONS));
-            Topics.create(bootstrap, topics.singlePartition(), 1);
+            SharedTopics.create(bootstrap, s);
             Settings roles = s.with(ConfigKeys.KAFKA_BOOTSTRAP, bootstrap)
                     .with(ConfigKeys.PG_URL, dbCfg.jdbcUrl())
                     .with(ConfigKeys.PG_USER, dbCfg.user())
@@ -137,20 +131,19 @@ final class PlatformCommand implements Callable<Integer>, Role {
                 return awaitStop();
             }
 
+            // The same role handles the role commands run, in this JVM, sharing one meter registry.
             PrometheusMeterRegistry meters = Metrics.newRegistry();
-            CdcRelay relay = new CdcRelay(RelayConfig.from(roles), topics, meters).start();
-            started.push(relay);
-            DeliveryNode delivery = new DeliveryNode(DeliveryConfig.from(roles), meters).start();
-            started.push(delivery);
-            Sweeper sweeper = new Sweeper(SweeperConfig.from(roles), meters).start();
-            started.push(sweeper);
-            gwCfg = GatewayConfig.from(roles);
-            Gateway gw = new Gateway(gwCfg, db.dataSource(), faults, Clock.systemUTC(), meters).start();
-            started.push(gw);
-            DataSource ds = db.dataSource();
-            OpsServer ops = OpsServer.start(OpsConfig.from(s), meters,
-                    () -> relay.isReady() && delivery.isRunning() && sweeper.isRunning() && databaseValid(ds));
-            started.push(ops);
+            List<RoleRuntime.Running> running = new ArrayList<>();
+            for (RoleRuntime role : List.of(CdcRelay.role(), DeliveryNode.role(), Sweeper.role())) {
+                running.add(started.push(role.start(roles, meters)));
+            }
+            GatewayRole.Started gateway = started.push(new GatewayRole().start(roles, meters));
+            running.add(gateway);
+            Gateway gw = gateway.gateway();
+            gwCfg = GatewayConfig.from(roles);   // host and admin token, as the gateway read them
+            // ready when every role is (the gateway's check is that the database answers)
+            OpsServer ops = started.push(OpsServer.start(OpsConfig.from(s), meters,
+                    () -> running.stream().allMatch(RoleRuntime.Running::isReady)));
 
             String ws = "ws://" + gwCfg.host() + ":" + gw.port() + "/ws";
             String http = "http://" + gwCfg.host() + ":" + gw.port();
@@ -170,7 +163,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
             System.out.println("IM_READY platform port=" + gw.port());
             System.out.flush();
         } catch (RuntimeException e) {
-            stopAll();
+            started.closeAll();
             throw e;
         }
         return awaitStop();
@@ -178,7 +171,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
 
     private int awaitStop() throws InterruptedException {
         if (exitAfterStart) {
-            stopAll();
+            started.closeAll();
             return 0;
         }
         new CountDownLatch(1).await();
@@ -239,13 +232,6 @@ final class PlatformCommand implements Callable<Integer>, Role {
         return String.valueOf(base == 0 ? 0 : base + offset);
     }
 
-    private static boolean databaseValid(DataSource ds) {
-        try (Connection c = ds.getConnection()) {
-            return c.isValid(2);
-        } catch (SQLException e) {
-            return false;
-        }
-    }
 
     /** Prints the demo's tokens and sign-in links: u-ana's on {@code anaHttp}, u-bo's on {@code boHttp} (another gateway, if there are several). */
     private static void printDemo(Directory dir, String ws, String anaHttp, String boHttp) {
@@ -282,17 +268,6 @@ final class PlatformCommand implements Callable<Integer>, Role {
         } catch (DirectoryException e) {
             if (e.code() != DirectoryException.Code.ALREADY_EXISTS) throw e;
             return dir.reinstallDevice(device);
-        }
-    }
-
-    private synchronized void stopAll() {
-        while (!started.isEmpty()) {
-            AutoCloseable c = started.pop();
-            try {
-                c.close();
-            } catch (Exception e) {
-                System.err.println("stopping " + c.getClass().getSimpleName() + ": " + e);
-            }
         }
     }
 }

@@ -11,8 +11,8 @@ import im.gateway.GatewayConfig;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.fault.Faults;
+import im.infra.kafka.SharedTopics;
 import im.infra.kafka.TopicNames;
-import im.infra.kafka.Topics;
 import im.relay.CdcRelay;
 import im.relay.RelayConfig;
 import im.sweeper.Sweeper;
@@ -129,8 +129,7 @@ class CliIT {
                 ConfigKeys.SWEEP_MS.name(), "500",
                 ConfigKeys.PARTITIONS.name(), "3"));
         TopicNames topics = TopicNames.from(s);
-        Topics.create(bootstrap, topics.conversationKeyed(), 3);
-        Topics.create(bootstrap, topics.singlePartition(), 1);
+        SharedTopics.create(bootstrap, s);
         CdcRelay relay = new CdcRelay(RelayConfig.from(s), topics).start();
         started.add(relay);
         DeliveryNode node = new DeliveryNode(DeliveryConfig.from(s)).start();

@@ -2,6 +2,7 @@ package im.relay;
 
 import im.infra.kafka.TopicNames;
 import im.infra.ops.Metrics;
+import im.infra.role.RoleRuntime;
 import io.debezium.embedded.Connect;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
@@ -116,6 +117,12 @@ public final class CdcRelay implements AutoCloseable {
     public CdcRelay observeLag(LongConsumer observer) {
         this.lagObserver = observer;
         return this;
+    }
+
+    /** The relay as a role ({@code im relay}): ready while active or a standby that reached PostgreSQL. */
+    public static RoleRuntime role() {
+        return RoleRuntime.of("relay", (s, meters) -> new CdcRelay(RelayConfig.from(s), TopicNames.from(s), meters).start(),
+                CdcRelay::isReady, relay -> "slot=" + relay.cfg.slot());
     }
 
     public CdcRelay start() {

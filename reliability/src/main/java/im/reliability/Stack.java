@@ -7,8 +7,8 @@ import im.gateway.GatewayMain;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.db.Database;
+import im.infra.kafka.SharedTopics;
 import im.infra.kafka.TopicNames;
-import im.infra.kafka.Topics;
 import im.relay.RelayMain;
 import im.sweeper.SweeperMain;
 import java.io.IOException;
@@ -86,8 +86,7 @@ final class Stack implements AutoCloseable {
         m.put(ConfigKeys.OPS_PORT.name(), "0");
         settings = Settings.of(m);
         topics = TopicNames.from(settings);
-        Topics.create(broker.bootstrapServers(), topics.conversationKeyed(), PARTITIONS);
-        Topics.create(broker.bootstrapServers(), topics.singlePartition(), 1);
+        SharedTopics.create(broker.bootstrapServers(), topics, PARTITIONS);
         // Start everything at once, then wait: the JVMs boot in parallel.
         List<Runnable> waits = new ArrayList<>();
         for (int i = 0; i < RELAYS; i++) waits.add(launchRelay(i));

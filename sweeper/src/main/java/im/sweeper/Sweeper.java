@@ -1,6 +1,7 @@
 package im.sweeper;
 
 import im.infra.ops.Metrics;
+import im.infra.role.RoleRuntime;
 import im.routing.StreamsRole;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -42,6 +43,12 @@ public final class Sweeper implements AutoCloseable {
                 .description("device hints emitted (a hint to n devices counts n)").register(meters);
         Gauge.builder("im.sweeper.lagging", this, Sweeper::laggingEstimate)
                 .description("lagging (device, conversation) pairs in this instance's stores (estimate)").register(meters);
+    }
+
+    /** An instance as a role ({@code im sweeper}): ready once Streams is RUNNING (state restored, punctuating). */
+    public static RoleRuntime role() {
+        return RoleRuntime.of("sweeper", (s, meters) -> new Sweeper(SweeperConfig.from(s), meters).start(),
+                Sweeper::isRunning, sweeper -> "");
     }
 
     public Sweeper start() {

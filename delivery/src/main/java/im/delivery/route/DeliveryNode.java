@@ -1,6 +1,7 @@
 package im.delivery.route;
 
 import im.infra.ops.Metrics;
+import im.infra.role.RoleRuntime;
 import im.routing.StreamsRole;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.streams.KafkaStreams;
@@ -28,6 +29,12 @@ public final class DeliveryNode implements AutoCloseable {
     public DeliveryNode(DeliveryConfig cfg, MeterRegistry meters) {
         this.cfg = cfg;
         this.meters = meters;
+    }
+
+    /** A node as a role ({@code im delivery}): ready once Streams is RUNNING (tasks assigned, stores restored). */
+    public static RoleRuntime role() {
+        return RoleRuntime.of("delivery", (s, meters) -> new DeliveryNode(DeliveryConfig.from(s), meters).start(),
+                DeliveryNode::isRunning, node -> "");
     }
 
     public DeliveryNode start() {
