@@ -83,8 +83,14 @@ public final class Gateway implements AutoCloseable {
             return t;
         });
         if (cfg.kafkaBootstrap().isPresent()) {
-            push = new PushHub(cfg.kafkaBootstrap().get(), cfg.topics(), cfg.gatewayId(), clock.millis(),
-                    cfg.heartbeat(), cfg.interestRenew(), faults).start();
+            try {
+                push = new PushHub(cfg.kafkaBootstrap().get(), cfg.topics(), cfg.gatewayId(), clock.millis(),
+                        cfg.heartbeat(), cfg.interestRenew(), faults).start();
+            } catch (RuntimeException e) {
+                workers.shutdownNow();
+                timers.shutdownNow();
+                throw e;
+            }
         }
         Directory directory = new Directory(db, clock, cfg.tokenTtl());
         cursorWriter = new CursorWriter(new CursorService(db), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2).start();

@@ -83,8 +83,21 @@ final class PushHub implements AutoCloseable {
         this.faults = faults;
     }
 
-    /** Starts pushing; the shared topics must exist (SharedTopics), this gateway's channel is created here. */
+    /**
+     * Starts pushing; the shared topics must exist (SharedTopics), this gateway's channel is created here.
+     *
+     * @throws IllegalStateException naming them, at once, if shared topics are missing (a consumer
+     *         would otherwise wait a minute for a partition that never appears, then time out)
+     */
     PushHub start() {
+        List<String> shared = new java.util.ArrayList<>(topics.conversationKeyed());
+        shared.addAll(topics.singlePartition());
+        java.util.Set<String> missing = new java.util.TreeSet<>(shared);
+        missing.removeAll(Topics.describe(bootstrap, shared).keySet());
+        if (!missing.isEmpty()) {
+            throw new IllegalStateException("topics " + missing + " do not exist on " + bootstrap + ": create the shared"
+                    + " topics before starting a gateway (SharedTopics.create; the role runner and im platform do)");
+        }
         Topics.create(bootstrap, List.of(topics.channel(gatewayId)), 1);
         Properties pp = new Properties();
         pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);

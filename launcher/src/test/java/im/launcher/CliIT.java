@@ -84,6 +84,8 @@ class CliIT {
     }
 
     private Gateway gateway(TestStack stack, Settings s, String faults) {
+        // An earlier test in this JVM may have started the broker: then the gateway uses Kafka and needs the topics.
+        s.optional(ConfigKeys.KAFKA_BOOTSTRAP).ifPresent(b -> SharedTopics.create(b, s));
         Gateway g = new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC()).start();
         started.add(g);
         return g;
