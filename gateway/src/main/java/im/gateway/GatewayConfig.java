@@ -25,7 +25,6 @@ public record GatewayConfig(
         Duration interestRenew,
         Duration ackBatchDelay,
         int ackBatchMax,
-        int partitions,
         Duration tokenTtl,
         Duration installCheck) {
 
@@ -52,7 +51,6 @@ public record GatewayConfig(
                 s.get(ConfigKeys.INTEREST_RENEW_MS),
                 s.get(ConfigKeys.ACK_BATCH_MS),
                 s.get(ConfigKeys.ACK_BATCH_MAX),
-                s.get(ConfigKeys.PARTITIONS),
                 s.get(ConfigKeys.TOKEN_TTL_S),
                 // at most 1 s, so that a reinstall reaches open sockets within the documented 2 s
                 s.get(ConfigKeys.INSTALL_CHECK_MS));

@@ -85,7 +85,6 @@ public final class Campaign {
     private Observer observer;
     private CastDevice probeSender;
     private CastDevice probeReceiver;
-    private static final String PROBE_CONV = Cast.PROBE_CONV;
 
     private Campaign(Options o) {
         this.o = o;
@@ -265,8 +264,8 @@ public final class Campaign {
         long t0 = System.currentTimeMillis();
         long deadline = t0 + 60_000;
         try {
-            String cmid = probeSender.client.enqueue(PROBE_CONV, "probe at " + t0);
-            probeSender.attempts.add(new CastDevice.Attempt(cmid, PROBE_CONV, "probe at " + t0, probeSender.epoch));
+            String cmid = probeSender.client.enqueue(Cast.PROBE_CONV, "probe at " + t0);
+            probeSender.attempts.add(new CastDevice.Attempt(cmid, Cast.PROBE_CONV, "probe at " + t0, probeSender.epoch));
             Long seq;
             while ((seq = probeSender.acked.get(cmid)) == null) {
                 if (System.currentTimeMillis() > deadline) return -1;
@@ -276,7 +275,7 @@ public final class Campaign {
                     LockSupport.parkNanos(50_000_000L);   // not connected yet: the SDK reconnects
                 }
             }
-            while (probeReceiver.client.cursor(PROBE_CONV) < seq) {
+            while (probeReceiver.client.cursor(Cast.PROBE_CONV) < seq) {
                 if (System.currentTimeMillis() > deadline) return -1;
                 LockSupport.parkNanos(10_000_000L);
             }
