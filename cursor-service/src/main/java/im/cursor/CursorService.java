@@ -1,5 +1,6 @@
 package im.cursor;
 
+import im.protocol.ErrorCode;
 import im.infra.db.Transactions;
 import im.infra.identity.DevicePrincipal;
 import java.sql.Array;
@@ -159,19 +160,19 @@ public final class CursorService {
     private static AckRejectedException validate(AckRequest a, ResultSet rs) throws SQLException {
         int epoch = rs.getInt(2);
         if (rs.wasNull() || epoch != a.who().installEpoch()) {
-            return new AckRejectedException(AckRejectedException.Reason.STALE_INSTALL,
+            return new AckRejectedException(ErrorCode.STALE_INSTALL,
                     "device " + a.who().deviceId() + " was reinstalled; this install may not ack");
         }
         long head = rs.getLong(3);
         if (rs.wasNull()) {
-            return new AckRejectedException(AckRejectedException.Reason.UNKNOWN_CONV, "no conversation " + a.conv());
+            return new AckRejectedException(ErrorCode.UNKNOWN_CONV, "no conversation " + a.conv());
         }
         rs.getLong(4);
         if (rs.wasNull()) {
-            return new AckRejectedException(AckRejectedException.Reason.NOT_MEMBER, "not a member of " + a.conv());
+            return new AckRejectedException(ErrorCode.NOT_MEMBER, "not a member of " + a.conv());
         }
         if (a.seq() < 0 || a.seq() > head) {
-            return new AckRejectedException(AckRejectedException.Reason.CURSOR_AHEAD, "seq=" + a.seq() + " head=" + head);
+            return new AckRejectedException(ErrorCode.CURSOR_AHEAD, "seq=" + a.seq() + " head=" + head);
         }
         return null;
     }

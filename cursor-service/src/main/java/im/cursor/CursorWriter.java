@@ -1,5 +1,6 @@
 package im.cursor;
 
+import im.protocol.ErrorCode;
 import im.infra.identity.DevicePrincipal;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -116,7 +117,7 @@ public final class CursorWriter implements AutoCloseable {
                 Pending p = batch.get(i);
                 if (o.rejected() == null) {
                     p.reply().complete(o.delivered());
-                } else if (o.rejected().reason() == AckRejectedException.Reason.CURSOR_AHEAD && p.attempt() < AHEAD_RETRIES
+                } else if (o.rejected().errorCode() == ErrorCode.CURSOR_AHEAD && p.attempt() < AHEAD_RETRIES
                         && running) {
                     Pending again = new Pending(p.ack(), p.reply(), p.attempt() + 1);
                     CompletableFuture.delayedExecutor(AHEAD_RETRY_MS, TimeUnit.MILLISECONDS).execute(() -> {

@@ -1,5 +1,6 @@
 package im.cursor;
 
+import im.protocol.ErrorCode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -41,12 +42,12 @@ class CursorWriterIT {
         }
     }
 
-    private static AckRejectedException.Reason reason(CompletableFuture<Long> f) throws Exception {
+    private static ErrorCode reason(CompletableFuture<Long> f) throws Exception {
         try {
             f.get(10, TimeUnit.SECONDS);
             throw new AssertionError("expected a refusal");
         } catch (ExecutionException e) {
-            return ((AckRejectedException) e.getCause()).reason();
+            return ((AckRejectedException) e.getCause()).errorCode();
         }
     }
 
@@ -60,10 +61,10 @@ class CursorWriterIT {
         assertEquals(7, out.get(0).delivered(), "merged: the largest ack of the batch");
         assertEquals(7, out.get(1).delivered());
         assertEquals(7, out.get(2).delivered(), "a smaller ack gets the merged value back");
-        assertEquals(AckRejectedException.Reason.CURSOR_AHEAD, out.get(3).rejected().reason());
-        assertEquals(AckRejectedException.Reason.NOT_MEMBER, out.get(4).rejected().reason());
-        assertEquals(AckRejectedException.Reason.UNKNOWN_CONV, out.get(5).rejected().reason());
-        assertEquals(AckRejectedException.Reason.STALE_INSTALL, out.get(6).rejected().reason());
+        assertEquals(ErrorCode.CURSOR_AHEAD, out.get(3).rejected().errorCode());
+        assertEquals(ErrorCode.NOT_MEMBER, out.get(4).rejected().errorCode());
+        assertEquals(ErrorCode.UNKNOWN_CONV, out.get(5).rejected().errorCode());
+        assertEquals(ErrorCode.STALE_INSTALL, out.get(6).rejected().errorCode());
         assertEquals(3, out.get(7).delivered());
         assertEquals(1, service.ack(bo, "c1", 1) == 7 ? 1 : 0, "monotonic across batches");
     }
@@ -91,7 +92,7 @@ class CursorWriterIT {
             assertTrue(!early.isDone(), "not refused at once");
             sql("UPDATE conversations SET head_seq = 8 WHERE conv_id = 'c1'");   // the send becomes visible
             assertEquals(8, early.get(10, TimeUnit.SECONDS));
-            assertEquals(AckRejectedException.Reason.CURSOR_AHEAD, reason(w.ack(bo, "c1", 108)), "really ahead: refused");
+            assertEquals(ErrorCode.CURSOR_AHEAD, reason(w.ack(bo, "c1", 108)), "really ahead: refused");
         }
     }
 
@@ -136,7 +137,7 @@ class CursorWriterIT {
             throw new AssertionError("install 1 acked after its reinstall: delivered=" + delivered + ", rows of epoch 1: "
                     + one("SELECT count(*) FROM device_cursors WHERE device_id = 'd-bo' AND install_epoch = 1"));
         } catch (ExecutionException e) {
-            assertEquals(AckRejectedException.Reason.STALE_INSTALL, ((AckRejectedException) e.getCause()).reason());
+            assertEquals(ErrorCode.STALE_INSTALL, ((AckRejectedException) e.getCause()).errorCode());
         }
         assertEquals(0, one("SELECT count(*) FROM device_cursors WHERE device_id = 'd-bo'"), "no cursor of the old install");
     }

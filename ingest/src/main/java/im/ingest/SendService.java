@@ -1,5 +1,6 @@
 package im.ingest;
 
+import im.protocol.ErrorCode;
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.db.Transactions;
 import im.infra.fault.FaultPoint;
@@ -83,7 +84,7 @@ public final class SendService {
             ps.setString(4, who.deviceId());
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next() || rs.getInt(1) != who.installEpoch()) {
-                    throw new SendRejectedException(SendRejectedException.Reason.STALE_INSTALL,
+                    throw new SendRejectedException(ErrorCode.STALE_INSTALL,
                             "device " + who.deviceId() + " was reinstalled; this install may not send");
                 }
                 user = rs.getString(2);
@@ -92,7 +93,7 @@ public final class SendService {
                 String dupConv = rs.getString(5);
                 if (dupConv != null) {
                     if (!dupConv.equals(conv) || !rs.getString(8).equals(body)) {
-                        throw new SendRejectedException(SendRejectedException.Reason.CMID_CONFLICT,
+                        throw new SendRejectedException(ErrorCode.CMID_CONFLICT,
                                 "cmid " + cmid + " was already used for a different message");
                     }
                     return new SendResult(conv, rs.getLong(6), rs.getString(7), true, who.installEpoch(),
@@ -101,13 +102,13 @@ public final class SendService {
             }
         }
         if (!convExists) {
-            throw new SendRejectedException(SendRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv);
+            throw new SendRejectedException(ErrorCode.UNKNOWN_CONV, "no conversation " + conv);
         }
         if (!member) {
-            throw new SendRejectedException(SendRejectedException.Reason.NOT_MEMBER, "not a member of " + conv);
+            throw new SendRejectedException(ErrorCode.NOT_MEMBER, "not a member of " + conv);
         }
         long seq = ConversationLog.nextSeq(c, conv).orElseThrow(
-                () -> new SendRejectedException(SendRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv));
+                () -> new SendRejectedException(ErrorCode.UNKNOWN_CONV, "no conversation " + conv));
         faults.maybeHalt(FaultPoint.SEND_BEFORE_INSERT);
         faults.maybeFail(FaultPoint.SEND_BEFORE_INSERT);
         String mid = ConversationLog.newEventId(clock);
@@ -123,7 +124,7 @@ public final class SendService {
             ps.setString(9, user);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
-                    throw new SendRejectedException(SendRejectedException.Reason.NOT_MEMBER, "not a member of " + conv);
+                    throw new SendRejectedException(ErrorCode.NOT_MEMBER, "not a member of " + conv);
                 }
                 return new SendResult(conv, seq, mid, false, who.installEpoch(), rs.getTimestamp(1).toInstant());
             }

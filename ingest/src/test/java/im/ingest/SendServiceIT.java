@@ -1,5 +1,6 @@
 package im.ingest;
 
+import im.protocol.ErrorCode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -90,9 +91,9 @@ class SendServiceIT {
         dir.createConversation("c-ac", "direct", List.of("u-ana", "u-cy"));
         sends.send(ana, "c-ab", "cm-1", "hello");
         SendRejectedException body = assertThrows(SendRejectedException.class, () -> sends.send(ana, "c-ab", "cm-1", "other"));
-        assertEquals(SendRejectedException.Reason.CMID_CONFLICT, body.reason());
+        assertEquals(ErrorCode.CMID_CONFLICT, body.errorCode());
         SendRejectedException conv = assertThrows(SendRejectedException.class, () -> sends.send(ana, "c-ac", "cm-1", "hello"));
-        assertEquals(SendRejectedException.Reason.CMID_CONFLICT, conv.reason());
+        assertEquals(ErrorCode.CMID_CONFLICT, conv.errorCode());
         assertEquals(1, messages());
     }
 
@@ -107,9 +108,9 @@ class SendServiceIT {
     @Test
     void nonMemberAndUnknownConversationWriteNothing() throws Exception {
         SendRejectedException nm = assertThrows(SendRejectedException.class, () -> sends.send(cy, "c-ab", "cm-x", "hi"));
-        assertEquals(SendRejectedException.Reason.NOT_MEMBER, nm.reason());
+        assertEquals(ErrorCode.NOT_MEMBER, nm.errorCode());
         SendRejectedException uc = assertThrows(SendRejectedException.class, () -> sends.send(ana, "c-none", "cm-y", "hi"));
-        assertEquals(SendRejectedException.Reason.UNKNOWN_CONV, uc.reason());
+        assertEquals(ErrorCode.UNKNOWN_CONV, uc.errorCode());
         assertEquals(0, messages());
         assertEquals(2, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"));
     }
@@ -119,7 +120,7 @@ class SendServiceIT {
         SendResult before = sends.send(bo, "c-ab", "cm-b", "before leaving");
         dir.removeMember("c-ab", "u-bo");
         SendRejectedException e = assertThrows(SendRejectedException.class, () -> sends.send(bo, "c-ab", "cm-c", "after"));
-        assertEquals(SendRejectedException.Reason.NOT_MEMBER, e.reason());
+        assertEquals(ErrorCode.NOT_MEMBER, e.errorCode());
         SendResult resend = sends.send(bo, "c-ab", "cm-b", "before leaving");
         assertTrue(resend.dup(), "a committed send stays committed after the sender left");
         assertEquals(before.seq(), resend.seq());
@@ -129,7 +130,7 @@ class SendServiceIT {
     void reinstalledDeviceOldInstallCannotSend() throws Exception {
         dir.reinstallDevice("d-ana");
         SendRejectedException e = assertThrows(SendRejectedException.class, () -> sends.send(ana, "c-ab", "cm-1", "hi"));
-        assertEquals(SendRejectedException.Reason.STALE_INSTALL, e.reason());
+        assertEquals(ErrorCode.STALE_INSTALL, e.errorCode());
         assertEquals(0, messages());
     }
 

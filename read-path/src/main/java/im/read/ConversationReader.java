@@ -1,5 +1,6 @@
 package im.read;
 
+import im.protocol.ErrorCode;
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.identity.DevicePrincipal;
 import im.protocol.Event;
@@ -103,12 +104,12 @@ public final class ConversationReader {
                 List<DeliveryState.Device> devices = new ArrayList<>();
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        if (!rs.getBoolean(2)) throw new ReadRejectedException(ReadRejectedException.Reason.NOT_MEMBER, "not a member of " + conv);
+                        if (!rs.getBoolean(2)) throw new ReadRejectedException(ErrorCode.NOT_MEMBER, "not a member of " + conv);
                         head = rs.getLong(1);
                         if (rs.getString(4) != null) devices.add(new DeliveryState.Device(rs.getString(3), rs.getString(4), rs.getLong(5)));
                     }
                 }
-                if (head < 0) throw new ReadRejectedException(ReadRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv);
+                if (head < 0) throw new ReadRejectedException(ErrorCode.UNKNOWN_CONV, "no conversation " + conv);
                 return new DeliveryState(conv, head, devices);
             } finally {
                 endSnapshot(c);
@@ -135,8 +136,8 @@ public final class ConversationReader {
                     ps.setString(1, who.userId());
                     ps.setString(2, conv);
                     try (ResultSet rs = ps.executeQuery()) {
-                        if (!rs.next()) throw new ReadRejectedException(ReadRejectedException.Reason.UNKNOWN_CONV, "no conversation " + conv);
-                        if (!rs.getBoolean(2)) throw new ReadRejectedException(ReadRejectedException.Reason.NOT_MEMBER, "not a member of " + conv);
+                        if (!rs.next()) throw new ReadRejectedException(ErrorCode.UNKNOWN_CONV, "no conversation " + conv);
+                        if (!rs.getBoolean(2)) throw new ReadRejectedException(ErrorCode.NOT_MEMBER, "not a member of " + conv);
                         head = rs.getLong(1);
                     }
                 }
@@ -194,7 +195,7 @@ public final class ConversationReader {
             ps.setString(1, who.deviceId());
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next() || rs.getInt(1) != who.installEpoch()) {
-                    throw new ReadRejectedException(ReadRejectedException.Reason.STALE_INSTALL,
+                    throw new ReadRejectedException(ErrorCode.STALE_INSTALL,
                             "device " + who.deviceId() + " was reinstalled; install " + who.installEpoch() + " may not read");
                 }
             }

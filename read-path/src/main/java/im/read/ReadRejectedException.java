@@ -2,36 +2,16 @@ package im.read;
 
 import im.infra.error.RejectedException;
 import im.protocol.ErrorCode;
+import java.util.Set;
 
-/** A read that is not allowed; each reason carries the wire error code it is answered with. */
+/** A read that is not allowed, answered with its wire code. */
 public final class ReadRejectedException extends RejectedException {
     private static final long serialVersionUID = 1L;
 
-    /** Why a read was refused. */
-    public enum Reason {
-        STALE_INSTALL(ErrorCode.STALE_INSTALL),
-        UNKNOWN_CONV(ErrorCode.UNKNOWN_CONV),
-        NOT_MEMBER(ErrorCode.NOT_MEMBER);
+    /** The codes reads are refused with. */
+    public static final Set<ErrorCode> CODES = Set.of(ErrorCode.STALE_INSTALL, ErrorCode.UNKNOWN_CONV, ErrorCode.NOT_MEMBER);
 
-        private final ErrorCode code;
-
-        Reason(ErrorCode code) {
-            this.code = code;
-        }
-
-        public ErrorCode code() {
-            return code;
-        }
-    }
-
-    private final Reason reason;
-
-    public ReadRejectedException(Reason reason, String message) {
-        super(reason.code(), message);
-        this.reason = reason;
-    }
-
-    public Reason reason() {
-        return reason;
+    public ReadRejectedException(ErrorCode code, String message) {
+        super(code, CODES, message);
     }
 }

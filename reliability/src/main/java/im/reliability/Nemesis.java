@@ -172,6 +172,16 @@ public final class Nemesis implements Runnable {
         }
     }
 
+    /** Kills one of {@code replicas} at random, keeps it down, restarts it by its index; returns its name. */
+    private String killOne(RoleProcess[] replicas, IntConsumer restart, long down) {
+        int i = random.nextInt(replicas.length);
+        String name = replicas[i].name;
+        replicas[i].kill();
+        pause(down);
+        restart.accept(i);
+        return name;
+    }
+
     /** Injects and heals one fault; the heal runs even if the stop flag was raised meanwhile. */
     private String inject(Kind k, long down, int victim) {
         switch (k) {
@@ -188,20 +198,10 @@ public final class Nemesis implements Runnable {
                 return "";
             }
             case RELAY_KILL -> {
-                int i = random.nextInt(Stack.RELAYS);
-                String name = stack.relays[i].name;
-                stack.relays[i].kill();
-                pause(down);
-                stack.restartRelay(i);
-                return name;
+                return killOne(stack.relays, stack::restartRelay, down);
             }
             case DELIVERY_KILL -> {
-                int i = random.nextInt(Stack.NODES);
-                String name = stack.nodes[i].name;
-                stack.nodes[i].kill();
-                pause(down);
-                stack.restartNode(i);
-                return name;
+                return killOne(stack.nodes, stack::restartNode, down);
             }
             case SWEEPER_KILL -> {
                 stack.sweeper.kill();

@@ -129,14 +129,8 @@ public final class GatewayLiveness {
 
         @Override
         public void process(Record<String, String> r) {
-            Heartbeat h;
-            try {
-                h = Heartbeat.read(r.value());
-                if (r.key() == null) throw new MalformedRecordException("heartbeat", "no key");
-            } catch (MalformedRecordException e) {
-                MalformedRecords.skip(log, context, e);
-                return;
-            }
+            Heartbeat h = MalformedRecords.readKeyed(log, context, r, Heartbeat::read, "heartbeat");
+            if (h == null) return;
             store.put(r.key(), r.value());
             Heartbeat newest = heartbeat(store.get(NEWEST));
             if (newest == null || h.at() > newest.at()) store.put(NEWEST, r.value());

@@ -11,7 +11,6 @@ import im.topics.CursorRecord;
 import im.topics.EventRecord;
 import im.topics.Interest;
 import im.topics.InterestRecord;
-import im.topics.MalformedRecordException;
 import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -150,12 +149,7 @@ public final class SweeperTopology {
 
         /** The record read by {@code reader}, or null (logged with topic, partition and offset, and skipped) if malformed. */
         protected <T> T read(Record<String, String> r, java.util.function.Function<String, T> reader) {
-            try {
-                return reader.apply(r.value());
-            } catch (MalformedRecordException e) {
-                MalformedRecords.skip(log, context, e);
-                return null;
-            }
+            return MalformedRecords.read(log, context, r, reader);
         }
 
         /** The stored registration of a pair (written by {@link Interest#toStoreJson}), or null. */

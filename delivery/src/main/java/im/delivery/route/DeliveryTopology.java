@@ -8,7 +8,6 @@ import im.topics.ChannelRecord;
 import im.topics.EventRecord;
 import im.topics.Interest;
 import im.topics.InterestRecord;
-import im.topics.MalformedRecordException;
 import im.topics.MembershipNotice;
 import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
@@ -112,14 +111,8 @@ public final class DeliveryTopology {
 
         @Override
         public void process(Record<String, String> r) {
-            InterestRecord in;
-            try {
-                in = InterestRecord.read(r.value());
-                if (r.key() == null) throw new MalformedRecordException("interest record", "no key");
-            } catch (MalformedRecordException e) {
-                MalformedRecords.skip(log, context, e);
-                return;
-            }
+            InterestRecord in = MalformedRecords.readKeyed(log, context, r, InterestRecord::read, "interest record");
+            if (in == null) return;
             InterestSet set = InterestSet.fromJson(interest.get(r.key()));
             set.apply(in.device(), in.interest());
             save(interest, r.key(), set);
@@ -150,13 +143,8 @@ public final class DeliveryTopology {
 
         @Override
         public void process(Record<String, String> r) {
-            EventRecord ev;
-            try {
-                ev = EventRecord.read(r.value());
-            } catch (MalformedRecordException e) {
-                MalformedRecords.skip(log, context, e);
-                return;
-            }
+            EventRecord ev = MalformedRecords.read(log, context, r, EventRecord::read);
+            if (ev == null) return;
             String conv = ev.conv();
             long seq = ev.seq();
             ConvLog convLog = ConvLog.fromJson(logs.get(conv));

@@ -2,6 +2,7 @@ package im.infra.error;
 
 import im.protocol.ErrorCode;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * A request a service refused on purpose, with the stable wire {@link ErrorCode} it is answered
@@ -19,6 +20,17 @@ public abstract class RejectedException extends RuntimeException {
     protected RejectedException(ErrorCode code, String message) {
         super(message);
         this.code = Objects.requireNonNull(code, "code");
+    }
+
+    /**
+     * A rejection whose code must be one of the feature's {@code codes} (the verdicts it can reach);
+     * any other is a programming error, refused here rather than answered to a client.
+     */
+    protected RejectedException(ErrorCode code, Set<ErrorCode> codes, String message) {
+        this(code, message);
+        if (!codes.contains(code)) {
+            throw new IllegalArgumentException(getClass().getSimpleName() + " cannot carry " + code + " (only " + codes + ")");
+        }
     }
 
     /** The code of the {@code error} frame (and of the HTTP APIs' {@code error} field). */
