@@ -1,5 +1,6 @@
 package im.topics;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Objects;
 
 /**
@@ -15,19 +16,22 @@ public sealed interface CursorRecord permits CursorRecord.Update, CursorRecord.D
 
     String device();
 
-    String toJson();
+    /** The record value: the key fields, then those of the kind (the inverse of {@link #read}). */
+    default String toJson() {
+        ObjectNode n = RouteJson.JSON.createObjectNode().put("v", VERSION).put("conv", conv()).put("device", device());
+        if (this instanceof Update u) {
+            n.put("epoch", u.epoch()).put("delivered", u.delivered()).put("at", u.at());
+        } else {
+            n.put("deleted", true);
+        }
+        return n.toString();
+    }
 
     /** An insert or update of the row: the device holds every visible event with seq ≤ {@code delivered}. */
     record Update(String conv, String device, int epoch, long delivered, long at) implements CursorRecord {
         public Update {
             Objects.requireNonNull(conv, "conv");
             Objects.requireNonNull(device, "device");
-        }
-
-        @Override
-        public String toJson() {
-            return RouteJson.JSON.createObjectNode().put("v", VERSION).put("conv", conv).put("device", device)
-                    .put("epoch", epoch).put("delivered", delivered).put("at", at).toString();
         }
     }
 
@@ -36,12 +40,6 @@ public sealed interface CursorRecord permits CursorRecord.Update, CursorRecord.D
         public Deleted {
             Objects.requireNonNull(conv, "conv");
             Objects.requireNonNull(device, "device");
-        }
-
-        @Override
-        public String toJson() {
-            return RouteJson.JSON.createObjectNode().put("v", VERSION).put("conv", conv).put("device", device)
-                    .put("deleted", true).toString();
         }
     }
 

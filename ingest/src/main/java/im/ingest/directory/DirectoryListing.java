@@ -3,8 +3,10 @@ package im.ingest.directory;
 import im.infra.db.Transactions;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import javax.sql.DataSource;
 
 /**
@@ -24,20 +26,10 @@ public final class DirectoryListing {
 
     /** Users ordered by id with id &gt; {@code after} (null: from the first), at most {@code limit}. */
     public Page<UserSummary> listUsers(String after, int limit) {
-        checkPage(after, limit);
-        return Transactions.run(db, "list users", c -> {
-            List<UserSummary> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT u.user_id, u.display_name, (SELECT count(*) FROM devices d WHERE d.user_id = u.user_id)"
-                    + " FROM users u WHERE u.user_id > ? ORDER BY u.user_id LIMIT ?")) {
-                ps.setString(1, after == null ? "" : after);
-                ps.setInt(2, limit + 1);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) out.add(new UserSummary(rs.getString(1), rs.getString(2), rs.getInt(3)));
-                }
-            }
-            return page(out, limit, UserSummary::user);
-        });
+        return listPage("list users", after, limit,
+                "SELECT u.user_id, u.display_name, (SELECT count(*) FROM devices d WHERE d.user_id = u.user_id)"
+                + " FROM users u WHERE u.user_id > ? ORDER BY u.user_id LIMIT ?",
+                rs -> new UserSummary(rs.getString(1), rs.getString(2), rs.getInt(3)), UserSummary::user);
     }
 
     /** The devices of a user, ordered by id; {@code NOT_FOUND} for an unknown user. */
@@ -64,23 +56,11 @@ public final class DirectoryListing {
 
     /** Conversations ordered by id with id &gt; {@code after} (null: from the first), at most {@code limit}. */
     public Page<ConversationSummary> listConversations(String after, int limit) {
-        checkPage(after, limit);
-        return Transactions.run(db, "list conversations", c -> {
-            List<ConversationSummary> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT c.conv_id, c.kind, c.head_seq,"
-                    + " (SELECT count(*) FROM memberships m WHERE m.conv_id = c.conv_id AND m.to_seq IS NULL)"
-                    + " FROM conversations c WHERE c.conv_id > ? ORDER BY c.conv_id LIMIT ?")) {
-                ps.setString(1, after == null ? "" : after);
-                ps.setInt(2, limit + 1);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        out.add(new ConversationSummary(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getInt(4)));
-                    }
-                }
-            }
-            return page(out, limit, ConversationSummary::conv);
-        });
+        return listPage("list conversations", after, limit,
+                "SELECT c.conv_id, c.kind, c.head_seq,"
+                + " (SELECT count(*) FROM memberships m WHERE m.conv_id = c.conv_id AND m.to_seq IS NULL)"
+                + " FROM conversations c WHERE c.conv_id > ? ORDER BY c.conv_id LIMIT ?",
+                rs -> new ConversationSummary(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getInt(4)), ConversationSummary::conv);
     }
 
     /**
@@ -120,15 +100,30 @@ public final class DirectoryListing {
         });
     }
 
-    private static void checkPage(String after, int limit) {
-        if (after != null) Directory.checkId("after", after);
-        if (limit < 1 || limit > MAX_PAGE) throw Directory.invalid("limit: must be from 1 to " + MAX_PAGE);
+    /** Reads one row of a listing. */
+    private interface RowReader<T> {
+        T read(ResultSet rs) throws SQLException;
     }
 
-    /** {@code rows} holds up to limit + 1 items: the extra one only says that another page exists. */
-    private static <T> Page<T> page(List<T> rows, int limit, java.util.function.Function<T, String> id) {
-        if (rows.size() <= limit) return new Page<>(rows, null);
-        List<T> items = rows.subList(0, limit);
-        return new Page<>(items, id.apply(items.get(limit - 1)));
+    /**
+     * One page of a listing: {@code sql} takes the id to start after and a row limit, and lists ids
+     * in order; one row more than {@code limit} is read, only to tell that another page exists.
+     */
+    private <T> Page<T> listPage(String what, String after, int limit, String sql, RowReader<T> row, Function<T, String> id) {
+        if (after != null) Directory.checkId("after", after);
+        if (limit < 1 || limit > MAX_PAGE) throw Directory.invalid("limit: must be from 1 to " + MAX_PAGE);
+        return Transactions.run(db, what, c -> {
+            List<T> rows = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                ps.setString(1, after == null ? "" : after);
+                ps.setInt(2, limit + 1);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) rows.add(row.read(rs));
+                }
+            }
+            if (rows.size() <= limit) return new Page<>(rows, null);
+            List<T> items = rows.subList(0, limit);
+            return new Page<>(items, id.apply(items.get(limit - 1)));
+        });
     }
 }

@@ -70,6 +70,29 @@ public final class AdminCommand {
         }
     }
 
+    /** A list command: one page of a collection, printed as a table (or the JSON), then the `more:` line. */
+    abstract static class PagedList extends Leaf {
+        private final String path;
+
+        @Mixin
+        Paging paging;
+
+        PagedList(String path) {
+            this.path = path;
+        }
+
+        abstract Table table(JsonNode reply);
+
+        @Override
+        public Integer call() {
+            JsonNode r = admin.client().get(path + paging.query());
+            if (printedJson(r)) return 0;
+            table(r).print(out());
+            more(r);
+            return 0;
+        }
+    }
+
     // ------------------------------------------------------------------ users
 
     @Command(name = "user", aliases = "users", mixinStandardHelpOptions = true, description = "Create and list users.",
@@ -96,19 +119,16 @@ public final class AdminCommand {
     }
 
     @Command(name = "list", mixinStandardHelpOptions = true, description = "List users in id order, with their number of devices.")
-    static final class UserList extends Leaf {
-        @Mixin
-        Paging paging;
+    static final class UserList extends PagedList {
+        UserList() {
+            super("/admin/users");
+        }
 
         @Override
-        public Integer call() {
-            JsonNode r = admin.client().get("/admin/users" + paging.query());
-            if (printedJson(r)) return 0;
+        Table table(JsonNode r) {
             Table t = new Table("USER", "NAME", "DEVICES");
             for (JsonNode u : r.get("users")) t.row(u.get("user").asText(), u.get("name").asText(), u.get("devices").asInt());
-            t.print(out());
-            more(r);
-            return 0;
+            return t;
         }
     }
 
@@ -256,21 +276,18 @@ public final class AdminCommand {
     }
 
     @Command(name = "list", mixinStandardHelpOptions = true, description = "List conversations in id order with head and current member count.")
-    static final class ConvList extends Leaf {
-        @Mixin
-        Paging paging;
+    static final class ConvList extends PagedList {
+        ConvList() {
+            super("/admin/conversations");
+        }
 
         @Override
-        public Integer call() {
-            JsonNode r = admin.client().get("/admin/conversations" + paging.query());
-            if (printedJson(r)) return 0;
+        Table table(JsonNode r) {
             Table t = new Table("CONV", "KIND", "HEAD", "MEMBERS");
             for (JsonNode c : r.get("conversations")) {
                 t.row(c.get("conv").asText(), c.get("kind").asText(), c.get("head").asLong(), c.get("members").asInt());
             }
-            t.print(out());
-            more(r);
-            return 0;
+            return t;
         }
     }
 

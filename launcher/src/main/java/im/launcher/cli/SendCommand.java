@@ -21,16 +21,10 @@ import picocli.CommandLine.Spec;
         description = "Send one message as a device (WebSocket) and print its seq, mid and dup flag.")
 public final class SendCommand implements Callable<Integer> {
     @Mixin
-    GatewayOption gateway;
+    DeviceLogin login;
 
     @Spec
     CommandSpec spec;
-
-    @Option(names = "--token", required = true, paramLabel = "TOKEN", description = "The sending device's token (from `im admin device register`).")
-    String token;
-
-    @Option(names = "--conv", required = true, paramLabel = "CONV", description = "Conversation id.")
-    String conv;
 
     @Option(names = "--cmid", paramLabel = "CMID",
             description = "Client message id (idempotency key; default: a new UUID). Resend with the same cmid after a timeout: the reply then says dup=true.")
@@ -43,14 +37,12 @@ public final class SendCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
         String id = cmid != null ? cmid : UUID.randomUUID().toString();
-        err.println("connecting to " + gateway.webSocket() + " ...");
-        err.flush();
-        try (DeviceSocket s = DeviceSocket.open(gateway.webSocket(), token, gateway.timeout())) {
+        try (DeviceSocket s = login.connect(err)) {
             err.println("authenticated as " + s.authed().user() + " / " + s.authed().device() + "; sending cmid " + id);
             err.flush();
             Sent sent;
             try {
-                sent = (Sent) s.request(new Send(s.nextRid(), conv, id, text));
+                sent = (Sent) s.request(new Send(s.nextRid(), login.conv, id, text));
             } catch (DeviceSocket.NoReply e) {
                 throw new CliException(e.getMessage() + "; the message may or may not be stored: resend with --cmid " + id
                         + " (a stored one is answered dup=true)");

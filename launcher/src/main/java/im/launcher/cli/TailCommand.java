@@ -36,16 +36,10 @@ public final class TailCommand implements Callable<Integer> {
     private static final Object STOP = new Object();
 
     @Mixin
-    GatewayOption gateway;
+    DeviceLogin login;
 
     @Spec
     CommandSpec spec;
-
-    @Option(names = "--token", required = true, paramLabel = "TOKEN", description = "The device's token (from `im admin device register`).")
-    String token;
-
-    @Option(names = "--conv", required = true, paramLabel = "CONV", description = "Conversation id.")
-    String conv;
 
     @Option(names = "--from", paramLabel = "SEQ",
             description = "First seq to print (default: this device's delivered cursor + 1; 1 = the whole visible history).")
@@ -74,21 +68,19 @@ public final class TailCommand implements Callable<Integer> {
     public Integer call() {
         out = spec.commandLine().getOut();
         err = spec.commandLine().getErr();
-        if (from != null && from < 0) throw gateway.usage("--from: must be 0 or more");
-        if (count != null && count < 1) throw gateway.usage("--count: must be at least 1");
-        err.println("connecting to " + gateway.webSocket() + " ...");
-        err.flush();
-        try (DeviceSocket s = DeviceSocket.open(gateway.webSocket(), token, gateway.timeout())) {
+        if (from != null && from < 0) throw login.gateway.usage("--from: must be 0 or more");
+        if (count != null && count < 1) throw login.gateway.usage("--count: must be at least 1");
+        try (DeviceSocket s = login.connect(err)) {
             socket = s;
             Subbed subbed = (Subbed) s.request(new Sub(s.nextRid()));
-            long delivered = subbed.convs().stream().filter(c -> c.conv().equals(conv)).mapToLong(ConvState::delivered)
+            long delivered = subbed.convs().stream().filter(c -> c.conv().equals(login.conv)).mapToLong(ConvState::delivered)
                     .findFirst().orElse(0);
             long first = from != null ? Math.max(1, from) : delivered + 1;
             cursor = first - 1;
             acked = delivered;
             acking = !noAck && first <= delivered + 1;   // acks must be contiguous from what the server has
             String device = s.authed().user() + " / " + s.authed().device();
-            err.println("subscribed as " + device + ", following " + conv + " from seq " + first
+            err.println("subscribed as " + device + ", following " + login.conv + " from seq " + first
                     + (acking ? " (acking; delivered cursor " + delivered + ")"
                        : noAck ? " (--no-ack: not acking)"
                        : " (not acking: seqs " + (delivered + 1) + ".." + (first - 1) + " are not shown)"));
@@ -96,7 +88,7 @@ public final class TailCommand implements Callable<Integer> {
             try (StopHook ctrlC = new StopHook("im-tail-stop", () -> s.inbox().add(STOP))) {
                 follow(s);
             }
-            err.println("stopped after " + printed + " events; " + s.authed().device() + " delivered cursor in " + conv + ": " + acked);
+            err.println("stopped after " + printed + " events; " + s.authed().device() + " delivered cursor in " + login.conv + ": " + acked);
             err.flush();
         }
         return 0;
@@ -115,14 +107,14 @@ public final class TailCommand implements Callable<Integer> {
             }
             if (f == STOP) return;
             if (f instanceof DeviceSocket.Closed c) throw new CliException(c.why());
-            if (f instanceof EventPush p && p.ev().conv().equals(conv)) {
+            if (f instanceof EventPush p && p.ev().conv().equals(login.conv)) {
                 Event e = p.ev();
                 if (e.seq() == cursor + 1) {
                     if (!print(e)) return;
                 } else if (e.seq() > cursor + 1 && !sync()) {   // a gap: lost push or events this user cannot see
                     return;
                 }
-            } else if (f instanceof Hint h && h.conv().equals(conv) && h.head() > cursor) {
+            } else if (f instanceof Hint h && h.conv().equals(login.conv) && h.head() > cursor) {
                 if (!sync()) return;
             } else if (f instanceof ErrorFrame e) {
                 err.println("gateway: " + e.code().wire() + ": " + e.msg());
@@ -135,7 +127,7 @@ public final class TailCommand implements Callable<Integer> {
     /** Pages through the visible events after the cursor; false once --count is reached. */
     private boolean sync() {
         while (true) {
-            Synced page = (Synced) socket.request(new Sync(socket.nextRid(), conv, cursor, Limits.SYNC_MAX_LIMIT));
+            Synced page = (Synced) socket.request(new Sync(socket.nextRid(), login.conv, cursor, Limits.SYNC_MAX_LIMIT));
             for (Event e : page.events()) {
                 if (e.seq() <= cursor) continue;
                 if (!print(e)) return false;
@@ -172,7 +164,7 @@ public final class TailCommand implements Callable<Integer> {
     private void ack() {
         if (!acking || cursor <= acked) return;
         out.flush();
-        Acked a = (Acked) socket.request(new Ack(socket.nextRid(), conv, cursor));
+        Acked a = (Acked) socket.request(new Ack(socket.nextRid(), login.conv, cursor));
         acked = a.delivered();
     }
 
