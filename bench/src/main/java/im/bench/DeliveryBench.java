@@ -1,5 +1,6 @@
 package im.bench;
 
+import im.infra.ops.Metrics;
 import static im.bench.BenchEnv.deleteTree;
 import static im.bench.BenchEnv.load1;
 import static im.bench.BenchEnv.loadAvg;
@@ -232,7 +233,7 @@ public final class DeliveryBench implements Callable<Integer> {
 
                 long s0 = System.nanoTime();
                 try (CdcRelay relay = new CdcRelay(RelayConfig.from(settings), topics).observeLag(this::onLag).start();
-                     DeliveryNode node = new DeliveryNode(DeliveryConfig.from(settings)).start();
+                     DeliveryNode node = new DeliveryNode(DeliveryConfig.from(settings), Metrics.detached()).start();
                      Gateway gwBatch = new Gateway(GatewayConfig.from(settings.with(ConfigKeys.GATEWAY_ID, "bench-gw-batch")),
                              db.dataSource(), Faults.none(), Clock.systemUTC()).start();
                      Gateway gwNoBatch = modes.contains("raw-each")

@@ -1,5 +1,6 @@
 package im.gateway;
 
+import im.infra.ops.Metrics;
 import im.delivery.route.DeliveryConfig;
 import im.delivery.route.DeliveryNode;
 import im.infra.config.ConfigKeys;
@@ -54,13 +55,13 @@ final class Pipeline implements AutoCloseable {
     }
 
     DeliveryNode addNode() {
-        DeliveryNode n = new DeliveryNode(DeliveryConfig.from(settings)).start();
+        DeliveryNode n = new DeliveryNode(DeliveryConfig.from(settings), Metrics.detached()).start();
         nodes.add(n);
         return n;
     }
 
     Sweeper addSweeper() {
-        Sweeper s = new Sweeper(SweeperConfig.from(settings)).start();
+        Sweeper s = new Sweeper(SweeperConfig.from(settings), Metrics.detached()).start();
         sweepers.add(s);
         return s;
     }

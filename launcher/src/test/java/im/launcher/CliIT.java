@@ -1,5 +1,6 @@
 package im.launcher;
 
+import im.infra.ops.Metrics;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -134,9 +135,9 @@ class CliIT {
         SharedTopics.create(bootstrap, s);
         CdcRelay relay = new CdcRelay(RelayConfig.from(s), topics).start();
         started.add(relay);
-        DeliveryNode node = new DeliveryNode(DeliveryConfig.from(s)).start();
+        DeliveryNode node = new DeliveryNode(DeliveryConfig.from(s), Metrics.detached()).start();
         started.add(node);
-        Sweeper sweeper = new Sweeper(SweeperConfig.from(s)).start();   // repairs a push lost before the interest was routed
+        Sweeper sweeper = new Sweeper(SweeperConfig.from(s), Metrics.detached()).start();   // repairs a push lost before the interest was routed
         started.add(sweeper);
         Gateway gw = gateway(stack, s, "");
         await(() -> relay.isActive() && node.isRunning() && sweeper.isRunning(), "relay active, delivery node and sweeper running");

@@ -14,14 +14,7 @@ import org.slf4j.Logger;
  * and the Streams client's metrics bound to the registry, tagged {@code group} with the
  * application (= consumer group) id.
  */
-public final class StreamsRole implements AutoCloseable {
-    private final KafkaStreams streams;
-    private final KafkaStreamsMetrics metrics;
-
-    private StreamsRole(KafkaStreams streams, KafkaStreamsMetrics metrics) {
-        this.streams = streams;
-        this.metrics = metrics;
-    }
+public record StreamsRole(KafkaStreams streams, KafkaStreamsMetrics metrics) implements AutoCloseable {
 
     public static StreamsRole start(String role, Topology topology, String topicPrefix, String bootstrap, String stateDir,
                                     MeterRegistry meters, Logger log) {
@@ -32,10 +25,6 @@ public final class StreamsRole implements AutoCloseable {
         metrics.bindTo(meters);
         streams.start();
         return new StreamsRole(streams, metrics);
-    }
-
-    public KafkaStreams streams() {
-        return streams;
     }
 
     public boolean isRunning() {

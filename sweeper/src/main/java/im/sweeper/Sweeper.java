@@ -1,7 +1,7 @@
 package im.sweeper;
 
-import im.infra.ops.Metrics;
 import im.infra.role.RoleRuntime;
+import im.routing.StreamsComponent;
 import im.routing.StreamsRole;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -24,21 +24,15 @@ import org.slf4j.LoggerFactory;
  * while they are not queryable) and the Streams client's metrics, tagged {@code group} with the
  * application (= consumer group) id.
  */
-public final class Sweeper implements AutoCloseable {
+public final class Sweeper extends StreamsComponent<Sweeper> {
     private static final Logger log = LoggerFactory.getLogger(Sweeper.class);
 
     private final SweeperConfig cfg;
-    private final MeterRegistry meters;
     private final LongAdder hints = new LongAdder();
-    private StreamsRole streams;
-
-    public Sweeper(SweeperConfig cfg) {
-        this(cfg, Metrics.detached());
-    }
 
     public Sweeper(SweeperConfig cfg, MeterRegistry meters) {
+        super(meters);
         this.cfg = cfg;
-        this.meters = meters;
         FunctionCounter.builder("im.sweeper.hints", hints, LongAdder::sum)
                 .description("device hints emitted (a hint to n devices counts n)").register(meters);
         Gauge.builder("im.sweeper.lagging", this, Sweeper::laggingEstimate)
@@ -51,23 +45,15 @@ public final class Sweeper implements AutoCloseable {
                 Sweeper::isRunning, sweeper -> "");
     }
 
-    public Sweeper start() {
-        streams = StreamsRole.start("sweeper", SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(), cfg.interestRenew(), hints),
+    @Override
+    protected StreamsRole startStreams() {
+        return StreamsRole.start("sweeper", SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(), cfg.interestRenew(), hints),
                 cfg.topics().prefix(), cfg.bootstrap(), cfg.stateDir(), meters, log);
-        return this;
-    }
-
-    public boolean isRunning() {
-        return streams != null && streams.isRunning();
-    }
-
-    public KafkaStreams.State state() {
-        return streams.streams().state();
     }
 
     /** RocksDB's estimate of the lagging pairs held by this instance's tasks; NaN while not queryable. */
     private double laggingEstimate() {
-        StreamsRole role = streams;
+        StreamsRole role = streams();
         if (role == null || !role.isRunning()) return Double.NaN;
         KafkaStreams s = role.streams();
         try {
@@ -81,10 +67,5 @@ public final class Sweeper implements AutoCloseable {
     /** Device hints emitted by this instance since start (a hint to n devices counts n). */
     public long hintsEmitted() {
         return hints.sum();
-    }
-
-    @Override
-    public void close() {
-        if (streams != null) streams.close();
     }
 }

@@ -1,10 +1,9 @@
 package im.delivery.route;
 
-import im.infra.ops.Metrics;
 import im.infra.role.RoleRuntime;
+import im.routing.StreamsComponent;
 import im.routing.StreamsRole;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.apache.kafka.streams.KafkaStreams;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,20 +14,14 @@ import org.slf4j.LoggerFactory;
  * client's metrics (consumer lag {@code records-lag-max}, process rates, ...) are bound to the
  * given registry, tagged {@code group} with the application (= consumer group) id.
  */
-public final class DeliveryNode implements AutoCloseable {
+public final class DeliveryNode extends StreamsComponent<DeliveryNode> {
     private static final Logger log = LoggerFactory.getLogger(DeliveryNode.class);
 
     private final DeliveryConfig cfg;
-    private final MeterRegistry meters;
-    private StreamsRole streams;
-
-    public DeliveryNode(DeliveryConfig cfg) {
-        this(cfg, Metrics.detached());
-    }
 
     public DeliveryNode(DeliveryConfig cfg, MeterRegistry meters) {
+        super(meters);
         this.cfg = cfg;
-        this.meters = meters;
     }
 
     /** A node as a role ({@code im delivery}): ready once Streams is RUNNING (tasks assigned, stores restored). */
@@ -37,22 +30,9 @@ public final class DeliveryNode implements AutoCloseable {
                 DeliveryNode::isRunning, node -> "");
     }
 
-    public DeliveryNode start() {
-        streams = StreamsRole.start("delivery", DeliveryTopology.build(cfg.topics(), cfg.lease(), cfg.interestRenew()), cfg.topics().prefix(),
-                cfg.bootstrap(), cfg.stateDir(), meters, log);
-        return this;
-    }
-
-    public boolean isRunning() {
-        return streams != null && streams.isRunning();
-    }
-
-    public KafkaStreams.State state() {
-        return streams.streams().state();
-    }
-
     @Override
-    public void close() {
-        if (streams != null) streams.close();
+    protected StreamsRole startStreams() {
+        return StreamsRole.start("delivery", DeliveryTopology.build(cfg.topics(), cfg.lease(), cfg.interestRenew()), cfg.topics().prefix(),
+                cfg.bootstrap(), cfg.stateDir(), meters, log);
     }
 }

@@ -28,12 +28,21 @@ public final class OpsServer implements AutoCloseable {
 
     private final HttpServer server;
     private final ExecutorService executor;
-    private final String host;
+    private final String url;
 
-    private OpsServer(HttpServer server, ExecutorService executor, String host) {
+    /** Serves the ops paths on the bound {@code server} with two daemon threads of its own. */
+    private OpsServer(HttpServer server, String host, PrometheusMeterRegistry registry, BooleanSupplier ready) {
+        AtomicInteger n = new AtomicInteger();
+        this.executor = Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "ops-http-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
         this.server = server;
-        this.executor = executor;
-        this.host = host;
+        server.setExecutor(executor);
+        server.createContext("/", ex -> handle(ex, registry, ready));
+        server.start();
+        this.url = "http://" + host + ":" + server.getAddress().getPort();
     }
 
     /**
@@ -50,16 +59,7 @@ public final class OpsServer implements AutoCloseable {
             throw new UncheckedIOException("ops server cannot listen on " + cfg.host() + ":" + cfg.port()
                     + " (set IM_OPS_PORT, 0 = any free port)", e);
         }
-        AtomicInteger n = new AtomicInteger();
-        ExecutorService executor = Executors.newFixedThreadPool(2, r -> {
-            Thread t = new Thread(r, "ops-http-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        server.setExecutor(executor);
-        server.createContext("/", ex -> handle(ex, registry, ready));
-        server.start();
-        OpsServer ops = new OpsServer(server, executor, cfg.host());
+        OpsServer ops = new OpsServer(server, cfg.host(), registry, ready);
         log.info("ops endpoints on {}", ops.url());
         return ops;
     }
@@ -118,7 +118,7 @@ public final class OpsServer implements AutoCloseable {
 
     /** {@code http://host:port}, for banners and logs. */
     public String url() {
-        return "http://" + host + ":" + port();
+        return url;
     }
 
     @Override

@@ -25,16 +25,15 @@ import java.time.Duration;
 public final class AdminClient {
     static final ObjectMapper JSON = new ObjectMapper();
 
-    private final URI base;
-    private final String token;
-    private final Duration timeout;
+    /** Where the gateway is, the admin token, and how long a connection or a reply may take. */
+    private final Target target;
     private final HttpClient http;
 
+    private record Target(URI base, String token, Duration timeout) {}
+
     public AdminClient(URI base, String token, Duration timeout) {
-        this.base = base;
-        this.token = token;
-        this.timeout = timeout;
-        this.http = HttpClient.newBuilder().connectTimeout(timeout).build();
+        target = new Target(base, token, timeout);
+        http = HttpClient.newBuilder().connectTimeout(timeout).build();
     }
 
     /** One path segment, percent-encoded (ids are plain, but a typo must not change the path). */
@@ -59,6 +58,8 @@ public final class AdminClient {
     }
 
     private JsonNode call(String method, String path, JsonNode body) {
+        URI base = target.base();
+        Duration timeout = target.timeout();
         HttpRequest.BodyPublisher publisher;
         try {
             publisher = body == null ? HttpRequest.BodyPublishers.noBody()
@@ -68,7 +69,7 @@ public final class AdminClient {
         }
         HttpRequest req = HttpRequest.newBuilder(URI.create(base + path))
                 .timeout(timeout)
-                .header("Authorization", "Bearer " + token)
+                .header("Authorization", "Bearer " + target.token())
                 .header("Content-Type", "application/json")
                 .method(method, publisher)
                 .build();
