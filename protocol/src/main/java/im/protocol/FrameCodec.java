@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * The one codec of the wire protocol: JSON text frames with a {@code "t"} type field.
@@ -326,12 +327,17 @@ public final class FrameCodec {
             return n;
         }
 
-        String string(String name) {
+        /** The required field {@code name}, which must pass {@code ok}; else BAD_FIELD saying what it {@code must} be. */
+        private JsonNode checked(String name, Predicate<JsonNode> ok, String must) {
             JsonNode n = required(name);
-            if (!n.isTextual()) {
-                throw error(ErrorCode.BAD_FIELD, name, "must be a string");
+            if (!ok.test(n)) {
+                throw error(ErrorCode.BAD_FIELD, name, must);
             }
-            return n.textValue();
+            return n;
+        }
+
+        String string(String name) {
+            return checked(name, JsonNode::isTextual, "must be a string").textValue();
         }
 
         String optionalString(String name) {
@@ -346,28 +352,17 @@ public final class FrameCodec {
         }
 
         String id(String name) {
-            JsonNode n = required(name);
-            if (!n.isTextual() || !Limits.isValidId(n.textValue())) {
-                throw error(ErrorCode.BAD_FIELD, name, "must be a string matching " + Limits.ID_PATTERN);
-            }
-            return n.textValue();
+            return checked(name, n -> n.isTextual() && Limits.isValidId(n.textValue()),
+                    "must be a string matching " + Limits.ID_PATTERN).textValue();
         }
 
         String token(String name) {
-            JsonNode n = required(name);
-            if (!n.isTextual() || !Limits.isValidToken(n.textValue())) {
-                throw error(ErrorCode.BAD_FIELD, name,
-                        "must be a string of 1 to " + Limits.MAX_TOKEN_CHARS + " printable ASCII characters");
-            }
-            return n.textValue();
+            return checked(name, n -> n.isTextual() && Limits.isValidToken(n.textValue()),
+                    "must be a string of 1 to " + Limits.MAX_TOKEN_CHARS + " printable ASCII characters").textValue();
         }
 
         String body(String name) {
-            JsonNode n = required(name);
-            if (!n.isTextual() || n.textValue().isEmpty()) {
-                throw error(ErrorCode.BAD_FIELD, name, "must be a non-empty string");
-            }
-            String s = n.textValue();
+            String s = checked(name, n -> n.isTextual() && !n.textValue().isEmpty(), "must be a non-empty string").textValue();
             if (!Limits.isWellFormed(s)) {
                 throw error(ErrorCode.BAD_UTF8, name, "contains a lone surrogate (not valid UTF-8)");
             }
@@ -412,26 +407,15 @@ public final class FrameCodec {
         }
 
         boolean bool(String name) {
-            JsonNode n = required(name);
-            if (!n.isBoolean()) {
-                throw error(ErrorCode.BAD_FIELD, name, "must be a boolean");
-            }
-            return n.booleanValue();
+            return checked(name, JsonNode::isBoolean, "must be a boolean").booleanValue();
         }
 
         Fields object(String name) {
-            JsonNode n = required(name);
-            if (!n.isObject()) {
-                throw error(ErrorCode.BAD_FIELD, name, "must be an object");
-            }
-            return new Fields((ObjectNode) n, path + name + ".", rid);
+            return new Fields((ObjectNode) checked(name, JsonNode::isObject, "must be an object"), path + name + ".", rid);
         }
 
         List<Fields> objects(String name) {
-            JsonNode n = required(name);
-            if (!n.isArray()) {
-                throw error(ErrorCode.BAD_FIELD, name, "must be an array");
-            }
+            JsonNode n = checked(name, JsonNode::isArray, "must be an array");
             List<Fields> out = new ArrayList<>(n.size());
             for (int i = 0; i < n.size(); i++) {
                 JsonNode e = n.get(i);

@@ -94,16 +94,20 @@ public final class Directory {
         String name = displayName == null ? "" : displayName;
         if (name.length() > 200) throw invalid("name: at most 200 characters");
         inTx("create user", c -> {
-            try (PreparedStatement ps = c.prepareStatement(
-                    "INSERT INTO users (user_id, display_name) VALUES (?, ?) ON CONFLICT DO NOTHING")) {
-                ps.setString(1, user);
-                ps.setString(2, name);
-                if (ps.executeUpdate() == 0) {
-                    throw new DirectoryException(DirectoryException.Code.ALREADY_EXISTS, "user " + user + " exists");
-                }
-            }
+            insertNew(c, "INSERT INTO users (user_id, display_name) VALUES (?, ?) ON CONFLICT DO NOTHING", "user " + user, user, name);
             return null;
         });
+    }
+
+    /** Runs an {@code INSERT ... ON CONFLICT DO NOTHING} of two text values; ALREADY_EXISTS naming {@code what} if it inserted nothing. */
+    private static void insertNew(Connection c, String sql, String what, String first, String second) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, first);
+            ps.setString(2, second);
+            if (ps.executeUpdate() == 0) {
+                throw new DirectoryException(DirectoryException.Code.ALREADY_EXISTS, what + " exists");
+            }
+        }
     }
 
     /** Registers a new device (install epoch 1) and returns its token. */
@@ -225,14 +229,7 @@ public final class Directory {
         for (String m : unique) checkId("members[]", m);
         inTx("create conversation", c -> {
             for (String m : unique) requireUser(c, m);
-            try (PreparedStatement ps = c.prepareStatement(
-                    "INSERT INTO conversations (conv_id, kind) VALUES (?, ?) ON CONFLICT DO NOTHING")) {
-                ps.setString(1, conv);
-                ps.setString(2, kind);
-                if (ps.executeUpdate() == 0) {
-                    throw new DirectoryException(DirectoryException.Code.ALREADY_EXISTS, "conversation " + conv + " exists");
-                }
-            }
+            insertNew(c, "INSERT INTO conversations (conv_id, kind) VALUES (?, ?) ON CONFLICT DO NOTHING", "conversation " + conv, conv, kind);
             for (String m : unique) appendMembershipEvent(c, conv, m, "join");
             return null;
         });
