@@ -109,6 +109,8 @@ public final class CdcRelay implements AutoCloseable {
                 .tag("slot", cfg.slot()).publishPercentileHistogram().register(meters);
         FunctionCounter.builder("im.cdc.published", this, CdcRelay::published)
                 .description("changes published to Kafka and acknowledged").tag("slot", cfg.slot()).register(meters);
+        FunctionCounter.builder("im.cdc.engine.restarts", restarts, AtomicLong::get)
+                .description("times the Debezium engine was restarted after it failed").tag("slot", cfg.slot()).register(meters);
         Gauge.builder("im.relay.active", this, r -> r.isActive() ? 1 : 0)
                 .description("1 while this instance holds the slot's lock and streams").tag("slot", cfg.slot()).register(meters);
     }
@@ -145,17 +147,9 @@ public final class CdcRelay implements AutoCloseable {
         return lease.held() || standby;
     }
 
-    /** This instance's name, the value of {@link #INSTANCE_HEADER} on what it publishes. */
-    public String instance() {
-        return instance;
-    }
-
+    /** Changes published to Kafka and acknowledged since start (also the {@code im.cdc.published} meter). */
     public long published() {
         return published.get();
-    }
-
-    public long restarts() {
-        return restarts.get();
     }
 
     private boolean stopping() {

@@ -8,10 +8,8 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code im admin}: users, devices, conversations and membership of a running platform, through
@@ -22,20 +20,13 @@ import picocli.CommandLine.Spec;
         subcommands = {AdminCommand.User.class, AdminCommand.Device.class, AdminCommand.Conv.class, AdminCommand.Member.class})
 public final class AdminCommand {
 
-    /** What every admin leaf command shares: the admin options and where to print. */
+    /** What every admin leaf command shares: the admin options (which say where to print). */
     abstract static class Leaf implements Callable<Integer> {
         @Mixin
         AdminOptions admin;
 
-        @Spec
-        CommandSpec spec;
-
         PrintWriter out() {
-            return spec.commandLine().getOut();
-        }
-
-        PrintWriter err() {
-            return spec.commandLine().getErr();
+            return admin.gateway.out();
         }
 
         /** With --json prints the reply and returns true; the caller then prints nothing else. */
@@ -52,8 +43,8 @@ public final class AdminCommand {
 
         /** On a listing with more pages: how to get the next one, on stderr so stdout stays a table. */
         void more(JsonNode reply) {
-            if (reply.hasNonNull("next")) err().println("more: repeat with --after " + reply.get("next").asText());
-            err().flush();
+            if (reply.hasNonNull("next")) admin.gateway.err().println("more: repeat with --after " + reply.get("next").asText());
+            admin.gateway.err().flush();
         }
     }
 
@@ -144,10 +135,10 @@ public final class AdminCommand {
     abstract static class TokenLeaf extends Leaf {
         int printToken(JsonNode r, String what) {
             if (printedJson(r)) return 0;
-            err().println(what + " device " + r.get("device").asText() + " of " + r.get("user").asText()
+            admin.gateway.err().println(what + " device " + r.get("device").asText() + " of " + r.get("user").asText()
                     + " (install " + r.get("epoch").asInt() + "); its token, shown only now"
                     + (r.hasNonNull("expires") ? ", valid until " + r.get("expires").asText() : "") + ":");
-            err().flush();
+            admin.gateway.err().flush();
             out().println(r.get("token").asText());
             out().flush();
             return 0;

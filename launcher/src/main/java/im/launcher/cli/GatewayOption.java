@@ -2,6 +2,7 @@ package im.launcher.cli;
 
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
+import java.io.PrintWriter;
 import java.net.URI;
 import java.time.Duration;
 import picocli.CommandLine.Model.CommandSpec;
@@ -48,6 +49,16 @@ public final class GatewayOption {
     public Duration timeout() {
         if (timeoutSeconds < 1) throw usage("--timeout: must be at least 1 second");
         return Duration.ofSeconds(timeoutSeconds);
+    }
+
+    /** The command's standard output. */
+    PrintWriter out() {
+        return mixee.commandLine().getOut();
+    }
+
+    /** The command's error output (progress and problems). */
+    PrintWriter err() {
+        return mixee.commandLine().getErr();
     }
 
     ParameterException usage(String msg) {

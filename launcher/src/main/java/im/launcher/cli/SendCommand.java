@@ -7,10 +7,8 @@ import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code im send}: connects as a device, sends one message and prints the committed seq. Without a
@@ -23,9 +21,6 @@ public final class SendCommand implements Callable<Integer> {
     @Mixin
     DeviceLogin login;
 
-    @Spec
-    CommandSpec spec;
-
     @Option(names = "--cmid", paramLabel = "CMID",
             description = "Client message id (idempotency key; default: a new UUID). Resend with the same cmid after a timeout: the reply then says dup=true.")
     String cmid;
@@ -35,7 +30,7 @@ public final class SendCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter err = login.gateway.err();
         String id = cmid != null ? cmid : UUID.randomUUID().toString();
         try (DeviceSocket s = login.connect(err)) {
             err.println("authenticated as " + s.authed().user() + " / " + s.authed().device() + "; sending cmid " + id);
@@ -47,7 +42,7 @@ public final class SendCommand implements Callable<Integer> {
                 throw new CliException(e.getMessage() + "; the message may or may not be stored: resend with --cmid " + id
                         + " (a stored one is answered dup=true)");
             }
-            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter out = login.gateway.out();
             out.println("sent " + sent.conv() + " seq=" + sent.seq() + " mid=" + sent.mid() + " dup=" + sent.dup());
             out.flush();
         }

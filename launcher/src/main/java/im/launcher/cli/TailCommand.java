@@ -18,9 +18,7 @@ import java.time.Instant;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code im tail}: follows one conversation as a device would. It subscribes, syncs the history
@@ -37,9 +35,6 @@ public final class TailCommand implements Callable<Integer> {
 
     @Mixin
     DeviceLogin login;
-
-    @Spec
-    CommandSpec spec;
 
     @Option(names = "--from", paramLabel = "SEQ",
             description = "First seq to print (default: this device's delivered cursor + 1; 1 = the whole visible history).")
@@ -66,8 +61,8 @@ public final class TailCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        out = spec.commandLine().getOut();
-        err = spec.commandLine().getErr();
+        out = login.gateway.out();
+        err = login.gateway.err();
         if (from != null && from < 0) throw login.gateway.usage("--from: must be 0 or more");
         if (count != null && count < 1) throw login.gateway.usage("--count: must be at least 1");
         try (DeviceSocket s = login.connect(err)) {
