@@ -3,7 +3,6 @@ package im.topics;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import im.protocol.Event;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -20,12 +19,12 @@ public record EventRecord(String conv, long seq, String kind, String mid, String
     static final Set<String> KINDS = Set.of(Event.MSG, Event.JOIN, Event.LEAVE);
     private static final String RECORD = "event record";
 
+    /** Only {@code device} and {@code cmid} may be null. */
     public EventRecord {
-        Objects.requireNonNull(conv, "conv");
-        Objects.requireNonNull(kind, "kind");
-        Objects.requireNonNull(mid, "mid");
-        Objects.requireNonNull(sender, "sender");
-        Objects.requireNonNull(body, "body");
+        if (conv == null || kind == null || mid == null || sender == null || body == null) {
+            throw new NullPointerException("event record: conv, kind, mid, sender and body are required, got " + conv
+                    + ", " + kind + ", " + mid + ", " + sender + ", " + (body == null ? null : "a body"));
+        }
     }
 
     /** Reads a record value strictly; throws {@link MalformedRecordException} naming the field. */
