@@ -7,7 +7,7 @@ import im.topics.MalformedRecordException;
 import java.time.Duration;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
-import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ContextualProcessor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -117,19 +117,18 @@ public final class GatewayLiveness {
      * Keeps the latest well-formed heartbeat per gateway, and under {@link #NEWEST} the newest of
      * all; a malformed one is logged and skipped (it must not break routing).
      */
-    private static final class HeartbeatUpdater implements Processor<String, String, Void, Void> {
-        private ProcessorContext<Void, Void> context;
+    private static final class HeartbeatUpdater extends ContextualProcessor<String, String, Void, Void> {
         private KeyValueStore<String, String> store;
 
         @Override
         public void init(ProcessorContext<Void, Void> context) {
-            this.context = context;
+            super.init(context);
             store = context.getStateStore(STORE);
         }
 
         @Override
         public void process(Record<String, String> r) {
-            Heartbeat h = MalformedRecords.readKeyed(log, context, r, Heartbeat::read, "heartbeat");
+            Heartbeat h = MalformedRecords.readKeyed(log, context(), r, Heartbeat::read, "heartbeat");
             if (h == null) return;
             store.put(r.key(), r.value());
             Heartbeat newest = heartbeat(store.get(NEWEST));

@@ -25,7 +25,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.PunctuationType;
-import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ContextualProcessor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -107,8 +107,7 @@ public final class SweeperTopology {
      * The four task-local stores and the transitions that keep {@value #LAGGING_STORE} equal to
      * "online pairs whose cursor is below the head". Shared by the three processors of a task.
      */
-    private abstract static class PairProcessor<KOut, VOut> implements Processor<String, String, KOut, VOut> {
-        protected ProcessorContext<KOut, VOut> context;
+    private abstract static class PairProcessor<KOut, VOut> extends ContextualProcessor<String, String, KOut, VOut> {
         protected KeyValueStore<String, String> logs;
         protected KeyValueStore<String, String> cursors;
         protected KeyValueStore<String, String> online;
@@ -116,7 +115,7 @@ public final class SweeperTopology {
 
         @Override
         public void init(ProcessorContext<KOut, VOut> context) {
-            this.context = context;
+            super.init(context);
             logs = context.getStateStore(LOG_STORE);
             cursors = context.getStateStore(CURSORS_STORE);
             online = context.getStateStore(ONLINE_STORE);
@@ -149,7 +148,7 @@ public final class SweeperTopology {
 
         /** The record read by {@code reader}, or null (logged with topic, partition and offset, and skipped) if malformed. */
         protected <T> T read(Record<String, String> r, java.util.function.Function<String, T> reader) {
-            return MalformedRecords.read(log, context, r, reader);
+            return MalformedRecords.read(log, context(), r, reader);
         }
 
         /** The stored registration of a pair (written by {@link Interest#toStoreJson}), or null. */
@@ -197,7 +196,7 @@ public final class SweeperTopology {
             // are re-derived anyway: after a crash the log's changelog may hold this event while
             // the lagging index's write of it was lost, and skipping it would leave a pair unhinted.
             if (convLog.apply(seq, ev.kind(), ev.sender())) logs.put(conv, convLog.toJson());
-            long now = context.currentSystemTimeMs();
+            long now = context().currentSystemTimeMs();
             // The conversation's pairs: one prefix range, not a scan of all online pairs.
             List<KeyValue<String, String>> pairs = new ArrayList<>();
             try (KeyValueIterator<String, String> it = online.prefixScan(PairState.prefix(conv), KEY_SER)) {
@@ -245,7 +244,7 @@ public final class SweeperTopology {
             due.forEach((conv, byGateway) -> byGateway.forEach((gateway, byHead) -> byHead.forEach((head, devices) -> {
                 Record<String, String> out = new Record<>(conv, new ChannelRecord.HintFor(devices, conv, head, WHY).toJson(), now);
                 out.headers().add(RouteJson.DEST_HEADER, topics.channel(gateway).getBytes(StandardCharsets.UTF_8));
-                context.forward(out);
+                context().forward(out);
                 hints.add(devices.size());
             })));
             if (!dead.isEmpty()) log.info("dropped {} lagging pairs of dead gateways", dead.size());
@@ -271,7 +270,7 @@ public final class SweeperTopology {
                 cursors.delete(pair);   // the device reinstalled: it holds nothing any more (cursor 0)
             }
             Interest where = online(pair);
-            if (where != null) reevaluate(log(conv), pair, where, context.currentSystemTimeMs());
+            if (where != null) reevaluate(log(conv), pair, where, context().currentSystemTimeMs());
         }
     }
 
@@ -294,7 +293,7 @@ public final class SweeperTopology {
             if (merged.equals(prev)) return;
             online.put(pair, merged.toStoreJson());
             if (prev == null || merged.ver() != prev.ver()) lagging.delete(pair);
-            reevaluate(log(conv), pair, merged, context.currentSystemTimeMs());
+            reevaluate(log(conv), pair, merged, context().currentSystemTimeMs());
         }
     }
 }

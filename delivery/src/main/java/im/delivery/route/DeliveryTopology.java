@@ -18,7 +18,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.PunctuationType;
-import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ContextualProcessor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -81,10 +81,9 @@ public final class DeliveryTopology {
     }
 
     /** Applies interest records and periodically removes garbage registrations. */
-    private static final class InterestUpdater implements Processor<String, String, Void, Void> {
+    private static final class InterestUpdater extends ContextualProcessor<String, String, Void, Void> {
         private final Duration lease;
         private final long horizon;
-        private ProcessorContext<Void, Void> context;
         private KeyValueStore<String, String> interest;
 
         InterestUpdater(Duration lease, long horizon) {
@@ -94,7 +93,7 @@ public final class DeliveryTopology {
 
         @Override
         public void init(ProcessorContext<Void, Void> context) {
-            this.context = context;
+            super.init(context);
             interest = context.getStateStore(INTEREST_STORE);
             GatewayLiveness.View gateways = new GatewayLiveness.View(context.getStateStore(GATEWAY_STORE), lease);
             context.schedule(lease.dividedBy(2), PunctuationType.WALL_CLOCK_TIME, now -> {
@@ -111,7 +110,7 @@ public final class DeliveryTopology {
 
         @Override
         public void process(Record<String, String> r) {
-            InterestRecord in = MalformedRecords.readKeyed(log, context, r, InterestRecord::read, "interest record");
+            InterestRecord in = MalformedRecords.readKeyed(log, context(), r, InterestRecord::read, "interest record");
             if (in == null) return;
             InterestSet set = InterestSet.fromJson(interest.get(r.key()));
             set.apply(in.device(), in.interest());
@@ -120,10 +119,9 @@ public final class DeliveryTopology {
     }
 
     /** Folds events into the conversation's log and routes each to the devices that may see it. */
-    private static final class Router implements Processor<String, String, String, String> {
+    private static final class Router extends ContextualProcessor<String, String, String, String> {
         private final TopicNames topics;
         private final Duration lease;
-        private ProcessorContext<String, String> context;
         private KeyValueStore<String, String> interest;
         private KeyValueStore<String, String> logs;
         private GatewayLiveness.View gateways;
@@ -135,7 +133,7 @@ public final class DeliveryTopology {
 
         @Override
         public void init(ProcessorContext<String, String> context) {
-            this.context = context;
+            super.init(context);
             interest = context.getStateStore(INTEREST_STORE);
             logs = context.getStateStore(LOG_STORE);
             gateways = new GatewayLiveness.View(context.getStateStore(GATEWAY_STORE), lease);
@@ -143,7 +141,7 @@ public final class DeliveryTopology {
 
         @Override
         public void process(Record<String, String> r) {
-            EventRecord ev = MalformedRecords.read(log, context, r, EventRecord::read);
+            EventRecord ev = MalformedRecords.read(log, context(), r, EventRecord::read);
             if (ev == null) return;
             String conv = ev.conv();
             long seq = ev.seq();
@@ -152,7 +150,7 @@ public final class DeliveryTopology {
             logs.put(conv, convLog.toJson());
 
             InterestSet set = InterestSet.fromJson(interest.get(conv));
-            long now = context.currentSystemTimeMs();
+            long now = context().currentSystemTimeMs();
             Map<String, List<String>> targets = set.byGateway(
                     e -> convLog.visible(e.user(), seq) && e.live(gateways, now));
             for (Map.Entry<String, List<String>> g : targets.entrySet()) {
@@ -168,7 +166,7 @@ public final class DeliveryTopology {
         private void forward(Record<String, String> in, String key, String value, String topic) {
             Record<String, String> out = new Record<>(key, value, in.timestamp());
             out.headers().add(RouteJson.DEST_HEADER, topic.getBytes(StandardCharsets.UTF_8));
-            context.forward(out);
+            context().forward(out);
         }
     }
 
