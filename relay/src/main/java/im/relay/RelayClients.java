@@ -52,7 +52,8 @@ final class RelayClients {
         p.put("offset.storage", "org.apache.kafka.connect.storage.KafkaOffsetBackingStore");
         p.put("offset.storage.topic", topics.prefix() + "relay-offsets");
         p.put("offset.storage.partitions", "1");
-        p.put("offset.storage.replication.factor", "1");
+        // The offsets are the relay's position in the WAL: replicated like the events they stand for.
+        p.put("offset.storage.replication.factor", String.valueOf(cfg.replication().factor()));
         p.put("offset.flush.interval.ms", String.valueOf(cfg.offsetFlush().toMillis()));
         p.put("bootstrap.servers", cfg.kafkaBootstrap());
         p.put("errors.max.retries", "-1");

@@ -3,6 +3,7 @@ package im.relay;
 import im.infra.config.ConfigException;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
+import im.infra.kafka.Replication;
 import java.net.URI;
 import java.time.Duration;
 
@@ -13,7 +14,7 @@ import java.time.Duration;
 public record RelayConfig(
         String pgHost, int pgPort, String database, String user, String password,
         String kafkaBootstrap, String slot, String publication, Duration pollInterval, Duration offsetFlush,
-        Duration lockTimeout) {
+        Duration lockTimeout, Replication replication) {
 
     public static RelayConfig from(Settings s) {
         String url = s.required(ConfigKeys.PG_URL);
@@ -32,7 +33,8 @@ public record RelayConfig(
                 s.required(ConfigKeys.KAFKA_BOOTSTRAP), slot, slot,
                 s.get(ConfigKeys.RELAY_POLL_MS),
                 s.get(ConfigKeys.RELAY_OFFSET_FLUSH_MS),
-                s.get(ConfigKeys.RELAY_LOCK_TIMEOUT_MS));
+                s.get(ConfigKeys.RELAY_LOCK_TIMEOUT_MS),
+                Replication.from(s));
     }
 
     String jdbcUrl() {

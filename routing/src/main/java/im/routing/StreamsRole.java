@@ -1,5 +1,6 @@
 package im.routing;
 
+import im.infra.kafka.Replication;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
@@ -24,9 +25,9 @@ public final class StreamsRole implements AutoCloseable {
     }
 
     public static StreamsRole start(String role, Topology topology, String topicPrefix, String bootstrap, String stateDir,
-                                    MeterRegistry meters, Logger log) {
+                                    Replication replication, MeterRegistry meters, Logger log) {
         String appId = topicPrefix.replace('.', '-') + role;
-        KafkaStreams streams = new KafkaStreams(topology, StreamsApps.properties(appId, bootstrap, stateDir));
+        KafkaStreams streams = new KafkaStreams(topology, StreamsApps.properties(appId, bootstrap, stateDir, replication));
         StreamsApps.replaceFailedThreads(streams, log, role);
         KafkaStreamsMetrics metrics = new KafkaStreamsMetrics(streams, Tags.of("group", appId));
         metrics.bindTo(meters);

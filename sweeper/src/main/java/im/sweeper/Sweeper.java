@@ -53,7 +53,7 @@ public final class Sweeper implements AutoCloseable {
 
     public Sweeper start() {
         streams = StreamsRole.start("sweeper", SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(), cfg.interestRenew(), hints),
-                cfg.topics().prefix(), cfg.bootstrap(), cfg.stateDir(), meters, log);
+                cfg.topics().prefix(), cfg.bootstrap(), cfg.stateDir(), cfg.replication(), meters, log);
         return this;
     }
 

@@ -39,7 +39,7 @@ public final class DeliveryNode implements AutoCloseable {
 
     public DeliveryNode start() {
         streams = StreamsRole.start("delivery", DeliveryTopology.build(cfg.topics(), cfg.lease(), cfg.interestRenew()), cfg.topics().prefix(),
-                cfg.bootstrap(), cfg.stateDir(), meters, log);
+                cfg.bootstrap(), cfg.stateDir(), cfg.replication(), meters, log);
         return this;
     }
 
