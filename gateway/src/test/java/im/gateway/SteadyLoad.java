@@ -29,6 +29,8 @@ final class SteadyLoad implements AutoCloseable {
     private final String conv;
     private final long intervalMs;
     private final NavigableSet<Long> confirmed = new ConcurrentSkipListSet<>();
+    /** cmid -> the seq its {@code sent} named. */
+    private final Map<String, Long> acknowledged = new ConcurrentHashMap<>();
     /** seq -> first time (nanoTime) the receiver got it pushed. */
     private final Map<Long, Long> pushedAt = new ConcurrentHashMap<>();
     /** seq -> time (nanoTime) its send was confirmed. */
@@ -54,10 +56,7 @@ final class SteadyLoad implements AutoCloseable {
             @Override
             public void onSent(SentAck ack) {
                 // Also automatic resends of entries whose first attempt failed.
-                if (ack.conv().equals(conv)) {
-                    confirmed.add(ack.seq());
-                    sentAt.putIfAbsent(ack.seq(), System.nanoTime());
-                }
+                if (ack.conv().equals(conv)) confirm(ack);
             }
         });
         receiver.addListener(new ClientListener() {
@@ -85,9 +84,7 @@ final class SteadyLoad implements AutoCloseable {
         while (running) {
             try {
                 sends.incrementAndGet();
-                SentAck ack = sender.send(conv, "load " + sends.get());
-                confirmed.add(ack.seq());
-                sentAt.putIfAbsent(ack.seq(), System.nanoTime());
+                confirm(sender.send(conv, "load " + sends.get()));
             } catch (java.io.IOException e) {
                 failures.incrementAndGet();   // the entry stays in the outbox; the client resends it
             } catch (Throwable t) {
@@ -99,6 +96,20 @@ final class SteadyLoad implements AutoCloseable {
             if (wait > 0) LockSupport.parkNanos(wait);
             else next = System.nanoTime();
         }
+    }
+
+    private void confirm(SentAck ack) {
+        sentAt.putIfAbsent(ack.seq(), System.nanoTime());
+        confirmed.add(ack.seq());
+        Long prev = acknowledged.putIfAbsent(ack.cmid(), ack.seq());
+        if (prev != null && prev != ack.seq()) {
+            errors.add(new AssertionError(ack.cmid() + " confirmed with seq " + prev + " and then " + ack.seq()));
+        }
+    }
+
+    /** cmid -> seq of every message confirmed so far. */
+    Map<String, Long> acknowledged() {
+        return Map.copyOf(acknowledged);
     }
 
     /** Stops sending; rethrows what the sending thread failed with. */
