@@ -32,7 +32,7 @@ public final class ConfigKeys {
 
     // --- PostgreSQL
     public static final ConfigKey<String> PG_URL = key("IM_PG_URL", "",
-            "JDBC URL of an external PostgreSQL (wal_level=logical). Empty: start the embedded PostgreSQL.");
+            "JDBC URL of an external PostgreSQL (wal_level=logical). Empty: start the embedded PostgreSQL. A primary/standby pair: both hosts and targetServerType=primary (docs/operations.md).");
     public static final ConfigKey<String> PG_USER = key("IM_PG_USER", "postgres", "PostgreSQL user.");
     public static final ConfigKey<String> PG_PASSWORD = key("IM_PG_PASSWORD", "postgres", "PostgreSQL password.");
     public static final ConfigKey<Integer> PG_POOL_SIZE = key("IM_PG_POOL_SIZE", "16", 1, 200,
