@@ -125,20 +125,38 @@ public final class EmbeddedPg implements AutoCloseable {
      * these machines are.) Returns once the postmaster is gone. For the D6 test.
      */
     public void crashImmediately() {
+        signalPostmaster("QUIT");
+    }
+
+    /**
+     * {@code kill -9} of the postmaster, as a machine or process failure looks: no shutdown at all.
+     * Its backends notice the postmaster is gone and exit by themselves. Returns once the
+     * postmaster is gone. For failover tests (the data directory is not started again).
+     */
+    public void killPostmaster() {
+        signalPostmaster("KILL");
+    }
+
+    private void signalPostmaster(String signal) {
         long pid;
         try {
             pid = Long.parseLong(Files.readAllLines(dataDir.resolve("postmaster.pid")).get(0).trim());
         } catch (IOException | RuntimeException e) {
             throw new IllegalStateException("no running postmaster in " + dataDir, e);
         }
-        run(List.of("kill", "-QUIT", String.valueOf(pid)));
+        run(List.of("kill", "-" + signal, String.valueOf(pid)));
         ProcessHandle.of(pid).ifPresent(h -> {
             try {
                 h.onExit().get(60, TimeUnit.SECONDS);
             } catch (Exception e) {
-                throw new IllegalStateException("postmaster " + pid + " did not exit after SIGQUIT", e);
+                throw new IllegalStateException("postmaster " + pid + " did not exit after SIG" + signal, e);
             }
         });
+    }
+
+    /** A new connection to {@code database} as the superuser (the caller closes it). */
+    public Connection connect(String database) throws SQLException {
+        return pg.getDatabase(USER, database).getConnection();
     }
 
     /**

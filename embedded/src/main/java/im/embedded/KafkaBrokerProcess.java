@@ -28,15 +28,36 @@ public final class KafkaBrokerProcess implements KafkaBroker {
     private static final long STOP_GRACE_SECONDS = 10;
 
     private final Path dataDir;
+    private final int nodeId;
     private final int port;
     private final boolean deleteOnClose;
     private Process process;
     private boolean closed;
 
-    private KafkaBrokerProcess(Path dataDir, int port, boolean deleteOnClose) {
+    private KafkaBrokerProcess(Path dataDir, int nodeId, int port, boolean deleteOnClose) {
         this.dataDir = dataDir;
+        this.nodeId = nodeId;
         this.port = port;
         this.deleteOnClose = deleteOnClose;
+    }
+
+    /**
+     * A node of a {@link KafkaCluster}: writes {@code props}, formats storage as {@code nodeId} of
+     * {@code clusterId} (once) and launches the JVM without waiting, since a node of a multi-node
+     * quorum cannot be ready before a majority of its peers runs; call {@link #awaitReady()}.
+     */
+    static KafkaBrokerProcess spawnNode(Path dataDir, int nodeId, int brokerPort, Properties props, String clusterId) {
+        try {
+            Files.createDirectories(dataDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + dataDir, e);
+        }
+        BrokerSettings.writeProperties(props, dataDir.resolve("server.properties"));
+        writeJvmArgs(dataDir.resolve("jvm.args"));
+        BrokerSettings.formatIfNeeded(dataDir.resolve(BrokerSettings.LOG_DIR_NAME), nodeId, clusterId);
+        KafkaBrokerProcess node = new KafkaBrokerProcess(dataDir, nodeId, brokerPort, false);
+        node.spawn();
+        return node;
     }
 
     /** {@link #start(Path, int, boolean)} deleting {@code dataDir} on close. */
@@ -70,7 +91,7 @@ public final class KafkaBrokerProcess implements KafkaBroker {
         writeJvmArgs(dataDir.resolve("jvm.args"));
         BrokerSettings.formatIfNeeded(logDir);
 
-        KafkaBrokerProcess broker = new KafkaBrokerProcess(dataDir, brokerPort, !keepData);
+        KafkaBrokerProcess broker = new KafkaBrokerProcess(dataDir, BrokerSettings.NODE_ID, brokerPort, !keepData);
         try {
             broker.launch();
         } catch (RuntimeException e) {
@@ -100,6 +121,16 @@ public final class KafkaBrokerProcess implements KafkaBroker {
         }
         kill();
         launch();
+    }
+
+    /** Sends SIGTERM (controlled shutdown) without waiting; {@link #close()} then waits. */
+    synchronized void signalStop() {
+        if (process != null && process.isAlive()) process.destroy();
+    }
+
+    /** The KRaft node id ({@code 1} for a single broker, {@code 1..n} in a {@link KafkaCluster}). */
+    public int nodeId() {
+        return nodeId;
     }
 
     /** The OS process id of the current (or last) broker JVM. */
@@ -160,6 +191,22 @@ public final class KafkaBrokerProcess implements KafkaBroker {
     }
 
     private void launch() {
+        spawn();
+        awaitReady();
+    }
+
+    /** Blocks until the cluster lists this node, or throws BrokerStartException naming the log file. */
+    void awaitReady() {
+        Process p;
+        synchronized (this) {
+            p = process;
+        }
+        BrokerSettings.awaitReady(bootstrapServers(), nodeId, BrokerSettings.READY_DEADLINE, () -> p.isAlive() ? null
+                : "Kafka broker process exited with code " + p.exitValue() + " before it was ready; see " + logFile());
+        log.info("Kafka node {} (pid {}) ready at {} (data {})", nodeId, p.pid(), bootstrapServers(), dataDir);
+    }
+
+    private synchronized void spawn() {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         ProcessBuilder pb = new ProcessBuilder(List.of(
                 java.toString(),
@@ -175,10 +222,6 @@ public final class KafkaBrokerProcess implements KafkaBroker {
         } catch (IOException e) {
             throw new BrokerStartException("cannot launch " + java, e);
         }
-        Process p = process;
-        BrokerSettings.awaitReady(bootstrapServers(), BrokerSettings.READY_DEADLINE, () -> p.isAlive() ? null
-                : "Kafka broker process exited with code " + p.exitValue() + " before it was ready; see " + logFile());
-        log.info("Kafka broker process pid {} ready at {} (data {})", p.pid(), bootstrapServers(), dataDir);
     }
 
     private static boolean awaitExit(Process p, long seconds) {

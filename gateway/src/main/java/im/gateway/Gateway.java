@@ -85,7 +85,7 @@ public final class Gateway implements AutoCloseable {
         if (cfg.kafkaBootstrap().isPresent()) {
             try {
                 push = new PushHub(cfg.kafkaBootstrap().get(), cfg.topics(), cfg.gatewayId(), clock.millis(),
-                        cfg.heartbeat(), cfg.interestRenew(), faults).start();
+                        cfg.heartbeat(), cfg.interestRenew(), faults, cfg.replication()).start();
             } catch (RuntimeException e) {
                 workers.shutdownNow();
                 timers.shutdownNow();

@@ -3,6 +3,7 @@ package im.gateway;
 import im.infra.config.ConfigException;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
+import im.infra.kafka.Replication;
 import im.infra.kafka.TopicNames;
 import java.time.Duration;
 import java.util.Optional;
@@ -26,7 +27,8 @@ public record GatewayConfig(
         Duration ackBatchDelay,
         int ackBatchMax,
         Duration tokenTtl,
-        Duration installCheck) {
+        Duration installCheck,
+        Replication replication) {
 
     public static GatewayConfig from(Settings s) {
         String admin = s.required(ConfigKeys.ADMIN_TOKEN);
@@ -53,6 +55,7 @@ public record GatewayConfig(
                 s.get(ConfigKeys.ACK_BATCH_MAX),
                 s.get(ConfigKeys.TOKEN_TTL_S),
                 // at most 1 s, so that a reinstall reaches open sockets within the documented 2 s
-                s.get(ConfigKeys.INSTALL_CHECK_MS));
+                s.get(ConfigKeys.INSTALL_CHECK_MS),
+                Replication.from(s));
     }
 }

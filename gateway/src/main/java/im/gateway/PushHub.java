@@ -2,6 +2,7 @@ package im.gateway;
 
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
+import im.infra.kafka.Replication;
 import im.infra.kafka.TopicNames;
 import im.infra.kafka.Topics;
 import im.protocol.Event;
@@ -58,6 +59,7 @@ final class PushHub implements AutoCloseable {
     private final Duration heartbeat;
     private final Duration renew;
     private final Faults faults;
+    private final Replication replication;
     private final AtomicLong versions = new AtomicLong();
     private final java.util.concurrent.atomic.AtomicBoolean publishFailed = new java.util.concurrent.atomic.AtomicBoolean();
     private long lastTick;
@@ -73,7 +75,9 @@ final class PushHub implements AutoCloseable {
     private Thread poller;
     private volatile boolean running;
 
-    PushHub(String bootstrap, TopicNames topics, String gatewayId, long gen, Duration heartbeat, Duration renew, Faults faults) {
+    PushHub(String bootstrap, TopicNames topics, String gatewayId, long gen, Duration heartbeat, Duration renew, Faults faults,
+            Replication replication) {
+        this.replication = replication;
         this.bootstrap = bootstrap;
         this.topics = topics;
         this.gatewayId = gatewayId;
@@ -98,7 +102,7 @@ final class PushHub implements AutoCloseable {
             throw new IllegalStateException("topics " + missing + " do not exist on " + bootstrap + ": create the shared"
                     + " topics before starting a gateway (SharedTopics.create; the role runner and im platform do)");
         }
-        Topics.create(bootstrap, List.of(topics.channel(gatewayId)), 1);
+        Topics.create(bootstrap, List.of(topics.channel(gatewayId)), 1, replication);
         Properties pp = new Properties();
         pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         pp.put(ProducerConfig.ACKS_CONFIG, "all");

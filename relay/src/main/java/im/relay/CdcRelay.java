@@ -228,7 +228,7 @@ public final class CdcRelay implements AutoCloseable {
             producer = RelayClients.producer(cfg);
             CompletableFuture<Throwable> done = new CompletableFuture<>();
             engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
-                    .using(RelayClients.engineProperties(cfg, topics))
+                    .using(RelayClients.engineProperties(cfg, topics, LockSession.server(lock)))
                     .using((success, message, error) ->
                             done.complete(success ? null : error != null ? error : new IllegalStateException(message)))
                     .notifying(this::handleBatch)

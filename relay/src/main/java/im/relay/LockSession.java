@@ -7,6 +7,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Properties;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.util.HostSpec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +44,11 @@ final class LockSession {
                     + e.getMessage(), e.getSQLState(), e);
         }
         return c;
+    }
+
+    /** The server {@code c} is connected to (of a multi-host URL, the one that answered as primary). */
+    static HostSpec server(Connection c) throws SQLException {
+        return c.unwrap(BaseConnection.class).getQueryExecutor().getHostSpec();
     }
 
     /** Takes the slot's advisory lock on this session if free; false when another session holds it. */

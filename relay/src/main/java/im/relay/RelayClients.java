@@ -2,6 +2,7 @@ package im.relay;
 
 import im.infra.kafka.TopicNames;
 import java.util.Properties;
+import org.postgresql.util.HostSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -28,13 +29,17 @@ final class RelayClients {
         return new KafkaProducer<>(p);
     }
 
-    /** Debezium Embedded (pgoutput) on the slot and publication of {@code cfg}, offsets in Kafka. */
-    static Properties engineProperties(RelayConfig cfg, TopicNames topics) {
+    /**
+     * Debezium Embedded (pgoutput) on the slot and publication of {@code cfg}, offsets in Kafka,
+     * streaming from {@code server}: the server the lock session is on (Debezium takes one host;
+     * with a multi-host IM_PG_URL that is the current primary).
+     */
+    static Properties engineProperties(RelayConfig cfg, TopicNames topics, HostSpec server) {
         Properties p = new Properties();
         p.put("name", "im-relay-" + cfg.slot());
         p.put("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
-        p.put("database.hostname", cfg.pgHost());
-        p.put("database.port", String.valueOf(cfg.pgPort()));
+        p.put("database.hostname", server.getHost());
+        p.put("database.port", String.valueOf(server.getPort()));
         p.put("database.user", cfg.user());
         p.put("database.password", cfg.password());
         p.put("database.dbname", cfg.database());
@@ -42,6 +47,9 @@ final class RelayClients {
         p.put("plugin.name", "pgoutput");
         p.put("slot.name", cfg.slot());
         p.put("slot.drop.on.stop", "false");
+        // A PostgreSQL 17 failover slot: a standby with sync_replication_slots=on keeps a copy, so
+        // after a promotion the relay resumes from it. Debezium ignores it before PostgreSQL 17.
+        p.put("slot.failover", "true");
         p.put("publication.name", cfg.publication());
         p.put("publication.autocreate.mode", "filtered");
         p.put("table.include.list", "public.events,public.device_cursors");
@@ -52,7 +60,8 @@ final class RelayClients {
         p.put("offset.storage", "org.apache.kafka.connect.storage.KafkaOffsetBackingStore");
         p.put("offset.storage.topic", topics.prefix() + "relay-offsets");
         p.put("offset.storage.partitions", "1");
-        p.put("offset.storage.replication.factor", "1");
+        // The offsets are the relay's position in the WAL: replicated like the events they stand for.
+        p.put("offset.storage.replication.factor", String.valueOf(cfg.replication().factor()));
         p.put("offset.flush.interval.ms", String.valueOf(cfg.offsetFlush().toMillis()));
         p.put("bootstrap.servers", cfg.kafkaBootstrap());
         p.put("errors.max.retries", "-1");

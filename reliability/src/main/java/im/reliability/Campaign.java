@@ -54,8 +54,18 @@ public final class Campaign {
     public record Options(long seed, Duration duration, int users, int devicesPerUser, int multiDeviceUsers,
                           int groups, int directs, double sendsPerSecond, Duration faultInterval,
                           List<Nemesis.Kind> faults, int membershipChanges, int offlineAtEnd, Duration quiesceDeadline,
-                          Path workDir) {
+                          Path workDir, int kafkaNodes) {
+        /** One Kafka node, as the suite runs it. */
+        public Options(long seed, Duration duration, int users, int devicesPerUser, int multiDeviceUsers,
+                       int groups, int directs, double sendsPerSecond, Duration faultInterval,
+                       List<Nemesis.Kind> faults, int membershipChanges, int offlineAtEnd, Duration quiesceDeadline,
+                       Path workDir) {
+            this(seed, duration, users, devicesPerUser, multiDeviceUsers, groups, directs, sendsPerSecond, faultInterval,
+                    faults, membershipChanges, offlineAtEnd, quiesceDeadline, workDir, 1);
+        }
+
         public Options {
+            if (kafkaNodes < 1 || kafkaNodes > 9) throw new IllegalArgumentException("kafkaNodes: 1..9");
             if (users < 2) throw new IllegalArgumentException("users: at least 2");
             if (devicesPerUser < 1) throw new IllegalArgumentException("devicesPerUser: at least 1");
             if (groups + directs < 1) throw new IllegalArgumentException("at least one conversation");
@@ -104,7 +114,7 @@ public final class Campaign {
         log("seed %d, %d s, %d users, %d conversations, %.1f sends/s, faults %s every ~%d ms",
                 o.seed(), o.duration().toSeconds(), o.users(), o.groups() + o.directs(), o.sendsPerSecond(), o.faults(),
                 o.faultInterval().toMillis());
-        stack = new Stack(o.workDir());
+        stack = new Stack(o.workDir(), o.kafkaNodes());
         try {
             log("stack up in %d ms (gateways %s, %s)", System.currentTimeMillis() - tStart, stack.ws(0), stack.ws(1));
             directory = new Directory(stack.db.dataSource(), Clock.systemUTC());
@@ -112,7 +122,7 @@ public final class Campaign {
             StackDb db = new StackDb(stack.db.dataSource());
             membership = new MembershipDriver(admin, db);
             driver = new DeviceDriver(devices, convs, stack.gatewayPorts, admin, problems);
-            observer = new Observer(devices, convs, db, membership, stack.broker.bootstrapServers(), stack.topics.events(), problems);
+            observer = new Observer(devices, convs, db, membership, stack.kafka.bootstrapServers(), stack.topics.events(), problems);
             Cast cast = Cast.create(directory, o, random, membership, devices, convs);
             probeSender = cast.probeSender();
             probeReceiver = cast.probeReceiver();

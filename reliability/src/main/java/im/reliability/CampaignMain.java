@@ -39,6 +39,8 @@ public final class CampaignMain implements Callable<Integer> {
     int offlineAtEnd = 2;
     @Option(names = "--quiesce-seconds", description = "deadline to converge after the faults stop, default ${DEFAULT-VALUE}")
     int quiesceSeconds = 90;
+    @Option(names = "--kafka-nodes", description = "Kafka KRaft nodes (child JVMs); with more than one every topic is replicated min(3, nodes) times and BROKER_KILL kills partition leaders and the active controller, default ${DEFAULT-VALUE}")
+    int kafkaNodes = 1;
     @Option(names = "--work-dir", description = "where PostgreSQL, Kafka and client state go, default a new temporary directory")
     Path workDir;
 
@@ -48,7 +50,7 @@ public final class CampaignMain implements Callable<Integer> {
         long s = seed != null ? seed : System.currentTimeMillis();
         Campaign.Result r = Campaign.run(new Campaign.Options(s, Duration.ofSeconds(seconds), users, devicesPerUser,
                 multiDeviceUsers, groups, directs, rate, Duration.ofMillis(faultIntervalMs), faults, membershipChanges, offlineAtEnd,
-                Duration.ofSeconds(quiesceSeconds), dir));
+                Duration.ofSeconds(quiesceSeconds), dir, kafkaNodes));
         System.out.println(r.ok() ? "CAMPAIGN OK (seed " + s + ")" : "CAMPAIGN FAILED (seed " + s + "): "
                 + r.report().violations().size() + " violations");
         return r.ok() ? 0 : 1;

@@ -1,5 +1,6 @@
 package im.reliability;
 
+import im.embedded.KafkaBrokerProcess;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -22,7 +23,10 @@ import java.util.function.LongSupplier;
 public final class Nemesis implements Runnable {
     /** The faults the nemesis knows. */
     public enum Kind {
-        /** kill -9 of the Kafka broker JVM, restart on the same port and data. */
+        /**
+         * kill -9 of a Kafka node JVM, restart on the same port and data. On a cluster, in turn the
+         * leader of a random events partition and the active controller.
+         */
         BROKER_KILL,
         /** SIGQUIT to the postmaster (pg_ctl -m immediate), restart with WAL recovery. */
         PG_CRASH,
@@ -84,6 +88,7 @@ public final class Nemesis implements Runnable {
     private final java.util.function.IntFunction<String> reinstall;
     private final java.util.function.IntFunction<String> churn;
     private int churnShape;
+    private int brokerKills;
     private final LongSupplier probe;
     private final int clients;
     private final AtomicBoolean stop = new AtomicBoolean();
@@ -186,10 +191,23 @@ public final class Nemesis implements Runnable {
     private String inject(Kind k, long down, int victim) {
         switch (k) {
             case BROKER_KILL -> {
-                stack.broker.kill();
+                String role = "";
+                int id = 1;
+                if (stack.kafka.size() > 1) {
+                    if (brokerKills++ % 2 == 0) {
+                        int p = random.nextInt(Stack.PARTITIONS);
+                        id = stack.kafka.leaderOf(stack.topics.events(), p);
+                        role = " (leader of " + stack.topics.events() + "-" + p + ")";
+                    } else {
+                        id = stack.kafka.activeController();
+                        role = " (active controller)";
+                    }
+                }
+                KafkaBrokerProcess node = stack.kafka.node(id);
+                node.kill();
                 pause(down);
-                stack.broker.restart();
-                return "pid " + stack.broker.pid();
+                node.restart();
+                return "node " + id + role + ", pid " + node.pid();
             }
             case PG_CRASH -> {
                 stack.pg.crashImmediately();

@@ -2,11 +2,12 @@ package im.reliability;
 
 import im.delivery.route.DeliveryMain;
 import im.embedded.EmbeddedPg;
-import im.embedded.KafkaBrokerProcess;
+import im.embedded.KafkaCluster;
 import im.gateway.GatewayMain;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.db.Database;
+import im.infra.kafka.Replication;
 import im.infra.kafka.SharedTopics;
 import im.infra.kafka.TopicNames;
 import im.relay.RelayMain;
@@ -28,8 +29,9 @@ import java.util.function.Consumer;
 
 /**
  * The whole platform for a campaign, every part in its own process so the nemesis can kill it:
- * an embedded PostgreSQL (data kept, so it can be crashed and restarted with WAL recovery), a Kafka
- * broker JVM, and child JVMs for two CDC relays (one active, one standby on the advisory lock), two
+ * an embedded PostgreSQL (data kept, so it can be crashed and restarted with WAL recovery), Kafka
+ * as a KRaft cluster of child JVMs (one node by default; with more, every topic is replicated
+ * min(3, nodes) times), and child JVMs for two CDC relays (one active, one standby on the advisory lock), two
  * delivery nodes, one sweeper and two gateways on fixed ports (clients reconnect to the URI they
  * know). Roles are the production main classes ({@code RelayMain}, {@code DeliveryMain},
  * {@code SweeperMain}, {@code GatewayMain}) configured by IM_* variables only. Logs go to
@@ -46,7 +48,7 @@ final class Stack implements AutoCloseable {
     final Path dir;
     final EmbeddedPg pg;
     final Database db;
-    final KafkaBrokerProcess broker;
+    final KafkaCluster kafka;
     final Settings settings;
     final TopicNames topics;
     final int[] gatewayPorts = new int[GATEWAYS];
@@ -59,20 +61,21 @@ final class Stack implements AutoCloseable {
     /** Frames dropped by fault rules of gateways that are gone, per point. */
     private final Map<String, Long> droppedByGone = new java.util.TreeMap<>();
 
-    Stack(Path dir) {
+    Stack(Path dir, int kafkaNodes) {
         this.dir = dir;
         pg = EmbeddedPg.start(dir.resolve("pg"), 0, true);
         pg.createDatabase("campaign");
         db = Database.open(pg.dbConfig("campaign", 16), "campaign");
         Database.migrate(db.dataSource());
-        broker = KafkaBrokerProcess.start(dir.resolve("kafka"), 0, true);
+        kafka = KafkaCluster.start(dir.resolve("kafka"), kafkaNodes, true);
         for (int i = 0; i < GATEWAYS; i++) gatewayPorts[i] = freePort();
         Map<String, String> m = new HashMap<>();
         m.put(ConfigKeys.PG_URL.name(), pg.jdbcUrl("campaign"));
         m.put(ConfigKeys.PG_USER.name(), EmbeddedPg.USER);
         m.put(ConfigKeys.PG_PASSWORD.name(), EmbeddedPg.PASSWORD);
         m.put(ConfigKeys.PG_POOL_SIZE.name(), "8");
-        m.put(ConfigKeys.KAFKA_BOOTSTRAP.name(), broker.bootstrapServers());
+        m.put(ConfigKeys.KAFKA_BOOTSTRAP.name(), kafka.bootstrapServers());
+        m.put(ConfigKeys.REPLICATION_FACTOR.name(), String.valueOf(Math.min(3, kafkaNodes)));
         m.put(ConfigKeys.TOPIC_PREFIX.name(), "camp.");
         m.put(ConfigKeys.RELAY_SLOT.name(), "s_campaign");
         m.put(ConfigKeys.PARTITIONS.name(), String.valueOf(PARTITIONS));
@@ -86,7 +89,7 @@ final class Stack implements AutoCloseable {
         m.put(ConfigKeys.OPS_PORT.name(), "0");
         settings = Settings.of(m);
         topics = TopicNames.from(settings);
-        SharedTopics.create(broker.bootstrapServers(), topics, PARTITIONS);
+        SharedTopics.create(kafka.bootstrapServers(), topics, PARTITIONS, Replication.from(settings));
         // Start everything at once, then wait: the JVMs boot in parallel.
         List<Runnable> waits = new ArrayList<>();
         for (int i = 0; i < RELAYS; i++) waits.add(launchRelay(i));
@@ -211,7 +214,7 @@ final class Stack implements AutoCloseable {
         if (sweeper != null) quietly(sweeper::kill);
         for (RoleProcess n : nodes) if (n != null) quietly(n::kill);
         for (RoleProcess r : relays) if (r != null) quietly(r::kill);
-        quietly(broker::close);
+        quietly(kafka::close);
         quietly(db::close);
         quietly(pg::close);
     }

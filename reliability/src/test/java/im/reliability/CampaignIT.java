@@ -32,8 +32,10 @@ class CampaignIT {
         List<Nemesis.Kind> kinds = sel.equals("CLASSIC") ? Nemesis.Kind.CLASSIC
                 : sel.equals("ALL") ? List.of(Nemesis.Kind.values())
                 : java.util.Arrays.stream(sel.split(",")).map(String::trim).map(Nemesis.Kind::valueOf).toList();
+        // One Kafka node in the suite; -Dcampaign.kafkaNodes=3 runs the same campaign on a replicated cluster.
+        int kafkaNodes = Integer.getInteger("campaign.kafkaNodes", 1);
         Campaign.Result r = Campaign.run(new Campaign.Options(seed, Duration.ofSeconds(40), 6, 2, 2, 2, 2, 10.0,
-                Duration.ofSeconds(4), kinds, 2, 1, Duration.ofSeconds(90), dir));
+                Duration.ofSeconds(4), kinds, 2, 1, Duration.ofSeconds(90), dir, kafkaNodes));
         System.out.println("campaign figures (seed " + seed + "): " + r.figures());
         Set<Nemesis.Kind> injected = EnumSet.noneOf(Nemesis.Kind.class);
         r.faults().forEach(f -> injected.add(f.kind()));

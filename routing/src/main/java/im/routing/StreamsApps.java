@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.util.Properties;
+import im.infra.kafka.Replication;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.KafkaStreams;
@@ -21,8 +22,9 @@ public final class StreamsApps {
      *
      * @param stateDir the state directory, or empty for a fresh temporary one per start (reusing
      *                 one after the broker was recreated corrupts tasks)
+     * @param replication of the internal (changelog, repartition) topics Streams creates
      */
-    public static Properties properties(String applicationId, String bootstrap, String stateDir) {
+    public static Properties properties(String applicationId, String bootstrap, String stateDir, Replication replication) {
         Properties p = new Properties();
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -34,7 +36,12 @@ public final class StreamsApps {
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), "50");
-        p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "-1");   // the broker's default
+        // Internal topics hold the stores' state: replicated as the platform's own topics are, and
+        // written by an idempotent acks=all producer (the Kafka 4 defaults, stated so no one relaxes them).
+        p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, Integer.toString(replication.factor()));
+        p.put(StreamsConfig.topicPrefix("min.insync.replicas"), Integer.toString(replication.minInsyncReplicas()));
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.ACKS_CONFIG), "all");
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG), "true");
         return p;
     }
 

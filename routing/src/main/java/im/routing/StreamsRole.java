@@ -1,5 +1,6 @@
 package im.routing;
 
+import im.infra.kafka.Replication;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
@@ -17,9 +18,9 @@ import org.slf4j.Logger;
 public record StreamsRole(KafkaStreams streams, KafkaStreamsMetrics metrics) implements AutoCloseable {
 
     public static StreamsRole start(String role, Topology topology, String topicPrefix, String bootstrap, String stateDir,
-                                    MeterRegistry meters, Logger log) {
+                                    Replication replication, MeterRegistry meters, Logger log) {
         String appId = topicPrefix.replace('.', '-') + role;
-        KafkaStreams streams = new KafkaStreams(topology, StreamsApps.properties(appId, bootstrap, stateDir));
+        KafkaStreams streams = new KafkaStreams(topology, StreamsApps.properties(appId, bootstrap, stateDir, replication));
         StreamsApps.replaceFailedThreads(streams, log, role);
         KafkaStreamsMetrics metrics = new KafkaStreamsMetrics(streams, Tags.of("group", appId));
         metrics.bindTo(meters);

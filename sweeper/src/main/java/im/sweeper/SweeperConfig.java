@@ -2,6 +2,7 @@ package im.sweeper;
 
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
+import im.infra.kafka.Replication;
 import im.infra.kafka.TopicNames;
 import java.time.Duration;
 
@@ -10,13 +11,14 @@ import java.time.Duration;
  * before a hint), the hint back-off, the gateway lease and the Streams state directory.
  */
 public record SweeperConfig(String bootstrap, TopicNames topics, Duration sweep, Duration backoff, Duration lease,
-                            Duration interestRenew, String stateDir) {
+                            Duration interestRenew, String stateDir, Replication replication) {
     public static SweeperConfig from(Settings s) {
         return new SweeperConfig(s.required(ConfigKeys.KAFKA_BOOTSTRAP), TopicNames.from(s),
                 s.get(ConfigKeys.SWEEP_MS),
                 s.get(ConfigKeys.HINT_BACKOFF_MS),
                 s.get(ConfigKeys.GATEWAY_LEASE_MS),
                 s.get(ConfigKeys.INTEREST_RENEW_MS),
-                s.string(ConfigKeys.STATE_DIR));
+                s.string(ConfigKeys.STATE_DIR),
+                Replication.from(s));
     }
 }

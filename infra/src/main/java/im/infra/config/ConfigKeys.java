@@ -32,7 +32,7 @@ public final class ConfigKeys {
 
     // --- PostgreSQL
     public static final ConfigKey<String> PG_URL = key("IM_PG_URL", "",
-            "JDBC URL of an external PostgreSQL (wal_level=logical). Empty: start the embedded PostgreSQL.");
+            "JDBC URL of an external PostgreSQL (wal_level=logical). Empty: start the embedded PostgreSQL. A primary/standby pair: both hosts and targetServerType=primary (docs/operations.md).");
     public static final ConfigKey<String> PG_USER = key("IM_PG_USER", "postgres", "PostgreSQL user.");
     public static final ConfigKey<String> PG_PASSWORD = key("IM_PG_PASSWORD", "postgres", "PostgreSQL password.");
     public static final ConfigKey<Integer> PG_POOL_SIZE = key("IM_PG_POOL_SIZE", "16", 1, 200,
@@ -53,6 +53,8 @@ public final class ConfigKeys {
             "Partitions of every conversation-keyed topic (events, cursors, interest); one count for all so they are co-partitioned.");
     public static final ConfigKey<String> TOPIC_PREFIX = key("IM_TOPIC_PREFIX", "im.",
             "Prefix of every topic name, e.g. im.events.");
+    public static final ConfigKey<Integer> REPLICATION_FACTOR = key("IM_REPLICATION_FACTOR", "1", 1, 32_767,
+            "Replicas of every topic the platform creates (shared topics, gateway channels, relay offsets, Kafka Streams internal topics), with min.insync.replicas one less (at least 1); 3 on a replicated cluster. More than the cluster's registered brokers is refused at start.");
 
     // --- CDC relay
     public static final ConfigKey<String> RELAY_SLOT = key("IM_RELAY_SLOT", "im_relay",

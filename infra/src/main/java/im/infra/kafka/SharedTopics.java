@@ -4,7 +4,7 @@ import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 
 /**
- * The one place that knows every topic the roles share and its partition count: the
+ * The one place that knows every topic the roles share, its partition count and replication: the
  * conversation-keyed topics with IM_PARTITIONS partitions (co-partitioned), the others with one.
  * Every way of starting roles calls this before starting them; a gateway's own channel topic is
  * created by that gateway, as it belongs to that instance.
@@ -13,14 +13,22 @@ public final class SharedTopics {
     private SharedTopics() {
     }
 
-    /** Creates the shared topics named by IM_TOPIC_PREFIX with IM_PARTITIONS partitions (idempotent). */
+    /**
+     * Creates the shared topics named by IM_TOPIC_PREFIX with IM_PARTITIONS partitions, replicated
+     * as IM_REPLICATION_FACTOR says (idempotent).
+     */
     public static void create(String bootstrap, Settings s) {
-        create(bootstrap, TopicNames.from(s), s.get(ConfigKeys.PARTITIONS));
+        create(bootstrap, TopicNames.from(s), s.get(ConfigKeys.PARTITIONS), Replication.from(s));
     }
 
-    /** Creates the shared topics of {@code topics}, the conversation-keyed ones with {@code partitions} (idempotent). */
+    /** Creates the shared topics of {@code topics}, the conversation-keyed ones with {@code partitions}, one replica (idempotent). */
     public static void create(String bootstrap, TopicNames topics, int partitions) {
-        Topics.create(bootstrap, topics.conversationKeyed(), partitions);
-        Topics.create(bootstrap, topics.singlePartition(), 1);
+        create(bootstrap, topics, partitions, Replication.SINGLE);
+    }
+
+    /** As {@link #create(String, TopicNames, int)} with {@code replication}. */
+    public static void create(String bootstrap, TopicNames topics, int partitions, Replication replication) {
+        Topics.create(bootstrap, topics.conversationKeyed(), partitions, replication);
+        Topics.create(bootstrap, topics.singlePartition(), 1, replication);
     }
 }

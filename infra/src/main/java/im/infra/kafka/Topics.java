@@ -36,17 +36,24 @@ public final class Topics {
     private Topics() {
     }
 
+    /** {@link #create(String, Collection, int, Replication)} with one replica (the single-node default). */
+    public static void create(String bootstrap, Collection<String> names, int partitions) {
+        create(bootstrap, names, partitions, Replication.SINGLE);
+    }
+
     /**
-     * Creates each topic with {@code partitions} partitions, replication factor 1 on a one-broker
-     * cluster, else min(3, brokers). A topic that already exists with the same partition count is
-     * fine; a different count is an {@link IllegalStateException} naming the topic and both counts.
+     * Creates each topic with {@code partitions} partitions and {@code replication}'s factor and
+     * {@code min.insync.replicas}; a factor above the registered brokers is a ConfigException naming
+     * IM_REPLICATION_FACTOR. A topic that already exists with the same partition count is fine
+     * (its replication is left as it is); a different count is an {@link IllegalStateException}
+     * naming the topic and both counts.
      *
      * <p>Safe to call from many processes at once (every role creates its topics at start): the
      * controller answers TopicExists as soon as a racing creator's topic is committed, before the
      * broker that describes it has applied that metadata, so an existing topic is waited for
      * (bounded) like a created one rather than described once.
      */
-    public static void create(String bootstrap, Collection<String> names, int partitions) {
+    public static void create(String bootstrap, Collection<String> names, int partitions, Replication replication) {
         if (partitions < 1) {
             throw new IllegalArgumentException("partitions must be >= 1, was " + partitions);
         }
@@ -57,9 +64,11 @@ public final class Topics {
         try (Admin admin = admin(bootstrap)) {
             int brokers = await(admin.describeCluster(new DescribeClusterOptions().timeoutMs(TIMEOUT_MS)).nodes(),
                     "describeCluster", bootstrap).size();
-            short rf = (short) (brokers <= 1 ? 1 : Math.min(3, brokers));
+            replication.checkFits(brokers, bootstrap);
+            short rf = (short) replication.factor();
+            Map<String, String> configs = Map.of("min.insync.replicas", Integer.toString(replication.minInsyncReplicas()));
             List<NewTopic> requests = topics.stream()
-                    .map(t -> new NewTopic(t, Optional.of(partitions), Optional.of(rf)))
+                    .map(t -> new NewTopic(t, Optional.of(partitions), Optional.of(rf)).configs(configs))
                     .toList();
             Map<String, KafkaFuture<Void>> results =
                     admin.createTopics(requests, new CreateTopicsOptions().timeoutMs(TIMEOUT_MS)).values();
