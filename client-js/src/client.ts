@@ -168,7 +168,7 @@ export class ImClient {
     return this.state.outbox.map((e) => ({ ...e }));
   }
 
-  /** Connects, authenticates and subscribes; resolves once online (later losses reconnect by themselves). */
+  /** Connects, authenticates and subscribes; resolves once subscribed (later losses reconnect by themselves). */
   connect(): Promise<void> {
     if (this.connState === 'online') return Promise.resolve();
     this.stopped = false;
@@ -246,10 +246,10 @@ export class ImClient {
       await this.request(ws, { t: 'auth', rid: this.nextRid(), token: this.o.token });
       this.reconnectAttempt = 0;
       this.setState('online');
-      this.firstOnline?.resolve();
-      this.firstOnline = null;
       for (const e of this.state.outbox) this.attemptSend(e);
       await this.subscribe(ws);
+      this.firstOnline?.resolve();   // subscribed: pushes from here on reach this client
+      this.firstOnline = null;
     } catch (e) {
       const err = e as ImError;
       if (err.code === 'BAD_TOKEN' || err.code === 'STALE_INSTALL') this.fail(err);
