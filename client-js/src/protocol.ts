@@ -1,0 +1,87 @@
+/** Wire frames, limits and error codes of docs/protocol.md (and docs/asyncapi.yaml). */
+
+export const Limits = {
+  MAX_FRAME_BYTES: 65_536,
+  MAX_BODY_BYTES: 16_384,
+  MAX_SEQ: Number.MAX_SAFE_INTEGER,
+  SYNC_DEFAULT_LIMIT: 100,
+  SYNC_MAX_LIMIT: 500,
+} as const;
+
+export type ErrorCode =
+  | 'BAD_JSON' | 'UNKNOWN_TYPE' | 'MISSING_FIELD' | 'BAD_FIELD' | 'BODY_TOO_LARGE' | 'FRAME_TOO_LARGE'
+  | 'BAD_UTF8' | 'BINARY_UNSUPPORTED' | 'NOT_AUTHENTICATED' | 'ALREADY_AUTHENTICATED' | 'BAD_TOKEN'
+  | 'STALE_INSTALL' | 'UNKNOWN_CONV' | 'NOT_MEMBER' | 'CMID_CONFLICT' | 'CURSOR_AHEAD' | 'RATE_LIMITED'
+  | 'UNAVAILABLE' | 'INTERNAL';
+
+/** Codes after which the same request may succeed unchanged; INTERNAL only a bounded number of times. */
+export const RETRIABLE: ReadonlySet<string> = new Set(['RATE_LIMITED', 'UNAVAILABLE', 'INTERNAL']);
+/** Codes after which the server closes the socket; reconnecting with the same token is pointless. */
+export const CLOSES: Readonly<Record<string, number>> = { BAD_TOKEN: 4001, STALE_INSTALL: 4003 };
+
+export interface Event {
+  conv: string;
+  seq: number;
+  kind: 'msg' | 'join' | 'leave';
+  mid: string;
+  sender: string;
+  cmid?: string;
+  body: string;
+  at: number;
+}
+
+export interface ConvState { conv: string; head: number; delivered: number }
+
+export type ServerFrame =
+  | { t: 'authed'; rid: string; user: string; device: string; epoch: number }
+  | { t: 'sent'; rid: string; conv: string; seq: number; mid: string; dup: boolean; epoch: number }
+  | { t: 'acked'; rid: string; conv: string; delivered: number }
+  | { t: 'subbed'; rid: string; convs: ConvState[] }
+  | { t: 'synced'; rid: string; conv: string; events: Event[]; more: boolean; head: number }
+  | { t: 'event'; ev: Event }
+  | { t: 'hint'; conv: string; head: number; why: string }
+  | { t: 'error'; rid?: string; code: ErrorCode; msg: string };
+
+export type ClientFrame =
+  | { t: 'auth'; rid: string; token: string }
+  | { t: 'send'; rid: string; conv: string; cmid: string; body: string }
+  | { t: 'ack'; rid: string; conv: string; seq: number }
+  | { t: 'sub'; rid: string }
+  | { t: 'sync'; rid: string; conv: string; after: number; limit?: number };
+
+/** An error frame's code and message; `retriable` per the protocol's table. */
+export class ImError extends Error {
+  constructor(readonly code: ErrorCode | 'TIMEOUT' | 'CLOSED', message: string) {
+    super(`${code}: ${message}`);
+    this.name = 'ImError';
+  }
+
+  get retriable(): boolean {
+    return RETRIABLE.has(this.code) || this.code === 'TIMEOUT' || this.code === 'CLOSED';
+  }
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Refuses locally what the server would refuse as terminal (empty, NUL, too large). */
+export function checkBody(body: string): void {
+  if (typeof body !== 'string' || body.length === 0) throw new ImError('BAD_FIELD', 'body: must be a non-empty string');
+  if (body.includes('\u0000')) throw new ImError('BAD_FIELD', 'body: must not contain U+0000');
+  if (LONE_SURROGATE.test(body)) throw new ImError('BAD_UTF8', 'body: not well-formed Unicode');
+  if (new TextEncoder().encode(body).length > Limits.MAX_BODY_BYTES) {
+    throw new ImError('BODY_TOO_LARGE', `body: over ${Limits.MAX_BODY_BYTES} UTF-8 bytes`);
+  }
+}
+
+/** Parses a server frame; returns null for a frame this client does not know (ignored, as the protocol says). */
+export function parseServerFrame(text: string): ServerFrame | null {
+  let f: unknown;
+  try {
+    f = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof f !== 'object' || f === null) return null;
+  const t = (f as { t?: unknown }).t;
+  return ['authed', 'sent', 'acked', 'subbed', 'synced', 'event', 'hint', 'error'].includes(t as string) ? (f as ServerFrame) : null;
+}

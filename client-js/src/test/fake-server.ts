@@ -1,0 +1,64 @@
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { AddressInfo } from 'node:net';
+
+/** A scripted WebSocket peer for unit tests: records client frames, answers by a handler. */
+export class FakeServer {
+  readonly frames: Array<Record<string, unknown>> = [];
+  private readonly wss: WebSocketServer;
+  sockets: WebSocket[] = [];
+  handler: (f: Record<string, unknown>, reply: (o: object) => void) => void = () => {};
+  private waiters: Array<() => void> = [];
+
+  private constructor(wss: WebSocketServer) {
+    this.wss = wss;
+    wss.on('connection', (ws) => {
+      this.sockets.push(ws);
+      ws.on('message', (data) => {
+        const f = JSON.parse(String(data)) as Record<string, unknown>;
+        this.frames.push(f);
+        const reply = (o: object) => ws.send(JSON.stringify(o));
+        if (f.t === 'auth' && f.token === 'bad') {
+          reply({ t: 'error', rid: f.rid, code: 'BAD_TOKEN', msg: 'bad' });
+          ws.close(4001, 'BAD_TOKEN');
+        } else if (f.t === 'auth') reply({ t: 'authed', rid: f.rid, user: 'u-ana', device: 'd-ana', epoch: 1 });
+        else this.handler(f, reply);
+        for (const w of this.waiters.splice(0)) w();
+      });
+    });
+  }
+
+  static start(): Promise<FakeServer> {
+    return new Promise((resolve) => {
+      const wss: WebSocketServer = new WebSocketServer({ port: 0, host: "127.0.0.1" }, (): void => resolve(new FakeServer(wss)));
+    });
+  }
+
+  get url(): string {
+    return `ws://127.0.0.1:${(this.wss.address() as AddressInfo).port}/ws`;
+  }
+
+  push(o: object): void {
+    for (const s of this.sockets) s.send(JSON.stringify(o));
+  }
+
+  of(t: string): Array<Record<string, unknown>> {
+    return this.frames.filter((f) => f.t === t);
+  }
+
+  /** Waits (up to 5 s) until `cond` holds, re-checked after every received frame and every 20 ms. */
+  async until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+    const end = Date.now() + ms;
+    while (!cond()) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}; frames: ${JSON.stringify(this.frames)}`);
+      await new Promise<void>((r) => { this.waiters.push(r); setTimeout(r, 20); });
+    }
+  }
+
+  close(): Promise<void> {
+    for (const s of this.sockets) s.terminate();
+    return new Promise((r) => this.wss.close(() => r()));
+  }
+}
+
+export const msg = (conv: string, seq: number, body = `m${seq}`) =>
+  ({ conv, seq, kind: 'msg' as const, mid: `mid-${seq}`, sender: 'u-bo', cmid: `k${seq}`, body, at: 1 });

@@ -1,0 +1,170 @@
+/**
+ * Integration tests against a real platform (`./im platform`, as .ci/run starts it): IM_URL is its
+ * HTTP address (e.g. http://127.0.0.1:8080), IM_ADMIN_TOKEN its admin token. Skipped without IM_URL.
+ * Each test creates its own users, devices and conversation, so runs do not share state.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { openNodeClient, type ImClient, type SentResult } from '../node.js';
+
+const URL_ = process.env.IM_URL;
+const ADMIN = process.env.IM_ADMIN_TOKEN ?? '';
+const skip = URL_ ? false : 'IM_URL is not set (start a platform, see client-js/README.md)';
+const WS = URL_ ? URL_.replace(/^http/, 'ws').replace(/\/$/, '') + '/ws' : '';
+
+async function admin(method: string, p: string, body?: object): Promise<any> {
+  const r = await fetch(URL_!.replace(/\/$/, '') + p, {
+    method, headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await r.text();
+  if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${text}`);
+  return JSON.parse(text);
+}
+
+async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Users ana and bo with one device each in a new direct conversation (join events seq 1 and 2). */
+async function cast() {
+  const id = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
+  const users = [`u-ana-${id}`, `u-bo-${id}`];
+  const tokens: string[] = [];
+  for (const u of users) {
+    await admin('POST', '/admin/users', { user: u, name: u });
+    tokens.push((await admin('POST', '/admin/devices', { user: u, device: `d-${u}` })).token);
+  }
+  const conv = `c-${id}`;
+  await admin('POST', '/admin/conversations', { conv, kind: 'direct', members: users });
+  const dir = await mkdtemp(path.join(tmpdir(), 'imjs-it-'));
+  const open = (who: 0 | 1, extra: Partial<Parameters<typeof openNodeClient>[0]> = {}) =>
+    openNodeClient({ url: WS, token: tokens[who], file: path.join(dir, `${who}.json`), reconnectMinMs: 50, reconnectMaxMs: 500, ...extra });
+  const delivered = async (who: 0 | 1): Promise<number> => {
+    const c = await admin('GET', `/admin/conversations/${conv}/cursors`);
+    return c.devices.find((d: { device: string }) => d.device === `d-${users[who]}`)?.delivered ?? 0;
+  };
+  const head = async (): Promise<number> => (await admin('GET', `/admin/conversations/${conv}`)).head;
+  return { conv, open, delivered, head };
+}
+
+const nextSent = (c: ImClient) => new Promise<SentResult>((r) => { const off = c.on('sent', (s) => { off(); r(s); }); });
+
+test('offline catch-up: a device that was away syncs what it missed and acks it', { skip }, async () => {
+  const { conv, open, delivered } = await cast();
+  const ana = await open(0);
+  await ana.connect();
+  await ana.send(conv, 'one');
+  const last = await ana.send(conv, 'two');
+  const bo = await open(1);
+  await bo.connect();
+  await until(() => bo.cursor(conv) === last.seq, 'bo synced');
+  assert.deepEqual(bo.events(conv).filter((e) => e.kind === 'msg').map((e) => e.body), ['one', 'two']);
+  await until(async () => (await delivered(1)) === last.seq, 'bo acked the head');
+  await ana.close(); await bo.close();
+});
+
+test('crash point 1: killed after the outbox write, before the first attempt; the restarted SDK sends it once', { skip }, async () => {
+  const { conv, open, head } = await cast();
+  const ana = await open(0);   // never connected
+  const queued = new Promise<void>((r) => ana.on('queued', () => r()));
+  void ana.send(conv, 'from the outbox').catch(() => {});
+  await queued;
+  ana._crash();
+  const again = await open(0);
+  assert.equal(again.outbox().length, 1, 'the entry survived in the file');
+  const sent = nextSent(again);
+  await again.connect();
+  const r = await sent;
+  assert.equal(r.dup, false);
+  assert.equal(await head(), 3, 'exactly one message committed');
+  assert.equal(again.outbox().length, 0);
+  await again.close();
+});
+
+test('crash point 2: the server committed, the reply was lost, the SDK was killed; the restart gets dup:true with the same seq', { skip }, async () => {
+  const { conv, open, head } = await cast();
+  const ana = await open(0, { dropIncoming: (f) => f.t === 'sent', requestTimeoutMs: 60_000 });
+  await ana.connect();
+  void ana.send(conv, 'committed before the crash').catch(() => {});
+  await until(async () => (await head()) === 3, 'the server committed');
+  ana._crash();
+  const again = await open(0);
+  const sent = nextSent(again);
+  await again.connect();
+  const r = await sent;
+  assert.equal(r.dup, true);
+  assert.equal(r.seq, 3, 'the original seq');
+  assert.equal(await head(), 3, 'no second message');
+  await again.close();
+});
+
+test('crash point 3: the receiver stored an event and was killed before its ack; the restart acks without duplicating', { skip }, async () => {
+  const { conv, open, delivered } = await cast();
+  const ana = await open(0);
+  const bo = await open(1, { ackDelayMs: 600_000 });   // the ack never leaves before the crash
+  const durable: number[] = [];
+  bo.on('event', (e) => durable.push(e.seq));   // emitted once the store is durable
+  await ana.connect();
+  await bo.connect();
+  const r = await ana.send(conv, 'stored, not acked');
+  await until(() => durable.includes(r.seq), 'bo stored it durably');
+  bo._crash();
+  assert.ok((await delivered(1)) < r.seq, 'the server has no ack of it');
+  const again = await open(1);
+  assert.equal(again.cursor(conv), r.seq, 'the store survived in the file');
+  await again.connect();
+  await until(async () => (await delivered(1)) === r.seq, 'the restarted SDK acked its durable cursor');
+  assert.equal(again.events(conv).filter((e) => e.seq === r.seq).length, 1);
+  await ana.close(); await again.close();
+});
+
+test('a lost reply: the SDK resends with the same cmid and gets the original seq with dup:true', { skip }, async () => {
+  const { conv, open, head } = await cast();
+  let dropped = 0;
+  const ana = await open(0, { requestTimeoutMs: 500, dropIncoming: (f) => f.t === 'sent' && dropped++ === 0 });
+  await ana.connect();
+  const r = await ana.send(conv, 'the first reply is lost');
+  assert.equal(r.dup, true);
+  assert.equal(r.seq, 3);
+  assert.equal(await head(), 3);
+  await ana.close();
+});
+
+test('a gap: a lost push is repaired by sync when the next push arrives', { skip }, async () => {
+  const { conv, open } = await cast();
+  let drops = 0;
+  const ana = await open(0);
+  const bo = await open(1, { dropIncoming: (f) => f.t === 'event' && f.ev.kind === 'msg' && drops++ === 0 });
+  await ana.connect();
+  await bo.connect();
+  await until(() => bo.cursor(conv) === 2, 'bo holds the joins');
+  await ana.send(conv, 'lost push');
+  const second = await ana.send(conv, 'reveals the gap');
+  await until(() => bo.cursor(conv) === second.seq, 'bo repaired the gap');
+  assert.deepEqual(bo.events(conv).filter((e) => e.kind === 'msg').map((e) => e.body), ['lost push', 'reveals the gap']);
+  await ana.close(); await bo.close();
+});
+
+test('a hint: with every push lost, the sweeper hints and the SDK syncs', { skip }, async () => {
+  const { conv, open, delivered } = await cast();
+  const ana = await open(0);
+  const bo = await open(1, { dropIncoming: (f) => f.t === 'event' });
+  const hints: number[] = [];
+  bo.on('hint', (_c, h) => hints.push(h));
+  await ana.connect();
+  await bo.connect();
+  await until(() => bo.cursor(conv) === 2, 'bo holds the joins');
+  const r = await ana.send(conv, 'only a hint tells');
+  await until(() => bo.cursor(conv) === r.seq, 'bo synced after the hint', 30_000);
+  assert.ok(hints.length > 0, 'a hint arrived');
+  await until(async () => (await delivered(1)) === r.seq, 'and acked');
+  await ana.close(); await bo.close();
+});
