@@ -29,6 +29,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
@@ -225,7 +227,7 @@ public final class CdcRelay implements AutoCloseable {
         while (!stopping()) {
             if (!heartbeat(lock)) return;   // lost the lock: back to the supervisor, i.e. standby
             LockSession.takeOverSlot(lock, cfg);
-            producer = RelayClients.producer(cfg);
+            producer = RelayClients.producer(cfg, topics);
             CompletableFuture<Throwable> done = new CompletableFuture<>();
             engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
                     .using(RelayClients.engineProperties(cfg, topics, LockSession.server(lock)))
@@ -296,23 +298,39 @@ public final class CdcRelay implements AutoCloseable {
 
     /** Blocks until Kafka acknowledged every record; retries (re-sending all) until then or stop. */
     private void publishUntilAcknowledged(List<ProducerRecord<String, String>> records) throws InterruptedException {
+        if (records.isEmpty()) return;
         while (true) {
             if (stopping()) throw new InterruptedException("relay stopping; batch not marked processed");
             requireLease();
             try {
+                producer.beginTransaction();
                 List<Future<?>> acks = new ArrayList<>(records.size());
                 for (ProducerRecord<String, String> r : records) acks.add(producer.send(r));
-                producer.flush();
+                producer.commitTransaction();   // flushes; fails if any record failed
                 for (Future<?> f : acks) f.get();
                 return;
             } catch (java.util.concurrent.ExecutionException | org.apache.kafka.common.KafkaException e) {
+                if (fenced(e)) {
+                    // Another relay created the slot's producer after taking the lock: this one lost it.
+                    lease.lost();
+                    throw new InterruptedException("relay was fenced by a newer relay of slot " + cfg.slot()
+                            + " (" + e + "); batch not published");
+                }
                 log.warn("relay could not publish a batch of {} ({}); retrying, nothing is marked processed",
                         records.size(), e.getMessage());
                 producer.close(Duration.ofSeconds(1));
                 pause(RESTART_BACKOFF);
-                producer = RelayClients.producer(cfg);
+                producer = RelayClients.producer(cfg, topics);
             }
         }
+    }
+
+    /** Kafka refused this producer because a newer one of the same transactional id exists. */
+    private static boolean fenced(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof ProducerFencedException || t instanceof InvalidProducerEpochException) return true;
+        }
+        return false;
     }
 
     private static long commitMillis(SourceRecord r) {

@@ -11,8 +11,17 @@ import org.apache.kafka.common.serialization.StringSerializer;
 final class RelayClients {
     private RelayClients() {}
 
-    /** The relay's producer: acks=all, idempotent, and stuck batches failed within seconds. */
-    static KafkaProducer<String, String> producer(RelayConfig cfg) {
+    /**
+     * The relay's producer: acks=all, idempotent, stuck batches failed within seconds, and
+     * transactional with one {@code transactional.id} per slot and topic prefix. Creating it
+     * ({@code initTransactions}) fences every earlier producer of that id at the brokers: once a
+     * standby that took the lock has its producer, whatever the previous holder still tries to
+     * send (it was frozen between its lease check and its send, say) is refused by Kafka, not
+     * only by the previous holder's own lease check.
+     *
+     * @throws org.apache.kafka.common.KafkaException if Kafka cannot be reached within max.block.ms
+     */
+    static KafkaProducer<String, String> producer(RelayConfig cfg, TopicNames topics) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.kafkaBootstrap());
         p.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -24,9 +33,22 @@ final class RelayClients {
         p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
         p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
         p.put(ProducerConfig.CLIENT_ID_CONFIG, "im-relay-" + cfg.slot());
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(cfg, topics));
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        return new KafkaProducer<>(p);
+        KafkaProducer<String, String> producer = new KafkaProducer<>(p);
+        try {
+            producer.initTransactions();
+        } catch (RuntimeException e) {
+            producer.close(java.time.Duration.ZERO);
+            throw e;
+        }
+        return producer;
+    }
+
+    /** One id per slot and topic prefix: the relays that compete for a slot share it, others do not. */
+    static String transactionalId(RelayConfig cfg, TopicNames topics) {
+        return "im-relay-" + topics.prefix() + cfg.slot();
     }
 
     /**
