@@ -34,13 +34,11 @@ public final class PgStandbyPair implements AutoCloseable {
     private final Path dir;
     private final EmbeddedPg primary;
     private final EmbeddedPg standby;
-    private final int standbyPort;
 
     private PgStandbyPair(Path dir, EmbeddedPg primary, EmbeddedPg standby) {
         this.dir = dir;
         this.primary = primary;
         this.standby = standby;
-        this.standbyPort = standby.port();
     }
 
     /** Creates both servers and returns once the standby streams as the synchronous standby. */
@@ -117,7 +115,7 @@ public final class PgStandbyPair implements AutoCloseable {
      * made after a promotion reaches the new primary without any role being reconfigured.
      */
     public String jdbcUrl(String database) {
-        return "jdbc:postgresql://127.0.0.1:" + primary.port() + ",127.0.0.1:" + standbyPort + "/" + database
+        return "jdbc:postgresql://127.0.0.1:" + primary.port() + ",127.0.0.1:" + standby.port() + "/" + database
                 + "?targetServerType=primary";
     }
 

@@ -227,7 +227,14 @@ public final class CdcRelay implements AutoCloseable {
         while (!stopping()) {
             if (!heartbeat(lock)) return;   // lost the lock: back to the supervisor, i.e. standby
             LockSession.takeOverSlot(lock, cfg);
-            producer = RelayClients.producer(cfg, topics);
+            try {
+                producer = RelayClients.producer(cfg, topics);   // fences an earlier holder's producer at the brokers
+            } catch (org.apache.kafka.common.KafkaException e) {
+                restarts.incrementAndGet();
+                log.warn("relay cannot open its producer ({}); retrying", e.getMessage());
+                pause(RESTART_BACKOFF);   // the next round heartbeats first
+                continue;
+            }
             CompletableFuture<Throwable> done = new CompletableFuture<>();
             engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
                     .using(RelayClients.engineProperties(cfg, topics, LockSession.server(lock)))
