@@ -1,5 +1,6 @@
 package im.infra.kafka;
 
+import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -20,18 +21,29 @@ import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Explicit, idempotent topic management (brokers run with {@code auto.create.topics.enable=false}).
+ * A create returns once every running broker knows the topics, so a client started next finds
+ * them whichever broker it asks.
  * Every call uses a short-lived Admin client with bounded timeouts ({@value #TIMEOUT_MS} ms per
  * operation) and fails with {@link IllegalStateException} rather than hanging.
  */
 public final class Topics {
 
     static final int TIMEOUT_MS = 30_000;
+    static final int PROBE_MS = 5_000;
+    private static final Logger log = LoggerFactory.getLogger(Topics.class);
 
     private Topics() {
     }
@@ -62,9 +74,9 @@ public final class Topics {
             return;
         }
         try (Admin admin = admin(bootstrap)) {
-            int brokers = await(admin.describeCluster(new DescribeClusterOptions().timeoutMs(TIMEOUT_MS)).nodes(),
-                    "describeCluster", bootstrap).size();
-            replication.checkFits(brokers, bootstrap);
+            Collection<Node> brokers = await(admin.describeCluster(new DescribeClusterOptions().timeoutMs(TIMEOUT_MS)).nodes(),
+                    "describeCluster", bootstrap);
+            replication.checkFits(brokers.size(), bootstrap);
             short rf = (short) replication.factor();
             Map<String, String> configs = Map.of("min.insync.replicas", Integer.toString(replication.minInsyncReplicas()));
             List<NewTopic> requests = topics.stream()
@@ -84,20 +96,23 @@ public final class Topics {
                     }
                 }
             }
-            awaitVisible(admin, topics, existing, partitions, bootstrap);
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+            awaitVisible(admin, topics, existing, partitions, bootstrap, deadline);
+            if (brokers.size() > 1) {
+                for (Node broker : brokers) awaitKnownTo(broker, topics, partitions, deadline);
+            }
         }
     }
 
     /**
-     * Returns once every topic is described with {@code partitions} partitions. A created topic
-     * is not at once in every broker's metadata (a Streams global store started right after fails
-     * with "no partitions available"), nor is one that a racing creator just created and we were
-     * told exists. A described topic with another count fails at once: that is a real conflict
+     * Returns once the broker the Admin client asks describes every topic with {@code partitions}
+     * partitions. A created topic is not at once in that broker's metadata (a Streams global store
+     * started right after fails with "no partitions available"), nor is one that a racing creator
+     * just created and we were told exists. A described topic with another count fails at once: that is a real conflict
      * (an older deployment, or a racing creator with another IM_PARTITIONS), not propagation.
      */
     private static void awaitVisible(Admin admin, Set<String> topics, Set<String> existing, int partitions,
-                                     String bootstrap) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+                                     String bootstrap, long deadline) {
         while (true) {
             Map<String, Integer> seen = describe(admin, topics, bootstrap);
             for (Map.Entry<String, Integer> t : seen.entrySet()) {
@@ -118,6 +133,52 @@ public final class Topics {
             }
             java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
         }
+    }
+
+    /**
+     * Returns once {@code broker} answers a metadata request with every topic at {@code partitions}
+     * partitions. The Admin client above asks one broker of its choosing, but each broker applies
+     * the controller's metadata on its own, a little later, and a client asks whichever it reaches:
+     * a Streams global store whose consumer reached a broker that had not yet applied the topic
+     * failed at start with "There are no partitions available" (KafkaClusterIT in CI). A fresh
+     * consumer whose only bootstrap address is {@code broker} sends its first metadata request there,
+     * so one consumer per attempt asks exactly that broker. A broker that does not answer within
+     * {@value #PROBE_MS} ms is skipped: it serves no client either, and a restarted broker catches
+     * up with the metadata log before it serves requests.
+     */
+    private static void awaitKnownTo(Node broker, Set<String> topics, int partitions, long deadline) {
+        String address = broker.host() + ":" + broker.port();
+        while (true) {
+            Map<String, List<PartitionInfo>> known;
+            try (KafkaConsumer<byte[], byte[]> probe = probe(address)) {
+                known = probe.listTopics(Duration.ofMillis(PROBE_MS));
+            } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                log.warn("broker {} at {} did not answer a metadata request within {} ms; not waiting for it to know {}",
+                        broker.id(), address, PROBE_MS, topics);
+                return;
+            }
+            Set<String> missing = new TreeSet<>();
+            for (String t : topics) {
+                List<PartitionInfo> p = known.get(t);
+                if (p == null || p.size() != partitions) missing.add(t);
+            }
+            if (missing.isEmpty()) return;
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("broker " + broker.id() + " at " + address + " does not know " + missing
+                        + " with " + partitions + " partitions within " + TIMEOUT_MS + " ms of their creation");
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+    }
+
+    private static KafkaConsumer<byte[], byte[]> probe(String address) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, address);
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "im-topics-probe");
+        p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(PROBE_MS));
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        return new KafkaConsumer<>(p);
     }
 
     /** Partition count per topic, in name order; topics that do not exist are absent from the map. */
