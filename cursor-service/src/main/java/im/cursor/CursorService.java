@@ -32,9 +32,9 @@ import javax.sql.DataSource;
  */
 public final class CursorService {
     /**
-     * Per ack: the device's current install epoch, the head, and the last seq the user may see
+     * Per ack: the device's current install epoch, the head, the last seq the user may see
      * (the head while a member, else the end of their last visibility period; NULL if they never
-     * were one). The batch's devices rows are locked FOR SHARE, in device order, until the upsert
+     * were one), and the cursor this install stored (NULL if none). The batch's devices rows are locked FOR SHARE, in device order, until the upsert
      * commits: a reinstall (which locks the row FOR UPDATE, then deletes the device's cursors) is
      * then either visible to this check, or waits and deletes what this batch wrote. Without the
      * lock an old-epoch row could be written after the reinstall's delete.
@@ -44,7 +44,9 @@ public final class CursorService {
             + "   WHERE device_id = ANY(?::text[]) ORDER BY device_id COLLATE \"C\" FOR SHARE)"
             + " SELECT a.i, d.install_epoch, c.head_seq,"
             + " (SELECT max(LEAST(COALESCE(m.to_seq, c.head_seq), c.head_seq)) FROM memberships m"
-            + "   WHERE m.conv_id = a.conv AND m.user_id = d.user_id)"
+            + "   WHERE m.conv_id = a.conv AND m.user_id = d.user_id),"
+            + " (SELECT dc.delivered_seq FROM device_cursors dc"
+            + "   WHERE dc.device_id = a.device AND dc.conv_id = a.conv AND dc.install_epoch = d.install_epoch)"
             + " FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS a(device, conv, i)"
             + " LEFT JOIN d ON d.device_id = a.device"
             + " LEFT JOIN conversations c ON c.conv_id = a.conv";
@@ -53,6 +55,8 @@ public final class CursorService {
      * The merge, for distinct (device, conv) pairs, written in (device, conv) order (the lock
      * order; byte order, like the caller's sort). A cursor written by an older install of the
      * device is replaced, not merged: the new install holds nothing of what the old one stored.
+     * A row the merge would not change is not updated (no new row version, so no WAL and no CDC
+     * record); it returns nothing, and the caller replies with what it knows of the stored cursor.
      */
     static final String UPSERT =
             "INSERT INTO device_cursors AS dc (device_id, conv_id, install_epoch, delivered_seq)"
@@ -63,6 +67,7 @@ public final class CursorService {
             + "                       ELSE GREATEST(dc.delivered_seq, EXCLUDED.delivered_seq) END,"
             + "  install_epoch = GREATEST(dc.install_epoch, EXCLUDED.install_epoch),"
             + "  updated_at = clock_timestamp()"
+            + " WHERE dc.install_epoch < EXCLUDED.install_epoch OR dc.delivered_seq < EXCLUDED.delivered_seq"
             + " RETURNING device_id, conv_id, delivered_seq";
 
     /** The outcome of one ack of a batch: the merged cursor, or why it was refused. */
@@ -98,6 +103,7 @@ public final class CursorService {
             // Valid acks, collapsed per (device, conv) to the largest seq, sorted by (device, conv):
             // the key's separator sorts below every id character.
             Map<String, AckRequest> merged = new TreeMap<>();
+            Map<String, Long> stored = new HashMap<>();
             try (PreparedStatement ps = c.prepareStatement(CHECK)) {
                 Array d = c.createArrayOf("text", devices);
                 Array v = c.createArrayOf("text", convs);
@@ -116,13 +122,23 @@ public final class CursorService {
                             // their last period: the cursor stops there (the reply says so), it
                             // does not follow the head into events they may not see.
                             AckRequest capped = new AckRequest(a.who(), a.conv(), Math.min(a.seq(), rs.getLong(4)));
-                            merged.merge(a.who().deviceId() + "\u0000" + a.conv(), capped,
-                                    (x, y) -> x.seq() >= y.seq() ? x : y);
+                            String key = a.who().deviceId() + "\u0000" + a.conv();
+                            merged.merge(key, capped, (x, y) -> x.seq() >= y.seq() ? x : y);
+                            long cursor = rs.getLong(5);
+                            if (!rs.wasNull()) stored.put(key, cursor);
                         }
                     }
                 }
             }
+            // An ack that does not advance this install's stored cursor (repeated, or older than
+            // state the device restored) writes nothing; the reply is the stored cursor.
             Map<String, Long> result = new HashMap<>();
+            merged.entrySet().removeIf(e -> {
+                Long cursor = stored.get(e.getKey());
+                if (cursor == null || cursor < e.getValue().seq()) return false;
+                result.put(e.getKey(), cursor);
+                return true;
+            });
             if (!merged.isEmpty()) {
                 int m = merged.size();
                 String[] md = new String[m];
@@ -146,6 +162,9 @@ public final class CursorService {
                         while (rs.next()) result.put(rs.getString(1) + "\u0000" + rs.getString(2), rs.getLong(3));
                     }
                 }
+                // A row a concurrent batch moved past this ack since the check was not updated
+                // and returned nothing: the ack itself is a true lower bound of the stored cursor.
+                merged.forEach((key, a) -> result.putIfAbsent(key, a.seq()));
             }
             for (int i = 0; i < n; i++) {
                 if (out[i] == null) {

@@ -96,6 +96,30 @@ class CursorWriterIT {
         }
     }
 
+    /**
+     * An ack that does not move the cursor (a repeated ack, a smaller one after a restore) leaves
+     * the row alone: no new row version, so no WAL, no CDC record on the cursors topic and no
+     * reviewed D3 evidence rewritten. The reply still carries the stored (larger) cursor.
+     */
+    @Test
+    void anAckThatDoesNotAdvanceTheCursorWritesNothing() throws Exception {
+        CursorService service = new CursorService(db);
+        assertEquals(5, service.ack(bo, "c1", 5));
+        String version = "SELECT xmin::text::bigint FROM device_cursors WHERE device_id = 'd-bo' AND conv_id = 'c1'";
+        long written = one(version);
+        assertEquals(5, service.ack(bo, "c1", 5), "the same ack again");
+        assertEquals(5, service.ack(bo, "c1", 3), "a smaller ack gets the stored cursor back");
+        List<CursorService.Outcome> out = service.ackBatch(List.of(new AckRequest(bo, "c1", 4), new AckRequest(bo, "c2", 2)));
+        assertEquals(5, out.get(0).delivered());
+        assertEquals(2, out.get(1).delivered(), "the other pair of the batch is written");
+        assertEquals(written, one(version), "no new version of the row");
+        assertEquals(6, service.ack(bo, "c1", 6), "an advancing ack still writes");
+        assertTrue(one(version) != written, "a new version");
+        sql("UPDATE devices SET install_epoch = 2 WHERE device_id = 'd-bo'");
+        assertEquals(1, service.ack(new DevicePrincipal("u-bo", "d-bo", 2), "c1", 1),
+                "a new install's ack replaces the old install's larger cursor");
+    }
+
     private long one(String query) throws Exception {
         try (Connection c = db.getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(query)) {
             return rs.next() ? rs.getLong(1) : -1;
