@@ -50,6 +50,7 @@ public final class Gateway implements AutoCloseable {
     private final PrometheusMeterRegistry meters;
     private Undertow server;
     private ThreadPoolExecutor workers;
+    private SendService sendService;
     private ScheduledExecutorService timers;
     private WebSocketEndpoint endpoint;
     private PushHub push;
@@ -94,7 +95,8 @@ public final class Gateway implements AutoCloseable {
         }
         Directory directory = new Directory(db, clock, cfg.tokenTtl());
         cursorWriter = new CursorWriter(new CursorService(db), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2).start();
-        FrameDispatcher dispatcher = new FrameDispatcher(directory, new SendService(db, faults, clock),
+        sendService = new SendService(db, faults, clock, cfg.sendLanes(), cfg.sendBatchMax());
+        FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService,
                 cursorWriter, new ReadPath(new ConversationReader(db), push), workers, faults, cfg,
                 new SendMeters(meters, cfg.gatewayId()));
         endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push);
@@ -226,6 +228,7 @@ public final class Gateway implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        if (sendService != null) sendService.close();   // after the workers: none waits on a lane now
         if (timers != null) timers.shutdownNow();
     }
 }

@@ -28,7 +28,9 @@ public record GatewayConfig(
         int ackBatchMax,
         Duration tokenTtl,
         Duration installCheck,
-        Replication replication) {
+        Replication replication,
+        int sendLanes,
+        int sendBatchMax) {
 
     public static GatewayConfig from(Settings s) {
         String admin = s.required(ConfigKeys.ADMIN_TOKEN);
@@ -56,6 +58,8 @@ public record GatewayConfig(
                 s.get(ConfigKeys.TOKEN_TTL_S),
                 // at most 1 s, so that a reinstall reaches open sockets within the documented 2 s
                 s.get(ConfigKeys.INSTALL_CHECK_MS),
-                Replication.from(s));
+                Replication.from(s),
+                s.get(ConfigKeys.SEND_LANES),
+                s.get(ConfigKeys.SEND_BATCH_MAX));
     }
 }

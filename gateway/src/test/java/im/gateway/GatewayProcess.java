@@ -33,10 +33,17 @@ final class GatewayProcess implements AutoCloseable {
     }
 
     static GatewayProcess start(TestStack stack, String faults) throws IOException {
-        Map<String, String> env = new HashMap<>(stack.settings(Map.of(
+        return start(stack, faults, Map.of());
+    }
+
+    /** As {@link #start(TestStack, String)} with further settings. */
+    static GatewayProcess start(TestStack stack, String faults, Map<String, String> extra) throws IOException {
+        Map<String, String> settings = new HashMap<>(Map.of(
                 ConfigKeys.GATEWAY_PORT.name(), "0",
                 ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN,
-                ConfigKeys.FAULT.name(), faults)).explicitValues());
+                ConfigKeys.FAULT.name(), faults));
+        settings.putAll(extra);
+        Map<String, String> env = new HashMap<>(stack.settings(settings).explicitValues());
         Path log = Files.createTempFile("gateway-", ".log");
         Process p = ChildJvm.onThisClassPath(env, List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), GatewayMain.class.getName())
                 .start();

@@ -246,9 +246,6 @@ class CdcRelayIT {
     @Test
     void killMinus9MidStreamThenRestartLosesNothing() throws Exception {
         int total = 300;
-        Map<String, String> env = new HashMap<>(settings.explicitValues());
-        env.put(ConfigKeys.PARTITIONS.name(), "3");
-        Process relay = startRelayProcess(env);
         AtomicInteger sent = new AtomicInteger();
         Thread sender = new Thread(() -> {
             for (int i = 0; i < total; i++) {
@@ -256,21 +253,56 @@ class CdcRelayIT {
                 sent.incrementAndGet();
             }
         });
+        killRelayMidStream(total, sent, List.of(sender), "single-row");
+    }
+
+    /**
+     * Group commit writes several events in one transaction, so one commit's changes are several
+     * records of one Debezium batch: a relay killed in the middle of publishing them must, after
+     * restart, publish every one (the offset it resumes from is a whole commit's, never half of one).
+     */
+    @Test
+    void killMinus9WhileMultiRowTransactionsStreamThenRestartLosesNothing() throws Exception {
+        int total = 400;
+        int threads = 8;
+        AtomicInteger sent = new AtomicInteger();
+        try (SendService batched = new SendService(stack.dataSource(), Faults.none(), Clock.systemUTC(), 1, 64)) {
+            List<Thread> senders = new java.util.ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                senders.add(new Thread(() -> {
+                    for (int i = id; i < total; i += threads) {
+                        batched.send(ana, i % 2 == 0 ? "c1" : "c2", "b" + i, "multi-row commit " + i);
+                        sent.incrementAndGet();
+                    }
+                }));
+            }
+            killRelayMidStream(total, sent, senders, "multi-row");
+            assertTrue(batched.transactions() < total / 2,
+                    "sends shared transactions: " + total + " sends in " + batched.transactions() + " transactions");
+            System.out.printf("relay kill -9 (multi-row): %d sends in %d transactions%n", total, batched.transactions());
+        }
+    }
+
+    private void killRelayMidStream(int total, AtomicInteger sent, List<Thread> senders, String what) throws Exception {
+        Map<String, String> env = new HashMap<>(settings.explicitValues());
+        env.put(ConfigKeys.PARTITIONS.name(), "3");
+        Process relay = startRelayProcess(env);
         try (TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events())) {
-            sender.start();
-            reader.readUntil(Duration.ofSeconds(90), r -> r.size() >= 100);
+            senders.forEach(Thread::start);
+            reader.readUntil(Duration.ofSeconds(90), r -> r.size() >= total / 3);
             relay.destroyForcibly();   // SIGKILL, mid-stream
             assertTrue(relay.waitFor(10, TimeUnit.SECONDS));
             assertEquals(137, relay.exitValue());
             int publishedBeforeKill = reader.records.size();
             relay = startRelayProcess(env);
-            sender.join(120_000);
+            for (Thread t : senders) t.join(120_000);
             assertEquals(total, sent.get());
             Map<String, Long> heads = Map.of("c1", 2L + total / 2, "c2", 2L + total / 2);
             List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(120), r -> reached(r, heads));
             int dups = assertCompleteAndOrdered(all, heads);
-            System.out.printf("relay kill -9: %d committed, %d on the topic before the kill, %d records in all, %d duplicates%n",
-                    total, publishedBeforeKill, all.size(), dups);
+            System.out.printf("relay kill -9 (%s): %d committed, %d on the topic before the kill, %d records in all, %d duplicates%n",
+                    what, total, publishedBeforeKill, all.size(), dups);
         } finally {
             relay.destroyForcibly();
             relay.waitFor(10, TimeUnit.SECONDS);

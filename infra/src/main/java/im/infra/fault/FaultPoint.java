@@ -10,6 +10,8 @@ public enum FaultPoint {
     SEND_BEFORE_INSERT("send.before_insert"),
     /** Inside the send transaction, after the INSERT, before COMMIT. */
     SEND_BEFORE_COMMIT("send.before_commit"),
+    /** Before the COMMIT of a group-commit transaction that writes two or more sends (halt). */
+    SEND_BATCH_BEFORE_COMMIT("send.batch_before_commit"),
     /** After the send transaction committed, before the {@code sent} reply is written. */
     API_AFTER_SEND_COMMIT("api.after_send_commit"),
     /** The gateway writing a {@code sent} reply. */
