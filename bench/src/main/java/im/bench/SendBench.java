@@ -80,6 +80,8 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
 
     @Option(names = "--senders", description = "concurrent senders (and pgbench clients), default ${DEFAULT-VALUE}")
     int senders = 16;
+    @Option(names = "--send-lanes", description = "the gateway's IM_SEND_LANES (group commit; 0 = one transaction per send), default ${DEFAULT-VALUE}")
+    int sendLanes = im.ingest.SendService.DEFAULT_LANES;
     @Option(names = "--conversations", description = "conversations, default ${DEFAULT-VALUE}; 1 = one hot conversation")
     int conversations = 1000;
     @Option(names = "--seconds", description = "measured seconds per mode, default ${DEFAULT-VALUE}")
@@ -136,6 +138,7 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
         }
         Path tmp = Files.createTempDirectory(workDir == null ? Path.of(System.getProperty("java.io.tmpdir")) : workDir,
                 "send-bench-");
+        System.out.printf("# send bench: IM_SEND_LANES=%d%n", sendLanes);
         System.out.printf("# send bench: senders=%d conversations=%d warmup=%ds measured=%ds body=%dB modes=%s%n",
                 senders, conversations, warmup, seconds, bodyBytes, modes);
         System.out.printf("# machine: nproc=%d, java %s (%s), %s %s, load avg at start %s%n",
@@ -160,6 +163,7 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
                 env.put("IM_GATEWAY_PORT", "0");
                 env.put("IM_ADMIN_TOKEN", "bench-admin-token-0123456789");
                 env.put("IM_RATE_LIMIT", "1000000");
+                env.put("IM_SEND_LANES", Integer.toString(sendLanes));
                 try (Gateway gw = new Gateway(GatewayConfig.from(Settings.of(env)), db.dataSource(), Faults.none(),
                         Clock.systemUTC()).start()) {
                     URI uri = URI.create("ws://127.0.0.1:" + gw.port() + "/ws");

@@ -81,6 +81,40 @@ class CursorWriterIT {
         }
     }
 
+    /**
+     * The per-pair throttle: the first ack of a pair goes at once; acks of the same pair within
+     * the interval wait together and are written in one row write (each answered with the merged
+     * cursor); another pair is not held back.
+     */
+    @Test
+    void aThrottledPairIsWrittenOncePerIntervalWithEveryAckOfItAnsweredWhenWritten() throws Exception {
+        try (CursorWriter w = new CursorWriter(new CursorService(db), Duration.ZERO, 256, 1, Duration.ofMillis(700)).start()) {
+            assertEquals(1, w.ack(bo, "c1", 1).get(10, TimeUnit.SECONDS), "the first ack is not held");
+            assertEquals(0, w.heldAcks());
+            CompletableFuture<Long> second = w.ack(bo, "c1", 2);
+            CompletableFuture<Long> third = w.ack(bo, "c1", 3);
+            assertEquals(2, w.heldAcks(), "acks of the pair within the interval wait");
+            assertEquals(2, w.ack(bo, "c2", 2).get(10, TimeUnit.SECONDS), "another pair goes at once");
+            assertEquals(2, w.heldAcks());
+            assertEquals(3, second.get(10, TimeUnit.SECONDS), "written together with the third: the merged cursor");
+            assertEquals(3, third.get(10, TimeUnit.SECONDS));
+            assertEquals(3, one("SELECT delivered_seq FROM device_cursors WHERE device_id = 'd-bo' AND conv_id = 'c1'"));
+            assertEquals(3, w.transactions(), "c1 twice (first, then the held pair once), c2 once");
+        }
+    }
+
+    @Test
+    void heldAcksAreWrittenWhenTheWriterCloses() throws Exception {
+        CompletableFuture<Long> held;
+        try (CursorWriter w = new CursorWriter(new CursorService(db), Duration.ZERO, 256, 1, Duration.ofSeconds(60)).start()) {
+            w.ack(bo, "c1", 1).get(10, TimeUnit.SECONDS);
+            held = w.ack(bo, "c1", 4);
+            assertEquals(1, w.heldAcks());
+        }
+        assertEquals(4, held.get(10, TimeUnit.SECONDS), "not dropped: written on close");
+        assertEquals(4, one("SELECT delivered_seq FROM device_cursors WHERE device_id = 'd-bo' AND conv_id = 'c1'"));
+    }
+
     @Test
     void anAckJustAheadOfAVisibleHeadIsRetriedBeforeItIsRefused() throws Exception {
         try (CursorWriter w = new CursorWriter(new CursorService(db), Duration.ZERO, 256, 1).start()) {

@@ -94,7 +94,8 @@ public final class Gateway implements AutoCloseable {
             }
         }
         Directory directory = new Directory(db, clock, cfg.tokenTtl());
-        cursorWriter = new CursorWriter(new CursorService(db), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2).start();
+        cursorWriter = new CursorWriter(new CursorService(db), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2,
+                cfg.ackThrottle()).start();
         sendService = new SendService(db, faults, clock, cfg.sendLanes(), cfg.sendBatchMax());
         FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService,
                 cursorWriter, new ReadPath(new ConversationReader(db), push), workers, faults, cfg,

@@ -26,6 +26,7 @@ public record GatewayConfig(
         Duration interestRenew,
         Duration ackBatchDelay,
         int ackBatchMax,
+        Duration ackThrottle,
         Duration tokenTtl,
         Duration installCheck,
         Replication replication,
@@ -55,6 +56,7 @@ public record GatewayConfig(
                 s.get(ConfigKeys.INTEREST_RENEW_MS),
                 s.get(ConfigKeys.ACK_BATCH_MS),
                 s.get(ConfigKeys.ACK_BATCH_MAX),
+                s.get(ConfigKeys.ACK_THROTTLE_MS),
                 s.get(ConfigKeys.TOKEN_TTL_S),
                 // at most 1 s, so that a reinstall reaches open sockets within the documented 2 s
                 s.get(ConfigKeys.INSTALL_CHECK_MS),
