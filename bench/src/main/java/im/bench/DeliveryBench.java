@@ -120,7 +120,7 @@ public final class DeliveryBench implements Callable<Integer> {
     int bodyBytes = 200;
     @Option(names = "--modes", split = ",", description = "any of raw,raw-each,sdk, run in the order given; default ${DEFAULT-VALUE}."
             + " sdk: ImClient recipients (durable store, coalesced acks); raw: raw WebSocket recipients acking cumulatively"
-            + " every --ack-every pushes or --ack-window-ms; raw-each: raw recipients acking every push at once, gateway with IM_ACK_BATCH_MS=0")
+            + " every --ack-every pushes or --ack-window-ms; raw-each: raw recipients acking every push at once, gateway with IM_ACK_BATCH_MS=0 and IM_ACK_THROTTLE_MS=0")
     List<String> modes = List.of("raw", "raw-each", "sdk");
     @Option(names = "--ack-every", description = "raw mode: ack at once after this many unacked pushes of a conversation, default ${DEFAULT-VALUE}")
     int ackEvery = 32;
@@ -130,6 +130,10 @@ public final class DeliveryBench implements Callable<Integer> {
     int partitions = 8;
     @Option(names = "--relay-poll-ms", description = "IM_RELAY_POLL_MS (Debezium poll.interval.ms), default ${DEFAULT-VALUE}")
     int relayPollMs = 10;
+    @Option(names = "--ack-throttle-ms", description = "IM_ACK_THROTTLE_MS (cursor writes per device and conversation), default ${DEFAULT-VALUE}")
+    int ackThrottleMs = 300;
+    @Option(names = "--send-lanes", description = "IM_SEND_LANES (group commit; 0 = one transaction per send), default ${DEFAULT-VALUE}")
+    int sendLanes = im.ingest.SendService.DEFAULT_LANES;
     @Option(names = "--floor-messages", description = "messages per Kafka floor measurement, default ${DEFAULT-VALUE}")
     int floorMessages = 1000;
     @Option(names = "--work-dir", description = "parent of the temp dir (databases, broker, client state); default java.io.tmpdir")
@@ -190,8 +194,9 @@ public final class DeliveryBench implements Callable<Integer> {
                 "delivery-bench-");
         long wall0 = System.nanoTime();
         System.out.printf("# delivery bench: groups=%d members=%d (recipients %d) rate=%d/s warmup=%ds (first mode %ds) measured=%ds body=%dB"
-                        + " modes=%s partitions=%d relay-poll=%dms%n",
-                groups, members, members - 1, rate, warmup, Math.max(warmup, firstWarmup), seconds, bodyBytes, modes, partitions, relayPollMs);
+                        + " modes=%s partitions=%d relay-poll=%dms ack-throttle=%dms send-lanes=%d%n",
+                groups, members, members - 1, rate, warmup, Math.max(warmup, firstWarmup), seconds, bodyBytes, modes, partitions, relayPollMs,
+                ackThrottleMs, sendLanes);
         System.out.printf("# machine: nproc=%d, java %s (%s), %s %s, load avg at start %s%n",
                 Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
                 System.getProperty("java.vm.name"), System.getProperty("os.name"), System.getProperty("os.version"),
@@ -214,6 +219,8 @@ public final class DeliveryBench implements Callable<Integer> {
                 env.put(ConfigKeys.TOPIC_PREFIX.name(), "bench.");
                 env.put(ConfigKeys.RELAY_SLOT.name(), "bench_" + Long.toString(System.nanoTime() & 0xffffffL, 36));
                 env.put(ConfigKeys.RELAY_POLL_MS.name(), String.valueOf(relayPollMs));
+                env.put(ConfigKeys.ACK_THROTTLE_MS.name(), String.valueOf(ackThrottleMs));
+                env.put(ConfigKeys.SEND_LANES.name(), String.valueOf(sendLanes));
                 env.put(ConfigKeys.PARTITIONS.name(), String.valueOf(partitions));
                 env.put(ConfigKeys.GATEWAY_HOST.name(), "127.0.0.1");
                 env.put(ConfigKeys.GATEWAY_PORT.name(), "0");
@@ -238,7 +245,7 @@ public final class DeliveryBench implements Callable<Integer> {
                              db.dataSource(), Faults.none(), Clock.systemUTC()).start();
                      Gateway gwNoBatch = modes.contains("raw-each")
                              ? new Gateway(GatewayConfig.from(settings.with(ConfigKeys.GATEWAY_ID, "bench-gw-nobatch")
-                                     .with(ConfigKeys.ACK_BATCH_MS, "0")), db.dataSource(), Faults.none(), Clock.systemUTC()).start()
+                                     .with(ConfigKeys.ACK_BATCH_MS, "0").with(ConfigKeys.ACK_THROTTLE_MS, "0")), db.dataSource(), Faults.none(), Clock.systemUTC()).start()
                              : null;
                      Tap tap = new Tap(kafka.bootstrapServers(), topics.events()).start()) {
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
