@@ -109,6 +109,9 @@ public final class DeliveryBench implements Callable<Integer> {
     int members = 8;
     @Option(names = "--rate", description = "target sends per second, all senders together (open loop), default ${DEFAULT-VALUE}")
     int rate = 200;
+    @Option(names = "--rates", split = ",", description = "capacity steps: run every mode at each of these rates"
+            + " (fresh fixtures per step) and print the highest that holds p99 send->push <= 150 ms, 0 missing pushes, 0 errors")
+    List<Integer> rates = List.of();
     @Option(names = "--seconds", description = "measured seconds per mode, default ${DEFAULT-VALUE}")
     int seconds = 20;
     @Option(names = "--warmup", description = "warm-up seconds at the target rate before each measurement, default ${DEFAULT-VALUE}")
@@ -175,7 +178,11 @@ public final class DeliveryBench implements Callable<Integer> {
                   Histogram sendToSent, Histogram sendToPush, Histogram sendToInsert, Histogram insertToKafka,
                   Histogram kafkaToPush, Histogram kafkaToTap, Histogram sendToStored, Histogram relayLag,
                   long expectedPushes, long measuredPushes, long missingPushes, long errors, Counters c,
-                  double cpuBusy, double jvmCpu, String load) {
+                  double cpuBusy, double jvmCpu, String load, int rate, Map<String, Double> roleCpuMs) {
+        /** The capacity bounds of issue 12: p99 send->push <= 150 ms, nothing missing, no error reply. */
+        boolean holds() {
+            return missingPushes == 0 && errors == 0 && sendToPush.getValueAtPercentile(99) <= 150_000;
+        }
     }
 
     @Override
@@ -234,7 +241,11 @@ public final class DeliveryBench implements Callable<Integer> {
 
                 Map<String, Fixture> fixtures = new LinkedHashMap<>();
                 long f0 = System.nanoTime();
-                for (String m : modes) fixtures.put(m, fixtures(db, m.replace("-", "")));
+                List<Integer> steps = rates.isEmpty() ? List.of(rate) : rates;
+                for (int r : steps) {
+                    for (String m : modes) fixtures.put(m + "@" + r, fixtures(db, m.replace("-", "") + (rates.isEmpty() ? "" : "r" + r)));
+                }
+                pgDataDir = pg.dataDir();
                 System.out.printf("# fixtures: %d modes x (%d conversations x %d members, one device each) in %.1f s%n",
                         modes.size(), groups, members, (System.nanoTime() - f0) / 1e9);
 
@@ -260,9 +271,12 @@ public final class DeliveryBench implements Callable<Integer> {
                     floor("kafka produce->consume, busy poll (fetch.max.wait.ms=0)", kafka.bootstrapServers(), "bench.floor-busy", 0);
                     floor("kafka produce->consume, long poll (fetch.max.wait.ms=50)", kafka.bootstrapServers(), "bench.floor-long", 50);
 
-                    for (String m : modes) {
-                        Gateway gw = m.equals("raw-each") ? gwNoBatch : gwBatch;
-                        runMode(m, fixtures.get(m), gw, relay, db, tmp);
+                    for (int r : steps) {
+                        rate = r;
+                        for (String m : modes) {
+                            Gateway gw = m.equals("raw-each") ? gwNoBatch : gwBatch;
+                            runMode(m, fixtures.get(m + "@" + r), gw, relay, db, tmp);
+                        }
                     }
                 }
             }
@@ -607,6 +621,7 @@ public final class DeliveryBench implements Callable<Integer> {
             while ((now = System.nanoTime()) < target) LockSupport.parkNanos(target - now);
             if (i == run.measuredFrom) {
                 cpu0 = SendBench.CpuSample.now();
+                roles0 = RoleCpu.now(pgDataDir);
                 lagSink.set(lag);
             }
             if (i >= run.measuredFrom) lateMax = Math.max(lateMax, now - target);
@@ -619,6 +634,7 @@ public final class DeliveryBench implements Callable<Integer> {
         long now;
         while ((now = System.nanoTime()) < end) LockSupport.parkNanos(end - now);
         SendBench.CpuSample cpu1 = SendBench.CpuSample.now();
+        roleCpuMs = roles0 == null ? Map.of() : RoleCpu.between(roles0, RoleCpu.now(pgDataDir));
         // Changes committed in the window reach the relay a little later; keep observing for 1 s.
         Thread.sleep(1000);
         lagSink.set(null);
@@ -633,6 +649,9 @@ public final class DeliveryBench implements Callable<Integer> {
 
     private double cpuBusy;
     private double jvmCpu;
+    private Path pgDataDir;
+    private RoleCpu.Snapshot roles0;
+    private Map<String, Double> roleCpuMs = Map.of();
     private String loadAtEnd;
     private double lateMaxMs;
     private double achievedSeconds;
@@ -683,7 +702,8 @@ public final class DeliveryBench implements Callable<Integer> {
         long batchMs = run.mode.equals("raw-each") ? 0 : 2;
         return new Result(run.mode, policy, batchMs, run.total - run.measuredFrom, achievedSeconds, lateMaxMs,
                 run.sendToSent, sendToPush, sendToInsert, insertToKafka, kafkaToPush, kafkaToTap, sendToStored, lag,
-                expected, measured, Math.max(0, expected - measured), run.errors.get(), c, cpuBusy, jvmCpu, loadAtEnd);
+                expected, measured, Math.max(0, expected - measured), run.errors.get(), c, cpuBusy, jvmCpu, loadAtEnd,
+                rate, roleCpuMs);
     }
 
     private static Histogram hist() {
@@ -816,8 +836,46 @@ public final class DeliveryBench implements Callable<Integer> {
                 r.missingPushes(), r.errors(), p(r.sendToSent()), p(r.sendToPush()), r.cpuBusy() * 100, r.jvmCpu() * 100, r.load());
     }
 
+    private void printRoleCpu() {
+        System.out.println();
+        System.out.println("CPU by role, ms of CPU per 1,000 sends (thread CPU time of the roles' threads, PostgreSQL from /proc; measured window)");
+        System.out.printf("%-9s %6s", "mode", "rate");
+        for (String role : RoleCpu.ROLES) System.out.printf(" %9s", role.length() > 9 ? role.substring(0, 9) : role);
+        System.out.printf(" %9s%n", "total");
+        for (Result r : results) {
+            double per = r.sends() / 1000.0;
+            double total = 0;
+            System.out.printf(Locale.ROOT, "%-9s %6d", r.mode(), r.rate());
+            for (String role : RoleCpu.ROLES) {
+                double v = r.roleCpuMs().getOrDefault(role, 0.0) / per;
+                total += v;
+                System.out.printf(Locale.ROOT, " %9.0f", v);
+            }
+            System.out.printf(Locale.ROOT, " %9.0f%n", total);
+        }
+    }
+
+    private void printCapacity() {
+        if (rates.isEmpty()) return;
+        System.out.println();
+        System.out.println("Capacity (bounds: p99 send->push <= 150 ms, 0 missing pushes, 0 error replies)");
+        for (String m : modes) {
+            int best = 0;
+            StringBuilder steps = new StringBuilder();
+            for (Result r : results) {
+                if (!r.mode().equals(m)) continue;
+                steps.append(String.format(Locale.ROOT, " %d/s:%s(p99 %.0f ms, missing %d, errors %d)", r.rate(),
+                        r.holds() ? "holds" : "FAILS", ms(r.sendToPush(), 99), r.missingPushes(), r.errors()));
+                if (r.holds() && r.rate() > best) best = r.rate();
+            }
+            System.out.printf("  %-9s highest rate that holds: %s;%s%n", m, best == 0 ? "none" : best + " sends/s", steps);
+        }
+    }
+
     private void printTables() {
         if (results.isEmpty()) return;
+        printRoleCpu();
+        printCapacity();
         System.out.println();
         System.out.println("Latency, ms, p50 / p99 (measured window only; send start = the pacer's scheduled time)");
         System.out.printf("%-9s %7s %9s %13s %13s %13s %13s %13s %13s %13s %5s %5s %5s%n", "mode", "sends/s", "pushes",
