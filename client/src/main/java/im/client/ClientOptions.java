@@ -5,6 +5,7 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * Settings of an {@link ImClient}, validated at construction (the message names the field).
@@ -88,35 +89,79 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
     }
 
     public ClientOptions withAutoReconnect(boolean b) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, b, autoReceive, ackDelay, syncLimit, maxInternalErrors);
+        return with(c -> c.autoReconnect = b);
     }
 
     public ClientOptions withRequestTimeout(Duration d) {
-        return new ClientOptions(uri, token, stateDir, d, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, maxInternalErrors);
+        return with(c -> c.requestTimeout = d);
     }
 
     public ClientOptions withUri(URI u) {
-        return new ClientOptions(u, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, maxInternalErrors);
+        return with(c -> c.uri = u);
     }
 
     public ClientOptions withReconnectBackoff(Duration min, Duration max) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, min, max, autoReconnect, autoReceive, ackDelay, syncLimit, maxInternalErrors);
+        return with(c -> {
+            c.reconnectMin = min;
+            c.reconnectMax = max;
+        });
     }
 
     public ClientOptions withAutoReceive(boolean b) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, b, ackDelay, syncLimit, maxInternalErrors);
+        return with(c -> c.autoReceive = b);
     }
 
     public ClientOptions withAckDelay(Duration d) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, d, syncLimit, maxInternalErrors);
+        return with(c -> c.ackDelay = d);
     }
 
     public ClientOptions withSyncLimit(int n) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, n, maxInternalErrors);
+        return with(c -> c.syncLimit = n);
     }
 
     public ClientOptions withMaxInternalErrors(int n) {
-        return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect, autoReceive, ackDelay, syncLimit, n);
+        return with(c -> c.maxInternalErrors = n);
+    }
+
+    /** A copy of these options with {@code change} applied, validated like any new instance. */
+    private ClientOptions with(Consumer<Copy> change) {
+        Copy c = new Copy(this);
+        change.accept(c);
+        return c.build();
+    }
+
+    /** The components of a {@link ClientOptions} as mutable fields: what a wither changes before the copy is built. */
+    private static final class Copy {
+        URI uri;
+        String token;
+        Path stateDir;
+        Duration requestTimeout;
+        Duration reconnectMin;
+        Duration reconnectMax;
+        boolean autoReconnect;
+        boolean autoReceive;
+        Duration ackDelay;
+        int syncLimit;
+        int maxInternalErrors;
+
+        Copy(ClientOptions o) {
+            uri = o.uri;
+            token = o.token;
+            stateDir = o.stateDir;
+            requestTimeout = o.requestTimeout;
+            reconnectMin = o.reconnectMin;
+            reconnectMax = o.reconnectMax;
+            autoReconnect = o.autoReconnect;
+            autoReceive = o.autoReceive;
+            ackDelay = o.ackDelay;
+            syncLimit = o.syncLimit;
+            maxInternalErrors = o.maxInternalErrors;
+        }
+
+        ClientOptions build() {
+            return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect,
+                    autoReceive, ackDelay, syncLimit, maxInternalErrors);
+        }
     }
 
     /** Never print the token. */

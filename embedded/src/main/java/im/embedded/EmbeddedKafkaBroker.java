@@ -16,20 +16,16 @@ import org.slf4j.LoggerFactory;
  * {@link #close()} unless the caller asked to keep it. This is the fast broker for integration
  * tests and local runs; use {@link KafkaBrokerProcess} when a test must kill the broker.
  */
-public final class EmbeddedKafkaBroker implements KafkaBroker {
+public final class EmbeddedKafkaBroker extends LocalBroker {
 
     private static final Logger log = LoggerFactory.getLogger(EmbeddedKafkaBroker.class);
 
     private final KafkaRaftServer server;
-    private final Path dataDir;
-    private final boolean deleteOnClose;
     private final String bootstrap;
-    private boolean closed;
 
     private EmbeddedKafkaBroker(KafkaRaftServer server, Path dataDir, boolean deleteOnClose, String bootstrap) {
+        super(dataDir, deleteOnClose);
         this.server = server;
-        this.dataDir = dataDir;
-        this.deleteOnClose = deleteOnClose;
         this.bootstrap = bootstrap;
     }
 
@@ -87,19 +83,9 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        try {
-            server.shutdown();
-            server.awaitShutdown();
-        } finally {
-            if (deleteOnClose) {
-                BrokerSettings.deleteRecursively(dataDir);
-            }
-        }
+    void stop() {
+        server.shutdown();
+        server.awaitShutdown();
     }
 
     @Override

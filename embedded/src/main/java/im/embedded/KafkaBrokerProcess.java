@@ -22,23 +22,19 @@ import org.slf4j.LoggerFactory;
  * child's stdout and stderr, appended across restarts), {@code jvm.args} (the class path, passed
  * as a {@code @file} so its length never hits the per-argument limit).
  */
-public final class KafkaBrokerProcess implements KafkaBroker {
+public final class KafkaBrokerProcess extends LocalBroker {
 
     private static final Logger log = LoggerFactory.getLogger(KafkaBrokerProcess.class);
     private static final long STOP_GRACE_SECONDS = 10;
 
-    private final Path dataDir;
     private final int nodeId;
     private final int port;
-    private final boolean deleteOnClose;
     private Process process;
-    private boolean closed;
 
     private KafkaBrokerProcess(Path dataDir, int nodeId, int port, boolean deleteOnClose) {
-        this.dataDir = dataDir;
+        super(dataDir, deleteOnClose);
         this.nodeId = nodeId;
         this.port = port;
-        this.deleteOnClose = deleteOnClose;
     }
 
     /**
@@ -95,9 +91,7 @@ public final class KafkaBrokerProcess implements KafkaBroker {
         try {
             broker.launch();
         } catch (RuntimeException e) {
-            // Keep dataDir: the exception points at broker.log.
-            broker.stopProcess();
-            broker.closed = true;
+            broker.closeKeepingData();   // the exception points at broker.log
             throw e;
         }
         return broker;
@@ -116,7 +110,7 @@ public final class KafkaBrokerProcess implements KafkaBroker {
      * log recovery after a kill) and waits until it is ready. Kills a running one first.
      */
     public synchronized void restart() {
-        if (closed) {
+        if (isClosed()) {
             throw new IllegalStateException("broker process is closed");
         }
         kill();
@@ -159,23 +153,9 @@ public final class KafkaBrokerProcess implements KafkaBroker {
         return BrokerSettings.HOST + ":" + port;
     }
 
-    /** SIGTERM (controlled shutdown), up to 10 s, then SIGKILL; deletes data unless kept. */
+    /** SIGTERM (controlled shutdown), up to 10 s, then SIGKILL ({@link #close()} then deletes data unless kept). */
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        try {
-            stopProcess();
-        } finally {
-            if (deleteOnClose) {
-                BrokerSettings.deleteRecursively(dataDir);
-            }
-        }
-    }
-
-    private synchronized void stopProcess() {
+    synchronized void stop() {
         if (process != null && process.isAlive()) {
             process.destroy();
             if (!awaitExit(process, STOP_GRACE_SECONDS)) {

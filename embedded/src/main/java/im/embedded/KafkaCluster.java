@@ -24,17 +24,13 @@ import org.apache.kafka.common.Uuid;
  * replication factor {@code min(3, size)} and {@code min.insync.replicas} one less (at least 1);
  * unclean leader election is off. Layout: {@code <dir>/node-<id>/} per node.
  */
-public final class KafkaCluster implements KafkaBroker {
+public final class KafkaCluster extends LocalBroker {
 
-    private final Path dir;
     private final List<KafkaBrokerProcess> nodes;
-    private final boolean deleteOnClose;
-    private boolean closed;
 
     private KafkaCluster(Path dir, List<KafkaBrokerProcess> nodes, boolean deleteOnClose) {
-        this.dir = dir;
+        super(dir, deleteOnClose);
         this.nodes = nodes;
-        this.deleteOnClose = deleteOnClose;
     }
 
     /**
@@ -72,7 +68,7 @@ public final class KafkaCluster implements KafkaBroker {
             for (KafkaBrokerProcess n : nodes) n.awaitReady();
         } catch (RuntimeException e) {
             nodes.forEach(KafkaBrokerProcess::kill);
-            cluster.closed = true;
+            cluster.closeKeepingData();   // the nodes are dead already; keep their logs, which say why
             throw e;
         }
         return cluster;
@@ -141,22 +137,16 @@ public final class KafkaCluster implements KafkaBroker {
         return s;
     }
 
-    /** Stops every node (SIGTERM, then SIGKILL), deleting the data unless kept. */
+    /** Stops every node (SIGTERM, then SIGKILL); {@link #close()} then deletes the data unless kept. */
     @Override
-    public synchronized void close() {
-        if (closed) return;
-        closed = true;
-        try {
-            // Stop in parallel: a lone survivor waits for a quorum that is gone before it exits.
-            nodes.forEach(KafkaBrokerProcess::signalStop);
-            nodes.forEach(KafkaBrokerProcess::close);
-        } finally {
-            if (deleteOnClose) BrokerSettings.deleteRecursively(dir);
-        }
+    void stop() {
+        // Stop in parallel: a lone survivor waits for a quorum that is gone before it exits.
+        nodes.forEach(KafkaBrokerProcess::signalStop);
+        nodes.forEach(KafkaBrokerProcess::close);
     }
 
     @Override
     public String toString() {
-        return "KafkaCluster[" + bootstrapServers() + ", " + dir + "]";
+        return "KafkaCluster[" + bootstrapServers() + ", " + dataDir + "]";
     }
 }

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 
 /**
  * The client's durable outbox: messages written before their first send and removed only
@@ -78,17 +79,8 @@ final class DurableOutbox {
             entries.put(entry.cmid(), entry);
             v = ++version;
         }
-        try {
-            persist(v);
-        } catch (IOException e) {
-            // The caller is told the add failed, so it must not stay pending in memory.
-            synchronized (stateLock) {
-                if (entries.remove(entry.cmid(), entry)) {
-                    version++;
-                }
-            }
-            throw e;
-        }
+        // The caller is told the add failed, so it must not stay pending in memory.
+        persistOrUndo(v, () -> entries.remove(entry.cmid(), entry));
     }
 
     /** Durably removes the entry of {@code cmid}; returns false (and writes nothing) if there was none. */
@@ -102,16 +94,11 @@ final class DurableOutbox {
             }
             v = ++version;
         }
-        try {
-            persist(v);
-        } catch (IOException e) {
-            // Not removed on disk: keep it pending in memory too (a later resend gets dup=true).
-            synchronized (stateLock) {
-                entries.putIfAbsent(cmid, removed);
-                version++;
-            }
-            throw e;
-        }
+        // Not removed on disk: keep it pending in memory too (a later resend gets dup=true).
+        persistOrUndo(v, () -> {
+            entries.putIfAbsent(cmid, removed);
+            return true;
+        });
         return true;
     }
 
@@ -133,16 +120,7 @@ final class DurableOutbox {
             entries.put(cmid, after);
             v = ++version;
         }
-        try {
-            persist(v);
-        } catch (IOException e) {
-            synchronized (stateLock) {
-                if (entries.replace(cmid, after, before)) {
-                    version++;
-                }
-            }
-            throw e;
-        }
+        persistOrUndo(v, () -> entries.replace(cmid, after, before));
         return after;
     }
 
@@ -163,6 +141,24 @@ final class DurableOutbox {
     List<PendingSend> snapshot() {
         synchronized (stateLock) {
             return List.copyOf(entries.values());
+        }
+    }
+
+    /**
+     * Writes the in-memory change that made version {@code v}; if that fails, undoes it under
+     * stateLock ({@code undo} says whether it changed anything, which counts as a new version) and
+     * rethrows.
+     */
+    private void persistOrUndo(long v, BooleanSupplier undo) throws IOException {
+        try {
+            persist(v);
+        } catch (IOException e) {
+            synchronized (stateLock) {
+                if (undo.getAsBoolean()) {
+                    version++;
+                }
+            }
+            throw e;
         }
     }
 

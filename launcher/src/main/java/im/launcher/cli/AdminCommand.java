@@ -20,10 +20,26 @@ import picocli.CommandLine.Parameters;
         subcommands = {AdminCommand.User.class, AdminCommand.Device.class, AdminCommand.Conv.class, AdminCommand.Member.class})
 public final class AdminCommand {
 
-    /** What every admin leaf command shares: the admin options (which say where to print). */
+    /**
+     * What every admin leaf command shares: the admin options (which say where to print), and one
+     * request whose reply is printed as text, or as it is with --json.
+     */
     abstract static class Leaf implements Callable<Integer> {
         @Mixin
         AdminOptions admin;
+
+        /** The command's one request to the admin API. */
+        abstract JsonNode request(AdminClient client);
+
+        /** Prints the reply as text (not called with --json). */
+        abstract void print(JsonNode reply);
+
+        @Override
+        public Integer call() {
+            JsonNode r = request(admin.client());
+            if (!printedJson(r)) print(r);
+            return 0;
+        }
 
         PrintWriter out() {
             return admin.gateway.out();
@@ -75,12 +91,14 @@ public final class AdminCommand {
         abstract Table table(JsonNode reply);
 
         @Override
-        public Integer call() {
-            JsonNode r = admin.client().get(path + paging.query());
-            if (printedJson(r)) return 0;
+        JsonNode request(AdminClient client) {
+            return client.get(path + paging.query());
+        }
+
+        @Override
+        void print(JsonNode r) {
             table(r).print(out());
             more(r);
-            return 0;
         }
     }
 
@@ -100,12 +118,15 @@ public final class AdminCommand {
         String name;
 
         @Override
-        public Integer call() {
+        JsonNode request(AdminClient client) {
             ObjectNode body = AdminClient.JSON.createObjectNode().put("user", user);
             if (name != null) body.put("name", name);
-            JsonNode r = admin.client().post("/admin/users", body);
-            if (!printedJson(r)) out().println("created user " + r.get("user").asText());
-            return 0;
+            return client.post("/admin/users", body);
+        }
+
+        @Override
+        void print(JsonNode r) {
+            out().println("created user " + r.get("user").asText());
         }
     }
 
@@ -133,15 +154,20 @@ public final class AdminCommand {
 
     /** Prints the token alone on stdout (so {@code TOKEN=$(im admin device register ...)} works), the rest on stderr. */
     abstract static class TokenLeaf extends Leaf {
-        int printToken(JsonNode r, String what) {
-            if (printedJson(r)) return 0;
+        private final String what;
+
+        TokenLeaf(String what) {
+            this.what = what;
+        }
+
+        @Override
+        void print(JsonNode r) {
             admin.gateway.err().println(what + " device " + r.get("device").asText() + " of " + r.get("user").asText()
                     + " (install " + r.get("epoch").asInt() + "); its token, shown only now"
                     + (r.hasNonNull("expires") ? ", valid until " + r.get("expires").asText() : "") + ":");
             admin.gateway.err().flush();
             out().println(r.get("token").asText());
             out().flush();
-            return 0;
         }
     }
 
@@ -154,11 +180,13 @@ public final class AdminCommand {
         @Parameters(index = "1", paramLabel = "DEVICE", description = "Device id, e.g. d-ana-phone.")
         String device;
 
+        DeviceRegister() {
+            super("registered");
+        }
+
         @Override
-        public Integer call() {
-            JsonNode r = admin.client().post("/admin/devices",
-                    AdminClient.JSON.createObjectNode().put("user", user).put("device", device));
-            return printToken(r, "registered");
+        JsonNode request(AdminClient client) {
+            return client.post("/admin/devices", AdminClient.JSON.createObjectNode().put("user", user).put("device", device));
         }
     }
 
@@ -168,10 +196,13 @@ public final class AdminCommand {
         @Parameters(index = "0", paramLabel = "DEVICE", description = "Device id.")
         String device;
 
+        DeviceReinstall() {
+            super("reinstalled");
+        }
+
         @Override
-        public Integer call() {
-            JsonNode r = admin.client().post("/admin/devices/" + AdminClient.segment(device) + "/reinstall", null);
-            return printToken(r, "reinstalled");
+        JsonNode request(AdminClient client) {
+            return client.post("/admin/devices/" + AdminClient.segment(device) + "/reinstall", null);
         }
     }
 
@@ -182,10 +213,13 @@ public final class AdminCommand {
         @Parameters(index = "0", paramLabel = "DEVICE", description = "Device id.")
         String device;
 
+        DeviceRenew() {
+            super("renewed");
+        }
+
         @Override
-        public Integer call() {
-            JsonNode r = admin.client().post("/admin/devices/" + AdminClient.segment(device) + "/token", null);
-            return printToken(r, "renewed");
+        JsonNode request(AdminClient client) {
+            return client.post("/admin/devices/" + AdminClient.segment(device) + "/token", null);
         }
     }
 
@@ -195,16 +229,18 @@ public final class AdminCommand {
         String user;
 
         @Override
-        public Integer call() {
-            JsonNode r = admin.client().get("/admin/users/" + AdminClient.segment(user) + "/devices");
-            if (printedJson(r)) return 0;
+        JsonNode request(AdminClient client) {
+            return client.get("/admin/users/" + AdminClient.segment(user) + "/devices");
+        }
+
+        @Override
+        void print(JsonNode r) {
             Table t = new Table("DEVICE", "EPOCH", "CREATED", "UPDATED", "TOKEN EXPIRES");
             for (JsonNode d : r.get("devices")) {
                 t.row(d.get("device").asText(), d.get("epoch").asInt(), time(d.get("created")), time(d.get("updated")),
                         d.hasNonNull("tokenExpires") ? time(d.get("tokenExpires")) : "never");
             }
             t.print(out());
-            return 0;
         }
     }
 
@@ -217,7 +253,8 @@ public final class AdminCommand {
     }
 
     abstract static class ConvLeaf extends Leaf {
-        void printConversation(JsonNode r) {
+        @Override
+        void print(JsonNode r) {
             out().println(r.get("conv").asText() + "  " + r.get("kind").asText() + "  head " + r.get("head").asLong());
             Table t = new Table("MEMBER", "FROM", "TO");
             for (JsonNode m : r.get("members")) {
@@ -241,14 +278,16 @@ public final class AdminCommand {
         String kind;
 
         @Override
-        public Integer call() {
+        JsonNode request(AdminClient client) {
             ObjectNode body = AdminClient.JSON.createObjectNode().put("conv", conv).put("kind", kind);
             members.forEach(body.putArray("members")::add);
-            JsonNode r = admin.client().post("/admin/conversations", body);
-            if (printedJson(r)) return 0;
+            return client.post("/admin/conversations", body);
+        }
+
+        @Override
+        void print(JsonNode r) {
             out().print("created ");
-            printConversation(r);
-            return 0;
+            super.print(r);
         }
     }
 
@@ -259,10 +298,8 @@ public final class AdminCommand {
         String conv;
 
         @Override
-        public Integer call() {
-            JsonNode r = admin.client().get("/admin/conversations/" + AdminClient.segment(conv));
-            if (!printedJson(r)) printConversation(r);
-            return 0;
+        JsonNode request(AdminClient client) {
+            return client.get("/admin/conversations/" + AdminClient.segment(conv));
         }
     }
 
@@ -306,13 +343,15 @@ public final class AdminCommand {
             description = "Add a member (a join event); adding a current member changes nothing.")
     static final class MemberAdd extends MemberLeaf {
         @Override
-        public Integer call() {
-            JsonNode r = admin.client().put(path());
-            if (printedJson(r)) return 0;
+        JsonNode request(AdminClient client) {
+            return client.put(path());
+        }
+
+        @Override
+        void print(JsonNode r) {
             out().println(r.get("changed").asBoolean()
                     ? user + " joined " + conv + " at seq " + r.get("seq").asLong()
                     : user + " is already a member of " + conv + " (joined at seq " + r.get("seq").asLong() + ")");
-            return 0;
         }
     }
 
@@ -320,10 +359,13 @@ public final class AdminCommand {
             description = "Remove a member (a leave event, which the member still sees); NOT_MEMBER if not one.")
     static final class MemberRemove extends MemberLeaf {
         @Override
-        public Integer call() {
-            JsonNode r = admin.client().delete(path());
-            if (!printedJson(r)) out().println(user + " left " + conv + " at seq " + r.get("seq").asLong());
-            return 0;
+        JsonNode request(AdminClient client) {
+            return client.delete(path());
+        }
+
+        @Override
+        void print(JsonNode r) {
+            out().println(user + " left " + conv + " at seq " + r.get("seq").asLong());
         }
     }
 }
