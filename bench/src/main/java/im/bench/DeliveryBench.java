@@ -634,7 +634,9 @@ public final class DeliveryBench implements Callable<Integer> {
         long now;
         while ((now = System.nanoTime()) < end) LockSupport.parkNanos(end - now);
         SendBench.CpuSample cpu1 = SendBench.CpuSample.now();
-        roleCpuMs = roles0 == null ? Map.of() : RoleCpu.between(roles0, RoleCpu.now(pgDataDir));
+        RoleCpu.Snapshot roles1 = RoleCpu.now(pgDataDir);
+        roleCpuMs = roles0 == null ? Map.of() : RoleCpu.between(roles0, roles1);
+        if (roles0 != null) System.out.println("# CPU of threads no role claimed, busiest:" + RoleCpu.topOthers(roles0, roles1, 6));
         // Changes committed in the window reach the relay a little later; keep observing for 1 s.
         Thread.sleep(1000);
         lagSink.set(null);

@@ -25,7 +25,7 @@ final class RoleCpu {
     private static final long CLOCK_TICK_NANOS = 10_000_000L;   // USER_HZ = 100 on Linux
 
     /** Nanoseconds of CPU per role at one moment; per-thread values so a diff counts only survivors. */
-    record Snapshot(Map<Long, Long> threadNanos, Map<Long, String> threadRole, long postgresNanos) {
+    record Snapshot(Map<Long, Long> threadNanos, Map<Long, String> threadRole, Map<Long, String> threadName, long postgresNanos) {
     }
 
     private RoleCpu() {
@@ -34,14 +34,16 @@ final class RoleCpu {
     static Snapshot now(Path pgDataDir) {
         Map<Long, Long> nanos = new HashMap<>();
         Map<Long, String> roles = new HashMap<>();
+        Map<Long, String> names = new HashMap<>();
         for (ThreadInfo t : THREADS.getThreadInfo(THREADS.getAllThreadIds())) {
             if (t == null) continue;
             long cpu = THREADS.getThreadCpuTime(t.getThreadId());
             if (cpu < 0) continue;
             nanos.put(t.getThreadId(), cpu);
             roles.put(t.getThreadId(), roleOf(t.getThreadName()));
+            names.put(t.getThreadId(), t.getThreadName());
         }
-        return new Snapshot(nanos, roles, postgresNanos(pgDataDir));
+        return new Snapshot(nanos, roles, names, postgresNanos(pgDataDir));
     }
 
     /** Milliseconds of CPU per role between {@code a} and {@code b}, in {@link #ROLES} order. */
@@ -56,9 +58,23 @@ final class RoleCpu {
         return ms;
     }
 
+    /** The busiest thread names (digits folded) that no role claimed, for the next look at {@link #roleOf}. */
+    static String topOthers(Snapshot a, Snapshot b, int k) {
+        Map<String, Double> byName = new HashMap<>();
+        for (Map.Entry<Long, Long> e : b.threadNanos().entrySet()) {
+            if (!"other".equals(b.threadRole().get(e.getKey()))) continue;
+            String name = b.threadName().get(e.getKey()).replaceAll("[0-9]+", "N");
+            byName.merge(name, (e.getValue() - a.threadNanos().getOrDefault(e.getKey(), 0L)) / 1e6, Double::sum);
+        }
+        StringBuilder sb = new StringBuilder();
+        byName.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed()).limit(k)
+                .forEach(e -> sb.append(String.format(java.util.Locale.ROOT, " %s=%.0fms", e.getKey(), e.getValue())));
+        return sb.toString();
+    }
+
     static String roleOf(String thread) {
         String t = thread.toLowerCase(java.util.Locale.ROOT);
-        if (t.startsWith("bench-") || t.startsWith("httpclient") || t.contains("websocket")) return "bench clients";
+        if (t.startsWith("bench-") || t.startsWith("httpclient") || t.contains("websocket") || t.startsWith("im-client")) return "bench clients";
         if (t.contains("delivery")) return "delivery";
         if (t.contains("sweeper")) return "sweeper";
         if (t.contains("debezium") || t.startsWith("relay") || t.startsWith("pool-") || t.contains("change-event-source")

@@ -321,6 +321,44 @@ class SendServiceIT {
         }
     }
 
+    /**
+     * A statement of the batch fails: the (sender, cmid) key is taken by a transaction that
+     * commits while the batch's insert waits on it (as a send of another lane would). The batch
+     * rolls back and runs again without that send, which then runs on its own: the others commit,
+     * gap-free, and the racing one gets the outcome a single send would (here CMID_CONFLICT: the
+     * winner is in another conversation).
+     */
+    @Test
+    void aSendOfABatchThatLosesACmidRaceIsTakenOutAndAnsweredAlone() throws Exception {
+        dir.createConversation("c-ac", "direct", List.of("u-ana", "u-cy"));
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (Connection holder = db.getConnection()) {
+            holder.setAutoCommit(false);
+            try (var st = holder.createStatement()) {
+                st.execute("UPDATE conversations SET head_seq = head_seq + 1 WHERE conv_id = 'c-ac'");
+                st.execute("INSERT INTO events (conv_id, seq, kind, mid, sender, sender_device, cmid, body)"
+                        + " VALUES ('c-ac', 3, 'msg', '018f0000-0000-7000-8000-000000000001', 'u-ana', 'd-ana', 'cm-race', 'elsewhere')");
+            }
+            Future<List<java.util.concurrent.CompletableFuture<SendResult>>> batch = pool.submit(() -> sends.sendAsOneBatch(List.of(
+                    new SendService.Request(ana, "c-ab", "cm-1", "one"),
+                    new SendService.Request(ana, "c-ab", "cm-race", "here"),
+                    new SendService.Request(bo, "c-ab", "cm-2", "two"))));
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'") == 0) {
+                assertTrue(System.nanoTime() < deadline, "the batch's insert waits on the uncommitted key");
+                Thread.sleep(10);
+            }
+            holder.commit();
+            var out = batch.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals(3, ok(out.get(0)).seq());
+            assertEquals(ErrorCode.CMID_CONFLICT, refused(out.get(1)));
+            assertEquals(4, ok(out.get(2)).seq());
+            assertEquals(List.of(1L, 2L, 3L, 4L), msgSeqs("c-ab"));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     @Test
     void concurrentSendsToOneConversationShareTransactionsAndStayGapFree() throws Exception {
         int threads = 16;
