@@ -21,9 +21,14 @@ abstract class LocalBroker implements KafkaBroker {
     /** Stops the broker; called once, by the first close. */
     abstract void stop();
 
-    /** Stops the broker, then deletes its data directory unless it is kept; idempotent. */
+    /**
+     * Stops the broker, then deletes its data directory unless it is kept; idempotent. Not
+     * final: javac then gives each public subclass a public bridge of it, without which a method
+     * reference such as {@code KafkaCluster::close} in another package fails at run time
+     * ("MethodHandle ... is not direct or cannot be cracked", CampaignIT).
+     */
     @Override
-    public final void close() {
+    public void close() {
         close(deleteOnClose);
     }
 
