@@ -100,8 +100,7 @@ public final class CursorService {
                 devices[i] = acks.get(i).who().deviceId();
                 convs[i] = acks.get(i).conv();
             }
-            // Valid acks, collapsed per (device, conv) to the largest seq, sorted by (device, conv):
-            // the key's separator sorts below every id character.
+            // Valid acks, collapsed per (device, conv) to the largest seq, sorted by (device, conv).
             Map<String, AckRequest> merged = new TreeMap<>();
             Map<String, Long> stored = new HashMap<>();
             try (PreparedStatement ps = c.prepareStatement(CHECK)) {
@@ -122,7 +121,7 @@ public final class CursorService {
                             // their last period: the cursor stops there (the reply says so), it
                             // does not follow the head into events they may not see.
                             AckRequest capped = new AckRequest(a.who(), a.conv(), Math.min(a.seq(), rs.getLong(4)));
-                            String key = a.who().deviceId() + "\u0000" + a.conv();
+                            String key = pairKey(a.who().deviceId(), a.conv());
                             merged.merge(key, capped, (x, y) -> x.seq() >= y.seq() ? x : y);
                             long cursor = rs.getLong(5);
                             if (!rs.wasNull()) stored.put(key, cursor);
@@ -159,7 +158,7 @@ public final class CursorService {
                     ps.setArray(3, c.createArrayOf("int4", me));
                     ps.setArray(4, c.createArrayOf("int8", ms));
                     try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) result.put(rs.getString(1) + "\u0000" + rs.getString(2), rs.getLong(3));
+                        while (rs.next()) result.put(pairKey(rs.getString(1), rs.getString(2)), rs.getLong(3));
                     }
                 }
                 // A row a concurrent batch moved past this ack since the check was not updated
@@ -169,11 +168,19 @@ public final class CursorService {
             for (int i = 0; i < n; i++) {
                 if (out[i] == null) {
                     AckRequest a = acks.get(i);
-                    out[i] = new Outcome(result.get(a.who().deviceId() + "\u0000" + a.conv()), null);
+                    out[i] = new Outcome(result.get(pairKey(a.who().deviceId(), a.conv())), null);
                 }
             }
             return List.of(out);
         });
+    }
+
+    /**
+     * One (device, conversation) as a map key. The separator sorts below every id character, so
+     * keys sort by (device, conversation): the upsert's lock order.
+     */
+    static String pairKey(String device, String conv) {
+        return device + "\u0000" + conv;
     }
 
     private static AckRejectedException validate(AckRequest a, ResultSet rs) throws SQLException {

@@ -103,7 +103,7 @@ public final class CursorWriter implements AutoCloseable {
 
     /** True if the throttle holds {@code p} (released later with the pair's other held acks). */
     private boolean hold(Pending p) {
-        String pair = p.ack().who().deviceId() + "\u0000" + p.ack().conv();
+        String pair = CursorService.pairKey(p.ack().who().deviceId(), p.ack().conv());
         synchronized (held) {
             List<Pending> waiting = held.get(pair);
             if (waiting != null) {

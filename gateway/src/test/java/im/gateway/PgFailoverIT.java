@@ -163,17 +163,10 @@ class PgFailoverIT {
             directory.createConversation(CONV, "direct", List.of("u-ana", "u-bo"));
             slot = "s_fo_" + stack.database();
             stack.kafkaBootstrap();
-            Map<String, String> m = new HashMap<>();
+            Map<String, String> m = Pipeline.roleSettings(slot);
             m.put(ConfigKeys.PG_URL.name(), url);
             m.put(ConfigKeys.PG_USER.name(), EmbeddedPg.USER);
             m.put(ConfigKeys.PG_PASSWORD.name(), EmbeddedPg.PASSWORD);
-            m.put(ConfigKeys.RELAY_SLOT.name(), slot);
-            m.put(ConfigKeys.GATEWAY_PORT.name(), "0");
-            m.put(ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN);
-            m.put(ConfigKeys.GATEWAY_HEARTBEAT_MS.name(), "500");
-            m.put(ConfigKeys.GATEWAY_LEASE_MS.name(), "3000");
-            m.put(ConfigKeys.INTEREST_RENEW_MS.name(), "1000");
-            m.put(ConfigKeys.PARTITIONS.name(), "3");
             settings = stack.settings(m);
             topics = TopicNames.from(settings);
             SharedTopics.create(settings.required(ConfigKeys.KAFKA_BOOTSTRAP), settings);

@@ -37,14 +37,7 @@ final class Pipeline implements AutoCloseable {
     Pipeline(TestStack stack, Map<String, String> extra) {
         this.stack = stack;
         if (!extra.containsKey(ConfigKeys.KAFKA_BOOTSTRAP.name())) stack.kafkaBootstrap();   // else: the test's own broker
-        Map<String, String> m = new HashMap<>(Map.of(
-                ConfigKeys.RELAY_SLOT.name(), "s_" + stack.database(),
-                ConfigKeys.GATEWAY_PORT.name(), "0",
-                ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN,
-                ConfigKeys.GATEWAY_HEARTBEAT_MS.name(), "500",
-                ConfigKeys.GATEWAY_LEASE_MS.name(), "3000",
-                ConfigKeys.INTEREST_RENEW_MS.name(), "1000",
-                ConfigKeys.PARTITIONS.name(), "3"));
+        Map<String, String> m = roleSettings("s_" + stack.database());
         m.putAll(extra);
         settings = stack.settings(m);
         topics = TopicNames.from(settings);
@@ -52,6 +45,22 @@ final class Pipeline implements AutoCloseable {
         SharedTopics.create(bootstrap, settings);
         relay = new CdcRelay(RelayConfig.from(settings), topics).start();
         addNode();
+    }
+
+    /**
+     * The settings every in-process pipeline of the tests runs with: its own relay slot, any free
+     * gateway port, the fixtures' admin token, short heartbeats and leases so faults show quickly,
+     * three partitions. A mutable copy, for the caller's additions.
+     */
+    static Map<String, String> roleSettings(String relaySlot) {
+        return new HashMap<>(Map.of(
+                ConfigKeys.RELAY_SLOT.name(), relaySlot,
+                ConfigKeys.GATEWAY_PORT.name(), "0",
+                ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN,
+                ConfigKeys.GATEWAY_HEARTBEAT_MS.name(), "500",
+                ConfigKeys.GATEWAY_LEASE_MS.name(), "3000",
+                ConfigKeys.INTEREST_RENEW_MS.name(), "1000",
+                ConfigKeys.PARTITIONS.name(), "3"));
     }
 
     DeliveryNode addNode() {

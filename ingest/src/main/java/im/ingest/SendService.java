@@ -88,7 +88,7 @@ public final class SendService implements AutoCloseable {
     public SendResult send(DevicePrincipal who, String conv, String cmid, String body) {
         if (lanes.length == 0) return sendAlone(who, conv, cmid, body);
         if (closed) throw new DatabaseUnavailableException("send: the gateway is shutting down", null);
-        Pending p = new Pending(who, conv, cmid, body, new CompletableFuture<>());
+        Pending p = new Pending(new Request(who, conv, cmid, body), new CompletableFuture<>());
         lanes[Math.floorMod(conv.hashCode(), lanes.length)].queue.add(p);
         try {
             return p.outcome.get();
@@ -101,7 +101,7 @@ public final class SendService implements AutoCloseable {
         }
     }
 
-    /** One send of {@link #sendAsOneBatch}. */
+    /** One send waiting in a lane (or given to {@link #sendAsOneBatch}). */
     record Request(DevicePrincipal who, String conv, String cmid, String body) {}
 
     /**
@@ -110,7 +110,7 @@ public final class SendService implements AutoCloseable {
      */
     List<CompletableFuture<SendResult>> sendAsOneBatch(List<Request> requests) {
         List<Pending> batch = requests.stream()
-                .map(r -> new Pending(r.who(), r.conv(), r.cmid(), r.body(), new CompletableFuture<SendResult>()))
+                .map(r -> new Pending(r, new CompletableFuture<SendResult>()))
                 .toList();
         commitBatch(batch);
         return batch.stream().map(Pending::outcome).toList();
@@ -153,8 +153,7 @@ public final class SendService implements AutoCloseable {
         }
     }
 
-    private record Pending(DevicePrincipal who, String conv, String cmid, String body,
-                           CompletableFuture<SendResult> outcome) {}
+    private record Pending(Request request, CompletableFuture<SendResult> outcome) {}
 
     private final class Lane {
         final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
@@ -179,7 +178,7 @@ public final class SendService implements AutoCloseable {
                     commitBatch(batch);
                 } catch (RuntimeException e) {
                     log.error("send batch failed unexpectedly", e);
-                    batch.forEach(p -> p.outcome.completeExceptionally(e));
+                    failAll(batch, e);
                 }
                 batch.clear();
             }
@@ -198,8 +197,7 @@ public final class SendService implements AutoCloseable {
             Round r = oneTransaction(todo);
             if (r.conflict != null) {
                 if (++conflicts >= CONFLICT_ATTEMPTS) {
-                    RuntimeException e = DatabaseUnavailableException.classify("send", r.conflict);
-                    todo.forEach(p -> p.outcome.completeExceptionally(e));
+                    failAll(todo, DatabaseUnavailableException.classify("send", r.conflict));
                     return;
                 }
                 continue;
@@ -208,7 +206,8 @@ public final class SendService implements AutoCloseable {
             Pending bad = todo.remove(r.culprit);
             if (r.culpritError instanceof CmidRace) {
                 // A send with this cmid in another lane committed first: alone, it finds it as a dup.
-                complete(bad, () -> sendAlone(bad.who(), bad.conv(), bad.cmid(), bad.body()));
+                Request req = bad.request();
+                complete(bad, () -> sendAlone(req.who(), req.conv(), req.cmid(), req.body()));
             } else {
                 bad.outcome.completeExceptionally(r.culpritError);
             }
@@ -225,9 +224,9 @@ public final class SendService implements AutoCloseable {
             c.setAutoCommit(false);
             int writes = 0;
             for (int i = 0; i < n; i++) {
-                Pending p = todo.get(i);
+                Request req = todo.get(i).request();
                 try {
-                    SendResult r = inTransaction(c, p.who(), p.conv(), p.cmid(), p.body());
+                    SendResult r = inTransaction(c, req.who(), req.conv(), req.cmid(), req.body());
                     out[i] = r;
                     if (!r.dup()) writes++;
                 } catch (SendRejectedException e) {

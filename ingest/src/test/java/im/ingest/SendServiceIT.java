@@ -219,6 +219,15 @@ class SendServiceIT {
         return ((SendRejectedException) e.getCause()).errorCode();
     }
 
+    /** Polls (10 s deadline) until some backend waits on a lock: the batch under test is blocked where the test wants it. */
+    private void awaitABackendWaitingOnALock(String what) throws SQLException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'") == 0) {
+            assertTrue(System.nanoTime() < deadline, what);
+            java.util.concurrent.locks.LockSupport.parkNanos(10_000_000);
+        }
+    }
+
     private List<Long> msgSeqs(String conv) throws SQLException {
         List<Long> out = new ArrayList<>();
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
@@ -305,11 +314,7 @@ class SendServiceIT {
             Future<List<java.util.concurrent.CompletableFuture<SendResult>>> batch = pool.submit(() -> sends.sendAsOneBatch(List.of(
                     new SendService.Request(ana, "c-ab", "cm-1", "checked before the leave, inserted after"),
                     new SendService.Request(bo, "c-ab", "cm-2", "next"))));
-            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-            while (count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'") == 0) {
-                assertTrue(System.nanoTime() < deadline, "the batch waits for the conversation's lock");
-                Thread.sleep(10);
-            }
+            awaitABackendWaitingOnALock("the batch waits for the conversation's lock");
             holder.commit();
             var out = batch.get(10, java.util.concurrent.TimeUnit.SECONDS);
             assertEquals(ErrorCode.NOT_MEMBER, refused(out.get(0)));
@@ -343,11 +348,7 @@ class SendServiceIT {
                     new SendService.Request(ana, "c-ab", "cm-1", "one"),
                     new SendService.Request(ana, "c-ab", "cm-race", "here"),
                     new SendService.Request(bo, "c-ab", "cm-2", "two"))));
-            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-            while (count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'") == 0) {
-                assertTrue(System.nanoTime() < deadline, "the batch's insert waits on the uncommitted key");
-                Thread.sleep(10);
-            }
+            awaitABackendWaitingOnALock("the batch's insert waits on the uncommitted key");
             holder.commit();
             var out = batch.get(10, java.util.concurrent.TimeUnit.SECONDS);
             assertEquals(3, ok(out.get(0)).seq());
