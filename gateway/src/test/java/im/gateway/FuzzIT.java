@@ -93,7 +93,12 @@ class FuzzIT {
             assertEquals("authed", good.auth(fx.boToken).get("t").asText());
             for (int i = 0; i < 1500; i++) {
                 String frame = r.nextInt(8) == 0 ? randomText(r) : mutate(SEEDS.get(r.nextInt(SEEDS.size())), r);
-                JsonNode reply = fuzz.request(frame);
+                JsonNode reply;
+                try {
+                    reply = fuzz.request(frame);
+                } catch (AssertionError noReply) {
+                    throw new AssertionError("seed " + seed + ", frame " + i + ": no reply to " + abbreviate(frame), noReply);
+                }
                 String t = reply.path("t").asText();
                 assertTrue(REPLIES.contains(t), "seed " + seed + ": undocumented reply " + reply + " to " + abbreviate(frame));
                 if (t.equals("error")) {
