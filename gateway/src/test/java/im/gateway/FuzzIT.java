@@ -30,7 +30,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Hostile input at volume: mutated and random frames, deep nesting, huge values, invalid UTF-8,
  * binary frames and floods over WebSocket; random requests to the admin API. The server answers
  * every frame with a documented reply, writes nothing it should not, leaks no threads, and keeps
- * serving a well-behaved client throughout. Seeded: a failure names its seed.
+ * serving a well-behaved client throughout. Seeded: a failure names its seed, and
+ * {@code -Dfuzz.seed=N} replays it.
  */
 @ExtendWith(ImStackExtension.class)
 class FuzzIT {
@@ -81,23 +82,42 @@ class FuzzIT {
         return b.toString();
     }
 
+    /** The seed of a run: {@code -Dfuzz.seed=N} replays a failure, else a new one each run. */
+    private static long seed() {
+        return Long.getLong("fuzz.seed", System.nanoTime());
+    }
+
     @Test
     void mutatedAndRandomFramesGetDocumentedRepliesAndWriteNothingInvalid() throws Exception {
-        long seed = System.nanoTime();
+        long seed = seed();
         Random r = new Random(seed);
         int threadsBefore = Thread.activeCount();
         Map<String, Integer> replies = new TreeMap<>();
         int freshSends = 0;
-        try (RawSocket fuzz = new RawSocket(gw.ws()); RawSocket good = new RawSocket(gw.ws())) {
+        int oversize = 0;
+        RawSocket fuzz = new RawSocket(gw.ws());
+        try (RawSocket good = new RawSocket(gw.ws())) {
             assertEquals("authed", fuzz.auth(fx.anaToken).get("t").asText());
             assertEquals("authed", good.auth(fx.boToken).get("t").asText());
             for (int i = 0; i < 1500; i++) {
                 String frame = r.nextInt(8) == 0 ? randomText(r) : mutate(SEEDS.get(r.nextInt(SEEDS.size())), r);
+                if (frame.getBytes(StandardCharsets.UTF_8).length > WebSocketEndpoint.HARD_FRAME_LIMIT) {
+                    // Documented (protocol.md): a frame too large to buffer gets no reply; the socket
+                    // is closed with 1009. The fuzzer then connects again, as a client would.
+                    fuzz.send(frame);
+                    assertEquals(1009, fuzz.awaitClose(), "seed " + seed + ", frame " + i + ": over the hard limit");
+                    fuzz.close();
+                    fuzz = new RawSocket(gw.ws());
+                    assertEquals("authed", fuzz.auth(fx.anaToken).get("t").asText());
+                    oversize++;
+                    continue;
+                }
                 JsonNode reply;
                 try {
                     reply = fuzz.request(frame);
                 } catch (AssertionError noReply) {
-                    throw new AssertionError("seed " + seed + ", frame " + i + ": no reply to " + abbreviate(frame), noReply);
+                    throw new AssertionError("seed " + seed + " (replay: -Dfuzz.seed=" + seed + "), frame " + i + ": no reply to "
+                            + abbreviate(frame), noReply);
                 }
                 String t = reply.path("t").asText();
                 assertTrue(REPLIES.contains(t), "seed " + seed + ": undocumented reply " + reply + " to " + abbreviate(frame));
@@ -126,8 +146,10 @@ class FuzzIT {
             assertEquals("sent", good.request("{\"t\":\"send\",\"rid\":\"g-end\",\"conv\":\"c-ab\",\"cmid\":\"good-end\",\"body\":\"after the flood\"}")
                     .get("t").asText());
             freshSends++;
+        } finally {
+            fuzz.close();
         }
-        System.out.println("fuzz seed " + seed + " replies " + replies);
+        System.out.println("fuzz seed " + seed + " replies " + replies + ", frames over the hard limit " + oversize);
         assertEquals(freshSends, fx.messages(), "seed " + seed + ": rows written == fresh `sent` replies, nothing else");
         // Invalid UTF-8 at the WebSocket layer: the connection is failed (1007), nothing written.
         for (int i = 0; i < 20; i++) {
@@ -147,7 +169,7 @@ class FuzzIT {
 
     @Test
     void randomAdminRequestsNeverFailInternallyAndWriteNothingWithoutTheToken() throws Exception {
-        long seed = System.nanoTime();
+        long seed = seed();
         Random r = new Random(seed);
         HttpClient http = HttpClient.newHttpClient();
         List<String> paths = List.of("/admin/users", "/admin/devices", "/admin/conversations", "/admin/conversations/c-ab",
