@@ -225,6 +225,17 @@ class CliIT {
         Run lagging = ok(im(with(new String[] {"lag", "--lagging"}, admin)));
         assertFalse(lagging.out().contains("d-bo"), lagging.toString());
         assertTrue(lagging.out().contains("d-ana"), lagging.toString());
+        // --top: the most lagging devices over every conversation, in one request (c-solo below adds none yet)
+        Run top = ok(im(with(new String[] {"lag", "--top", "1"}, admin)));
+        assertTrue(top.out().matches("(?s)CONV +USER +DEVICE +DELIVERED +HEAD +LAG +BEHIND\n"
+                + "c-ab +u-ana +d-ana +0 +6 +6 +\\d+(ms|s|m)\n"), top.toString());
+        Run top5 = ok(im(with(new String[] {"lag", "--top", "5", "--json"}, admin)));
+        assertTrue(top5.out().matches("\\{\"devices\":\\[\\{\"conv\":\"c-ab\",\"user\":\"u-ana\",\"device\":\"d-ana\",.*\"lag\":6,.*"
+                + "\\{\"conv\":\"c-ab\",\"user\":\"u-cy\",\"device\":\"d-cy\",\"member\":false,\"visibleHead\":4,\"delivered\":0,\"lag\":4,.*\\]\\}\n"),
+                "bo (lag 0) is not listed: " + top5);
+        assertFalse(top5.out().contains("d-bo"), top5.toString());
+        fails(2, "--top lists every conversation", im(with(new String[] {"lag", "--top", "3", "--conv", "c-ab"}, admin)));
+        fails(2, "--top: must be from 1 to 1000", im(with(new String[] {"lag", "--top", "0"}, admin)));
 
         // tail again without --from: resumes after the device's cursor, so only the new message is printed
         StringWriter resumedErr = new StringWriter();
