@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Prometheus's own checker on {@code ops/prometheus}: {@code promtool check rules alerts.yml} (the
- * file loads: syntax, PromQL, templates) and {@code promtool test rules alerts.test.yml} (alerts
+ * file loads: syntax, PromQL, templates), {@code promtool check config prometheus.yml} (the compose
+ * stack's scrape configuration) and {@code promtool test rules alerts.test.yml} (alerts
  * fire on histories that break them and not before). Needs {@code promtool} (Debian's
  * {@code prometheus} package; {@code .ci/run} installs it): without it the test fails and says so.
  */
@@ -36,11 +37,13 @@ class PromtoolIT {
     }
 
     @Test
-    void promtoolAcceptsTheRulesAndTheirUnitTestsPass() throws Exception {
+    void promtoolAcceptsTheRulesAndTheScrapeConfigAndTheRulesUnitTestsPass() throws Exception {
         Path dir = OpsFiles.root().resolve("ops/prometheus");
         String tool = promtool();
         String checked = run(dir, tool, "check", "rules", "alerts.yml");
-        assertTrue(checked.contains("SUCCESS"), checked);
+        assertTrue(checked.contains("SUCCESS: 15 rules found"), checked);
+        String config = run(dir, tool, "check", "config", "prometheus.yml");
+        assertTrue(config.contains("is valid prometheus config file"), config);
         String tested = run(dir, tool, "test", "rules", "alerts.test.yml");
         assertTrue(tested.contains("SUCCESS"), tested);
     }
