@@ -47,7 +47,7 @@ import picocli.CommandLine;
  */
 @ExtendWith(ImStackExtension.class)
 class CliIT {
-    private static final String ADMIN = "cli-test-admin-token-0123456789";
+    static final String ADMIN = "cli-test-admin-token-0123456789";
     private final List<AutoCloseable> started = new ArrayList<>();
     private final ExecutorService background = Executors.newCachedThreadPool();
 
@@ -77,7 +77,7 @@ class CliIT {
         return im(new StringWriter(), new StringWriter(), args);
     }
 
-    private static String[] with(String[] first, String... more) {
+    static String[] with(String[] first, String... more) {
         String[] all = new String[first.length + more.length];
         System.arraycopy(first, 0, all, 0, first.length);
         System.arraycopy(more, 0, all, first.length, more.length);
@@ -119,10 +119,13 @@ class CliIT {
         }
     }
 
-    @Test
-    void adminSendTailLagAndEventsTailAgainstARunningPlatform(TestStack stack) throws Exception {
-        String bootstrap = stack.kafkaBootstrap();
-        Settings s = stack.settings(Map.of(
+    /**
+     * Settings for every role of a platform in this JVM on the test stack (Kafka started first),
+     * with the admin token {@link #ADMIN}, fast heartbeats and sweeps, three partitions.
+     */
+    static Settings platformSettings(TestStack stack) {
+        stack.kafkaBootstrap();
+        return stack.settings(Map.of(
                 ConfigKeys.RELAY_SLOT.name(), "s_" + stack.database(),
                 ConfigKeys.GATEWAY_PORT.name(), "0",
                 ConfigKeys.ADMIN_TOKEN.name(), ADMIN,
@@ -131,6 +134,12 @@ class CliIT {
                 ConfigKeys.INTEREST_RENEW_MS.name(), "1000",
                 ConfigKeys.SWEEP_MS.name(), "500",
                 ConfigKeys.PARTITIONS.name(), "3"));
+    }
+
+    @Test
+    void adminSendTailLagAndEventsTailAgainstARunningPlatform(TestStack stack) throws Exception {
+        String bootstrap = stack.kafkaBootstrap();
+        Settings s = platformSettings(stack);
         TopicNames topics = TopicNames.from(s);
         SharedTopics.create(bootstrap, s);
         CdcRelay relay = new CdcRelay(RelayConfig.from(s), topics).start();

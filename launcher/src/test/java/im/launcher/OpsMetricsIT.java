@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.delivery.route.DeliveryNode;
 import im.gateway.GatewayRole;
-import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.kafka.SharedTopics;
 import im.infra.ops.Metrics;
@@ -50,7 +49,6 @@ import picocli.CommandLine;
  */
 @ExtendWith(ImStackExtension.class)
 class OpsMetricsIT {
-    private static final String ADMIN = "ops-metrics-admin-token-0123456789";
     private final List<AutoCloseable> started = new ArrayList<>();
     private final ExecutorService background = Executors.newCachedThreadPool();
     private final HttpClient http = HttpClient.newHttpClient();
@@ -104,17 +102,8 @@ class OpsMetricsIT {
 
     @Test
     void everyMetricTheAlertRulesAndTheDashboardUseIsExportedByARunningStack(TestStack stack) throws Exception {
-        String bootstrap = stack.kafkaBootstrap();
-        Settings s = stack.settings(Map.of(
-                ConfigKeys.RELAY_SLOT.name(), "s_" + stack.database(),
-                ConfigKeys.GATEWAY_PORT.name(), "0",
-                ConfigKeys.ADMIN_TOKEN.name(), ADMIN,
-                ConfigKeys.GATEWAY_HEARTBEAT_MS.name(), "500",
-                ConfigKeys.GATEWAY_LEASE_MS.name(), "3000",
-                ConfigKeys.INTEREST_RENEW_MS.name(), "1000",
-                ConfigKeys.SWEEP_MS.name(), "500",
-                ConfigKeys.PARTITIONS.name(), "3"));
-        SharedTopics.create(bootstrap, s);
+        Settings s = CliIT.platformSettings(stack);
+        SharedTopics.create(stack.kafkaBootstrap(), s);
         Map<String, String> scrapes = new LinkedHashMap<>();   // role → its /metrics URL
         List<RoleRuntime.Running> roles = new ArrayList<>();
         String gateway = null;
@@ -136,12 +125,12 @@ class OpsMetricsIT {
 
         // Traffic: bo follows c-ab (acking) while ana sends, one message at a time, so that bo's
         // cursor advances several times after its first ack (the sampled delivery latency).
-        String[] admin = {"--gateway", gateway, "--admin-token", ADMIN};
-        im(concat(new String[] {"admin", "user", "create", "u-ana"}, admin));
-        im(concat(new String[] {"admin", "user", "create", "u-bo"}, admin));
-        String ana = im(concat(new String[] {"admin", "device", "register", "u-ana", "d-ana"}, admin)).trim();
-        String bo = im(concat(new String[] {"admin", "device", "register", "u-bo", "d-bo"}, admin)).trim();
-        im(concat(new String[] {"admin", "conv", "create", "c-ab", "u-ana", "u-bo", "--kind", "direct"}, admin));
+        String[] admin = {"--gateway", gateway, "--admin-token", CliIT.ADMIN};
+        im(CliIT.with(new String[] {"admin", "user", "create", "u-ana"}, admin));
+        im(CliIT.with(new String[] {"admin", "user", "create", "u-bo"}, admin));
+        String ana = im(CliIT.with(new String[] {"admin", "device", "register", "u-ana", "d-ana"}, admin)).trim();
+        String bo = im(CliIT.with(new String[] {"admin", "device", "register", "u-bo", "d-bo"}, admin)).trim();
+        im(CliIT.with(new String[] {"admin", "conv", "create", "c-ab", "u-ana", "u-bo", "--kind", "direct"}, admin));
         StringWriter tailOut = new StringWriter();
         String gw = gateway;
         Future<String> tail = background.submit(() -> im(tailOut, "tail", "--gateway", gw, "--token", bo, "--conv", "c-ab", "--from", "1", "-n", "5"));   // bo sees from his join, seq 2
@@ -170,12 +159,5 @@ class OpsMetricsIT {
                     + "\nim_relay_slot_retained_wal_bytes: " + value(all[0], "im_relay_slot_retained_wal_bytes"), e);
         }
         assertTrue(OpsFiles.names(exprs).size() > 15, "the files name our metrics: " + OpsFiles.names(exprs));
-    }
-
-    private static String[] concat(String[] first, String... more) {
-        String[] all = new String[first.length + more.length];
-        System.arraycopy(first, 0, all, 0, first.length);
-        System.arraycopy(more, 0, all, first.length, more.length);
-        return all;
     }
 }

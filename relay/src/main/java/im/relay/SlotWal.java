@@ -47,6 +47,7 @@ final class SlotWal {
         sampled = true;
         lastNanos = now;
         try (PreparedStatement ps = lock.prepareStatement(SQL)) {
+            ps.setQueryTimeout(1);   // never hold up the next heartbeat for long
             ps.setString(1, slot);
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {

@@ -89,9 +89,7 @@ public final class DirectoryListing {
                     while (rs.next()) {
                         head = rs.getLong(1);
                         if (rs.getString(3) == null) continue;   // a member without devices
-                        java.sql.Timestamp updated = rs.getTimestamp(7);
-                        out.add(new DeviceCursor(rs.getString(2), rs.getString(3), rs.getBoolean(4), rs.getLong(5),
-                                rs.getLong(6), updated == null ? null : updated.getTime()));
+                        out.add(deviceCursor(rs));
                     }
                 }
             }
@@ -129,15 +127,19 @@ public final class DirectoryListing {
                 ps.setInt(1, top);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        java.sql.Timestamp updated = rs.getTimestamp(7);
-                        out.add(new LaggingDevice(rs.getString(1), new DeviceCursor(rs.getString(2), rs.getString(3),
-                                rs.getBoolean(4), rs.getLong(5), rs.getLong(6), updated == null ? null : updated.getTime()),
-                                Math.max(0, rs.getLong(8))));
+                        out.add(new LaggingDevice(rs.getString(1), deviceCursor(rs), Math.max(0, rs.getLong(8))));
                     }
                 }
             }
             return out;
         });
+    }
+
+    /** Columns 2-7 of a cursor row: user, device, member now, visible head, delivered, updated_at. */
+    private static DeviceCursor deviceCursor(ResultSet rs) throws SQLException {
+        java.sql.Timestamp updated = rs.getTimestamp(7);
+        return new DeviceCursor(rs.getString(2), rs.getString(3), rs.getBoolean(4), rs.getLong(5), rs.getLong(6),
+                updated == null ? null : updated.getTime());
     }
 
     /** Reads one row of a listing. */
