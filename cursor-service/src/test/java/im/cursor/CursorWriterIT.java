@@ -52,6 +52,30 @@ class CursorWriterIT {
     }
 
     @Test
+    void anAckThatMovesAnExistingCursorSamplesTheAgeOfTheFirstEventItNewlyCovers() throws Exception {
+        // Event s of c1 was committed 10 - s seconds ago.
+        sql("INSERT INTO events (conv_id, seq, kind, mid, sender, cmid, body, created_at)"
+            + " SELECT 'c1', s, 'msg', gen_random_uuid(), 'u-bo', 'm' || s, 'x', clock_timestamp() - make_interval(secs => 10 - s)"
+            + " FROM generate_series(1, 7) s");
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        CursorService service = new CursorService(db, meters, io.micrometer.core.instrument.Tags.of("gateway", "gw-t"));
+        io.micrometer.core.instrument.Timer latency = meters.get("im.delivery.latency").tag("gateway", "gw-t").timer();
+
+        service.ack(bo, "c1", 2);
+        assertEquals(0, latency.count(), "a first cursor is history (a join, a reinstall), not a delivery");
+        service.ack(bo, "c1", 5);
+        assertEquals(1, latency.count());
+        double seconds = latency.max(TimeUnit.SECONDS);
+        assertTrue(seconds >= 7 && seconds < 9, "event 3, the first newly covered, is 7 s old: " + seconds);
+        service.ack(bo, "c1", 4);
+        assertEquals(1, latency.count(), "an ack that moves nothing delivers nothing");
+        // Only the batch's first ack is sampled: here it is refused, so bo's advance is not.
+        service.ackBatch(List.of(new AckRequest(cy, "c1", 1), new AckRequest(bo, "c1", 7)));
+        assertEquals(1, latency.count());
+        assertEquals(7, service.ack(bo, "c1", 7));
+    }
+
+    @Test
     void aBatchMergesPerDeviceAndConversationAndRefusesOnlyTheBadOnes() throws Exception {
         CursorService service = new CursorService(db);
         List<CursorService.Outcome> out = service.ackBatch(List.of(

@@ -13,6 +13,7 @@ import im.ingest.directory.DeviceSummary;
 import im.ingest.directory.DeviceRegistration;
 import im.ingest.directory.Directory;
 import im.ingest.directory.DirectoryListing;
+import im.ingest.directory.LaggingDevice;
 import im.ingest.directory.Membership;
 import im.ingest.directory.MembershipChange;
 import im.ingest.directory.Page;
@@ -160,16 +161,29 @@ final class AdminApi implements HttpHandler {
             ConversationCursors cc = listing.cursors(m.group(1));
             ObjectNode o = JSON.createObjectNode().put("conv", cc.conv()).put("head", cc.head());
             ArrayNode ds = o.putArray("devices");
-            for (DeviceCursor d : cc.devices()) {
-                ObjectNode n = ds.addObject().put("user", d.user()).put("device", d.device()).put("member", d.member())
-                        .put("visibleHead", d.visibleHead()).put("delivered", d.delivered()).put("lag", d.lag());
-                if (d.updatedMillis() == null) n.putNull("updated");
-                else n.put("updated", d.updatedMillis());
+            for (DeviceCursor d : cc.devices()) cursor(ds.addObject(), d);
+            respond(ex, 200, o);
+        } else if (path.equals("/admin/lag")) {
+            requireMethod(method, Methods.GET);
+            int top = intParam(ex, "top", 10);
+            ObjectNode o = JSON.createObjectNode();
+            ArrayNode ds = o.putArray("devices");
+            for (LaggingDevice d : listing.mostLagging(top)) {
+                cursor(ds.addObject().put("conv", d.conv()), d.cursor()).put("behindMs", d.behindMillis());
             }
             respond(ex, 200, o);
         } else {
             throw new BadRequest(404, "NOT_FOUND", "no such admin endpoint: " + path);
         }
+    }
+
+    /** A device's cursor fields, as in {@code GET /admin/conversations/{conv}/cursors}. */
+    private static ObjectNode cursor(ObjectNode n, DeviceCursor d) {
+        n.put("user", d.user()).put("device", d.device()).put("member", d.member())
+                .put("visibleHead", d.visibleHead()).put("delivered", d.delivered()).put("lag", d.lag());
+        if (d.updatedMillis() == null) n.putNull("updated");
+        else n.put("updated", d.updatedMillis());
+        return n;
     }
 
     private static ObjectNode registration(DeviceRegistration r) {
@@ -200,12 +214,17 @@ final class AdminApi implements HttpHandler {
     }
 
     private static int limit(HttpServerExchange ex) {
-        String v = query(ex, "limit");
-        if (v == null) return DEFAULT_LIMIT;
+        return intParam(ex, "limit", DEFAULT_LIMIT);
+    }
+
+    /** An integer query parameter (its range is checked by the directory); {@code dflt} when absent. */
+    private static int intParam(HttpServerExchange ex, String name, int dflt) {
+        String v = query(ex, name);
+        if (v == null) return dflt;
         try {
-            return Integer.parseInt(v);   // the range is checked by the directory
+            return Integer.parseInt(v);
         } catch (NumberFormatException e) {
-            throw new BadRequest(400, "INVALID", "limit: must be an integer from 1 to " + DirectoryListing.MAX_PAGE);
+            throw new BadRequest(400, "INVALID", name + ": must be an integer from 1 to " + DirectoryListing.MAX_PAGE);
         }
     }
 

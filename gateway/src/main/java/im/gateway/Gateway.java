@@ -94,7 +94,7 @@ public final class Gateway implements AutoCloseable {
             }
         }
         Directory directory = new Directory(db, clock, cfg.tokenTtl());
-        cursorWriter = new CursorWriter(new CursorService(db), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2,
+        cursorWriter = new CursorWriter(new CursorService(db, meters, Tags.of("gateway", cfg.gatewayId())), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2,
                 cfg.ackThrottle()).start();
         sendService = new SendService(db, faults, clock, cfg.sendLanes(), cfg.sendBatchMax());
         FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService,

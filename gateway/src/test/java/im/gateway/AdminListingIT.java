@@ -130,12 +130,17 @@ class AdminListingIT {
     @Test
     void readEndpointsNeedTheTokenAndCheckTheirInput() throws Exception {
         for (String path : new String[] {"/admin/users", "/admin/conversations", "/admin/users/u-ana/devices",
-                "/admin/conversations/c-ab/cursors"}) {
+                "/admin/conversations/c-ab/cursors", "/admin/lag"}) {
             assertEquals(401, get(path, null).status(), path);
             assertEquals(401, get(path, "wrong-token-wrong-token").status(), path);
         }
         for (String q : new String[] {"limit=0", "limit=1001", "limit=x", "limit=1&limit=2", "after=has%20space"}) {
             Reply r = get("/admin/users?" + q, Fixture.ADMIN_TOKEN);
+            assertEquals(400, r.status(), q);
+            assertEquals("INVALID", r.body().get("error").asText(), q);
+        }
+        for (String q : new String[] {"top=0", "top=1001", "top=x", "top=1&top=2"}) {
+            Reply r = get("/admin/lag?" + q, Fixture.ADMIN_TOKEN);
             assertEquals(400, r.status(), q);
             assertEquals("INVALID", r.body().get("error").asText(), q);
         }

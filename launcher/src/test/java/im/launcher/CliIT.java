@@ -47,7 +47,7 @@ import picocli.CommandLine;
  */
 @ExtendWith(ImStackExtension.class)
 class CliIT {
-    private static final String ADMIN = "cli-test-admin-token-0123456789";
+    static final String ADMIN = "cli-test-admin-token-0123456789";
     private final List<AutoCloseable> started = new ArrayList<>();
     private final ExecutorService background = Executors.newCachedThreadPool();
 
@@ -77,7 +77,7 @@ class CliIT {
         return im(new StringWriter(), new StringWriter(), args);
     }
 
-    private static String[] with(String[] first, String... more) {
+    static String[] with(String[] first, String... more) {
         String[] all = new String[first.length + more.length];
         System.arraycopy(first, 0, all, 0, first.length);
         System.arraycopy(more, 0, all, first.length, more.length);
@@ -119,10 +119,13 @@ class CliIT {
         }
     }
 
-    @Test
-    void adminSendTailLagAndEventsTailAgainstARunningPlatform(TestStack stack) throws Exception {
-        String bootstrap = stack.kafkaBootstrap();
-        Settings s = stack.settings(Map.of(
+    /**
+     * Settings for every role of a platform in this JVM on the test stack (Kafka started first),
+     * with the admin token {@link #ADMIN}, fast heartbeats and sweeps, three partitions.
+     */
+    static Settings platformSettings(TestStack stack) {
+        stack.kafkaBootstrap();
+        return stack.settings(Map.of(
                 ConfigKeys.RELAY_SLOT.name(), "s_" + stack.database(),
                 ConfigKeys.GATEWAY_PORT.name(), "0",
                 ConfigKeys.ADMIN_TOKEN.name(), ADMIN,
@@ -131,6 +134,12 @@ class CliIT {
                 ConfigKeys.INTEREST_RENEW_MS.name(), "1000",
                 ConfigKeys.SWEEP_MS.name(), "500",
                 ConfigKeys.PARTITIONS.name(), "3"));
+    }
+
+    @Test
+    void adminSendTailLagAndEventsTailAgainstARunningPlatform(TestStack stack) throws Exception {
+        String bootstrap = stack.kafkaBootstrap();
+        Settings s = platformSettings(stack);
         TopicNames topics = TopicNames.from(s);
         SharedTopics.create(bootstrap, s);
         CdcRelay relay = new CdcRelay(RelayConfig.from(s), topics).start();
@@ -225,6 +234,17 @@ class CliIT {
         Run lagging = ok(im(with(new String[] {"lag", "--lagging"}, admin)));
         assertFalse(lagging.out().contains("d-bo"), lagging.toString());
         assertTrue(lagging.out().contains("d-ana"), lagging.toString());
+        // --top: the most lagging devices over every conversation, in one request (c-solo below adds none yet)
+        Run top = ok(im(with(new String[] {"lag", "--top", "1"}, admin)));
+        assertTrue(top.out().matches("(?s)CONV +USER +DEVICE +DELIVERED +HEAD +LAG +BEHIND\n"
+                + "c-ab +u-ana +d-ana +0 +6 +6 +\\d+(ms|s|m)\n"), top.toString());
+        Run top5 = ok(im(with(new String[] {"lag", "--top", "5", "--json"}, admin)));
+        assertTrue(top5.out().matches("\\{\"devices\":\\[\\{\"conv\":\"c-ab\",\"user\":\"u-ana\",\"device\":\"d-ana\",.*\"lag\":6,.*"
+                + "\\{\"conv\":\"c-ab\",\"user\":\"u-cy\",\"device\":\"d-cy\",\"member\":false,\"visibleHead\":4,\"delivered\":0,\"lag\":4,.*\\]\\}\n"),
+                "bo (lag 0) is not listed: " + top5);
+        assertFalse(top5.out().contains("d-bo"), top5.toString());
+        fails(2, "--top lists every conversation", im(with(new String[] {"lag", "--top", "3", "--conv", "c-ab"}, admin)));
+        fails(2, "--top: must be from 1 to 1000", im(with(new String[] {"lag", "--top", "0"}, admin)));
 
         // tail again without --from: resumes after the device's cursor, so only the new message is printed
         StringWriter resumedErr = new StringWriter();

@@ -66,7 +66,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Meters (tag {@code slot}): {@code im.cdc.published} (changes acknowledged by Kafka),
  * {@code im.cdc.lag} (commit in PostgreSQL to Kafka's ack, with a percentile histogram) and
- * {@code im.relay.active} (1 while this instance holds the lock).
+ * {@code im.relay.active} (1 while this instance holds the lock), and the slot's WAL ({@link SlotWal}).
  */
 public final class CdcRelay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
@@ -83,6 +83,7 @@ public final class CdcRelay implements AutoCloseable {
     private final TopicNames topics;
     private final ChangeMapper mapper;
     private final Timer lag;
+    private final SlotWal slotWal;
     private final CountDownLatch stop = new CountDownLatch(1);
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong restarts = new AtomicLong();
@@ -115,6 +116,7 @@ public final class CdcRelay implements AutoCloseable {
                 .description("times the Debezium engine was restarted after it failed").tag("slot", cfg.slot()).register(meters);
         Gauge.builder("im.relay.active", this, r -> r.isActive() ? 1 : 0)
                 .description("1 while this instance holds the slot's lock and streams").tag("slot", cfg.slot()).register(meters);
+        this.slotWal = new SlotWal(cfg.slot(), meters);
     }
 
     /** Receives, per published change, the milliseconds from its commit in PostgreSQL to Kafka's ack. */
@@ -174,6 +176,7 @@ public final class CdcRelay implements AutoCloseable {
                     runWhileHoldingLock(lock);
                 } finally {
                     lease.lost();
+                    slotWal.clear();
                 }
             } catch (SQLException e) {
                 standby = false;
@@ -252,6 +255,7 @@ public final class CdcRelay implements AutoCloseable {
                     lockLost = true;
                     break;
                 }
+                slotWal.sample(lock);
                 try {
                     done.get(heartbeatNanos, TimeUnit.NANOSECONDS);
                 } catch (TimeoutException e) {

@@ -6,7 +6,6 @@ import im.routing.StreamsRole;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.util.concurrent.atomic.LongAdder;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
@@ -19,7 +18,9 @@ import org.slf4j.LoggerFactory;
  * prefix form one application: a second instance takes over partitions (and their lagging pairs,
  * restored from the changelogs) when one dies, so hints continue without a database rescan.
  *
- * <p>Meters: {@code im.sweeper.hints} (device hints emitted), {@code im.sweeper.lagging} (RocksDB's
+ * <p>Meters: {@code im.sweeper.hints} (device hints emitted), {@code im.sweeper.repairs} (hinted
+ * pairs that caught up), {@code im.sweeper.lagging.over} (lagging pairs by age, tag {@code over}, see
+ * {@link SweepStats}), {@code im.sweeper.lagging} (RocksDB's
  * estimate of the entries in this instance's {@value SweeperTopology#LAGGING_STORE} stores; NaN
  * while they are not queryable) and the Streams client's metrics, tagged {@code group} with the
  * application (= consumer group) id.
@@ -28,13 +29,21 @@ public final class Sweeper extends StreamsComponent<Sweeper> {
     private static final Logger log = LoggerFactory.getLogger(Sweeper.class);
 
     private final SweeperConfig cfg;
-    private final LongAdder hints = new LongAdder();
+    private final SweepStats stats = new SweepStats();
 
     public Sweeper(SweeperConfig cfg, MeterRegistry meters) {
         super(meters);
         this.cfg = cfg;
-        FunctionCounter.builder("im.sweeper.hints", hints, LongAdder::sum)
+        FunctionCounter.builder("im.sweeper.hints", stats, SweepStats::hints)
                 .description("device hints emitted (a hint to n devices counts n)").register(meters);
+        FunctionCounter.builder("im.sweeper.repairs", stats, SweepStats::repairs)
+                .description("hinted (device, conversation) pairs whose cursor then reached the head").register(meters);
+        for (int i = 0; i < SweepStats.AGES.size(); i++) {
+            int age = i;
+            Gauge.builder("im.sweeper.lagging.over", stats, st -> st.laggingOver(age))
+                    .description("online (device, conversation) pairs lagging at least this long, at the last sweep")
+                    .tag("over", SweepStats.tag(SweepStats.AGES.get(i))).register(meters);
+        }
         Gauge.builder("im.sweeper.lagging", this, Sweeper::laggingEstimate)
                 .description("lagging (device, conversation) pairs in this instance's stores (estimate)").register(meters);
     }
@@ -47,7 +56,7 @@ public final class Sweeper extends StreamsComponent<Sweeper> {
 
     @Override
     protected StreamsRole startStreams() {
-        return StreamsRole.start("sweeper", SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(), cfg.interestRenew(), hints),
+        return StreamsRole.start("sweeper", SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(), cfg.interestRenew(), stats),
                 cfg.topics().prefix(), cfg.bootstrap(), cfg.stateDir(), cfg.replication(), meters, log);
     }
 
@@ -66,6 +75,11 @@ public final class Sweeper extends StreamsComponent<Sweeper> {
 
     /** Device hints emitted by this instance since start (a hint to n devices counts n). */
     public long hintsEmitted() {
-        return hints.sum();
+        return stats.hints();
+    }
+
+    /** Hinted pairs that caught up since start (also the {@code im.sweeper.repairs} meter). */
+    public long repairsCompleted() {
+        return stats.repairs();
     }
 }

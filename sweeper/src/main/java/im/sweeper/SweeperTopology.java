@@ -80,6 +80,12 @@ public final class SweeperTopology {
      */
     public static Topology build(TopicNames topics, Duration sweep, Duration backoff, Duration lease, Duration renew,
                                  LongAdder hints) {
+        return build(topics, sweep, backoff, lease, renew, new SweepStats(hints));
+    }
+
+    /** @param stats the counts behind the sweeper's meters (hints, repairs, lagging pairs by age) */
+    public static Topology build(TopicNames topics, Duration sweep, Duration backoff, Duration lease, Duration renew,
+                                 SweepStats stats) {
         if (sweep.toMillis() < 1) throw new IllegalArgumentException("sweep must be at least 1 ms, got " + sweep);
         if (backoff.isNegative()) throw new IllegalArgumentException("backoff must not be negative, got " + backoff);
         Topology t = new Topology();
@@ -87,9 +93,9 @@ public final class SweeperTopology {
         t.addSource("events-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.events());
         t.addSource("cursors-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.cursors());
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
-        t.addProcessor("heads-and-sweep", () -> new HeadsAndSweep(topics, sweep, backoff, lease, renew, hints), "events-source");
-        t.addProcessor("cursors-update", CursorUpdater::new, "cursors-source");
-        t.addProcessor("interest-update", InterestUpdater::new, "interest-source");
+        t.addProcessor("heads-and-sweep", () -> new HeadsAndSweep(topics, sweep, backoff, lease, renew, stats), "events-source");
+        t.addProcessor("cursors-update", () -> new CursorUpdater(stats), "cursors-source");
+        t.addProcessor("interest-update", () -> new InterestUpdater(stats), "interest-source");
         // Every processor touches every store: that also puts the three sources in one sub-topology.
         String[] all = {"heads-and-sweep", "cursors-update", "interest-update"};
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LOG_STORE), Serdes.String(), Serdes.String()), all);
@@ -112,6 +118,11 @@ public final class SweeperTopology {
         protected KeyValueStore<String, String> cursors;
         protected KeyValueStore<String, String> online;
         protected KeyValueStore<String, String> lagging;
+        protected final SweepStats stats;
+
+        PairProcessor(SweepStats stats) {
+            this.stats = stats;
+        }
 
         @Override
         public void init(ProcessorContext<KOut, VOut> context) {
@@ -132,10 +143,19 @@ public final class SweeperTopology {
             return c == null ? 0 : Cursor.fromJson(c).delivered();
         }
 
-        /** Re-derives the lagging entry of a pair, keeping "since" while it keeps lagging. */
+        /**
+         * Re-derives the lagging entry of a pair, keeping "since" while it keeps lagging. An online
+         * pair that was hinted and has caught up is a completed repair.
+         */
         protected void reevaluate(ConvLog convLog, String pair, Interest where, long now) {
-            if (where == null || !where.online() || cursor(pair) >= convLog.visibleHead(where.user())) {
+            if (where == null || !where.online()) {
                 lagging.delete(pair);
+            } else if (cursor(pair) >= convLog.visibleHead(where.user())) {
+                String was = lagging.get(pair);
+                if (was != null) {
+                    if (Lag.fromJson(was).lastHint() != Lag.NEVER) stats.repairs.increment();
+                    lagging.delete(pair);
+                }
             } else if (lagging.get(pair) == null) {
                 lagging.put(pair, Lag.since(now).toJson());
             }
@@ -165,16 +185,15 @@ public final class SweeperTopology {
         private final long backoff;
         private final Duration lease;
         private final long horizon;
-        private final LongAdder hints;
         private GatewayLiveness.View gateways;
 
-        HeadsAndSweep(TopicNames topics, Duration sweep, Duration backoff, Duration lease, Duration renew, LongAdder hints) {
+        HeadsAndSweep(TopicNames topics, Duration sweep, Duration backoff, Duration lease, Duration renew, SweepStats stats) {
+            super(stats);
             this.topics = topics;
             this.sweep = sweep.toMillis();
             this.backoff = backoff.toMillis();
             this.lease = lease;
             this.horizon = GatewayLiveness.garbageHorizon(lease, renew);
-            this.hints = hints;
         }
 
         @Override
@@ -211,6 +230,7 @@ public final class SweeperTopology {
             List<KeyValue<String, String>> hinted = new ArrayList<>();
             List<String> stale = new ArrayList<>();
             List<String> dead = new ArrayList<>();
+            long[] byAge = new long[SweepStats.AGES.size()];
             // Changes are applied after the iterator is closed, not while it is open.
             try (KeyValueIterator<String, String> it = lagging.all()) {
                 while (it.hasNext()) {
@@ -227,9 +247,10 @@ public final class SweeperTopology {
                         dead.add(pair);
                         continue;
                     }
+                    Lag lag = Lag.fromJson(kv.value);
+                    for (int i = 0; i < byAge.length; i++) if (now - lag.since() >= SweepStats.AGES.get(i).toMillis()) byAge[i]++;
                     // Silent gateway: wait; the pair is hinted once the route is live again.
                     if (!where.live(gateways, now)) continue;
-                    Lag lag = Lag.fromJson(kv.value);
                     if (!lag.due(now, sweep, backoff)) continue;
                     due.computeIfAbsent(conv, c -> new LinkedHashMap<>())
                             .computeIfAbsent(where.gateway(), g -> new LinkedHashMap<>())
@@ -245,9 +266,15 @@ public final class SweeperTopology {
                 Record<String, String> out = new Record<>(conv, new ChannelRecord.HintFor(devices, conv, head, WHY).toJson(), now);
                 out.headers().add(RouteJson.DEST_HEADER, topics.channel(gateway).getBytes(StandardCharsets.UTF_8));
                 context().forward(out);
-                hints.add(devices.size());
+                stats.hints.add(devices.size());
             })));
+            stats.swept(context().taskId().toString(), byAge);
             if (!dead.isEmpty()) log.info("dropped {} lagging pairs of dead gateways", dead.size());
+        }
+
+        @Override
+        public void close() {
+            stats.closed(context().taskId().toString());   // the task moves away: its pairs are counted where it goes
         }
     }
 
@@ -256,6 +283,10 @@ public final class SweeperTopology {
      * {@code {"v":1,"conv","device","deleted":true}} after a reinstall) and re-derives the pair's lag.
      */
     private static final class CursorUpdater extends PairProcessor<Void, Void> {
+        CursorUpdater(SweepStats stats) {
+            super(stats);
+        }
+
         @Override
         public void process(Record<String, String> r) {
             CursorRecord c = read(r, CursorRecord::read);
@@ -281,6 +312,10 @@ public final class SweeperTopology {
      * the closed connection cannot come back) and takes the pair out of the lagging index.
      */
     private static final class InterestUpdater extends PairProcessor<Void, Void> {
+        InterestUpdater(SweepStats stats) {
+            super(stats);
+        }
+
         @Override
         public void process(Record<String, String> r) {
             InterestRecord rec = read(r, InterestRecord::read);

@@ -57,6 +57,7 @@ class SweeperTopologyTest {
 
     private TopologyTestDriver driver;
     private final LongAdder hintCount = new LongAdder();
+    private final SweepStats stats = new SweepStats(hintCount);
     private TestInputTopic<String, String> events;
     private TestInputTopic<String, String> cursors;
     private TestInputTopic<String, String> interest;
@@ -72,7 +73,7 @@ class SweeperTopologyTest {
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
-        driver = new TopologyTestDriver(SweeperTopology.build(TOPICS, sweep, backoff, LEASE, RENEW, hintCount), p, T0);
+        driver = new TopologyTestDriver(SweeperTopology.build(TOPICS, sweep, backoff, LEASE, RENEW, stats), p, T0);
         now = T0.toEpochMilli();
         StringSerializer ser = new StringSerializer();
         StringDeserializer de = new StringDeserializer();
@@ -145,6 +146,32 @@ class SweeperTopologyTest {
         advanceInSteps(10_000, 100);
         assertTrue(gwA.isEmpty(), "no hint after the catch-up");
         assertEquals(1, hintCount.sum());
+    }
+
+    @Test
+    void aHintedPairThatCatchesUpIsOneRepairAndLaggingPairsAreCountedByAge() {
+        start();
+        online("c1", "d1", "gw-a");
+        online("c1", "d2", "gw-a");
+        online("c2", "d3", "gw-a");
+        events("c1", 1, 5);                       // d1 and d2 lag from T0
+        events("c2", 1, 2);
+        cursor("c2", "d3", 1, 2);                 // d3 catches up before any hint: not a repair
+        advance(1000);
+        assertEquals(2, hintCount.sum(), "d1 and d2 hinted");
+        assertEquals(0, stats.laggingOver(0), "lagging for 1 s only");
+
+        cursor("c1", "d1", 1, 5);                 // d1 synced after its hint: a repair
+        cursor("c1", "d2", 1, 3);                 // d2 moved, but is still behind: not yet
+        assertEquals(1, stats.repairs());
+        advanceInSteps(9000, 1000);               // T0+10 s: d2 has lagged for 10 s
+        assertEquals(1, stats.laggingOver(0), "over " + SweepStats.AGES.get(0));
+        assertEquals(0, stats.laggingOver(1), "not over " + SweepStats.AGES.get(1));
+
+        cursor("c1", "d2", 1, 5);
+        assertEquals(2, stats.repairs());
+        advance(1000);
+        assertEquals(0, stats.laggingOver(0), "counted as of the last sweep");
     }
 
     @Test

@@ -89,15 +89,57 @@ public final class DirectoryListing {
                     while (rs.next()) {
                         head = rs.getLong(1);
                         if (rs.getString(3) == null) continue;   // a member without devices
-                        java.sql.Timestamp updated = rs.getTimestamp(7);
-                        out.add(new DeviceCursor(rs.getString(2), rs.getString(3), rs.getBoolean(4), rs.getLong(5),
-                                rs.getLong(6), updated == null ? null : updated.getTime()));
+                        out.add(deviceCursor(rs));
                     }
                 }
             }
             if (head < 0) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no conversation " + conv);
             return new ConversationCursors(conv, head, out);
         });
+    }
+
+    /**
+     * The {@code top} devices furthest behind, over every conversation: every device of every user
+     * who is or was a member, with lag &gt; 0, ordered by lag (then conversation and device). One
+     * statement, one snapshot; it reads every membership with its users' devices and cursors (a
+     * scan, sorted top-N in bounded memory), so it is an operator's query, not one to poll often.
+     */
+    public List<LaggingDevice> mostLagging(int top) {
+        if (top < 1 || top > MAX_PAGE) throw Directory.invalid("top: must be from 1 to " + MAX_PAGE);
+        return Transactions.run(db, "most lagging", c -> {
+            List<LaggingDevice> out = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT q.conv_id, q.user_id, q.device_id, q.member, q.visible, q.delivered, q.updated_at,"
+                    + " (SELECT (extract(epoch FROM clock_timestamp() - e.created_at) * 1000)::bigint FROM events e"
+                    + "   WHERE e.conv_id = q.conv_id AND e.seq = q.delivered + 1)"
+                    + " FROM (SELECT m.conv_id, d.user_id, d.device_id, bool_or(m.to_seq IS NULL) AS member,"
+                    + "   max(COALESCE(m.to_seq, c.head_seq)) AS visible, COALESCE(dc.delivered_seq, 0) AS delivered, dc.updated_at"
+                    + "   FROM memberships m"
+                    + "   JOIN conversations c ON c.conv_id = m.conv_id"
+                    + "   JOIN devices d ON d.user_id = m.user_id"
+                    + "   LEFT JOIN device_cursors dc ON dc.device_id = d.device_id AND dc.conv_id = m.conv_id"
+                    + "       AND dc.install_epoch = d.install_epoch"
+                    + "   GROUP BY m.conv_id, d.user_id, d.device_id, dc.delivered_seq, dc.updated_at"
+                    + "   HAVING max(COALESCE(m.to_seq, c.head_seq)) > COALESCE(dc.delivered_seq, 0)"
+                    + "   ORDER BY max(COALESCE(m.to_seq, c.head_seq)) - COALESCE(dc.delivered_seq, 0) DESC, m.conv_id, d.device_id"
+                    + "   LIMIT ?) q"
+                    + " ORDER BY q.visible - q.delivered DESC, q.conv_id, q.device_id")) {
+                ps.setInt(1, top);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new LaggingDevice(rs.getString(1), deviceCursor(rs), Math.max(0, rs.getLong(8))));
+                    }
+                }
+            }
+            return out;
+        });
+    }
+
+    /** Columns 2-7 of a cursor row: user, device, member now, visible head, delivered, updated_at. */
+    private static DeviceCursor deviceCursor(ResultSet rs) throws SQLException {
+        java.sql.Timestamp updated = rs.getTimestamp(7);
+        return new DeviceCursor(rs.getString(2), rs.getString(3), rs.getBoolean(4), rs.getLong(5), rs.getLong(6),
+                updated == null ? null : updated.getTime());
     }
 
     /** Reads one row of a listing. */

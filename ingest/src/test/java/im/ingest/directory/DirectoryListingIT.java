@@ -73,6 +73,31 @@ class DirectoryListingIT {
     }
 
     @Test
+    void mostLaggingRanksDevicesOverEveryConversationByLagAndLeavesOutTheCaughtUp() throws Exception {
+        for (String u : List.of("u-ana", "u-bo", "u-cy")) dir.createUser(u, u);
+        dir.registerDevice("u-ana", "d-ana");
+        dir.registerDevice("u-bo", "d-bo");
+        dir.registerDevice("u-cy", "d-cy");
+        dir.createConversation("c-ab", "direct", List.of("u-ana", "u-bo"));          // seqs 1..2
+        dir.createConversation("c-g", "group", List.of("u-ana", "u-bo", "u-cy"));    // seqs 1..3
+        dir.removeMember("c-g", "u-cy");                                              // seq 4
+        dir.addMember("c-g", "u-cy");                                                 // seq 5
+        cursor("d-ana", "c-ab", 1, 2);                                                // caught up
+        cursor("d-bo", "c-g", 1, 1);                                                  // lag 4
+        cursor("d-cy", "c-g", 1, 4);                                                  // lag 1
+
+        List<LaggingDevice> top = listing.mostLagging(10);
+        List<String> seen = new ArrayList<>();
+        for (LaggingDevice d : top) seen.add(d.conv() + "/" + d.cursor().device() + "/" + d.cursor().lag());
+        assertEquals(List.of("c-g/d-ana/5", "c-g/d-bo/4", "c-ab/d-bo/2", "c-g/d-cy/1"), seen);
+        assertTrue(top.get(0).behindMillis() >= 0 && top.get(0).behindMillis() < 60_000, "event 1 of c-g was just committed");
+        assertEquals(List.of("c-g/d-ana/5", "c-g/d-bo/4"), listing.mostLagging(2).stream()
+                .map(d -> d.conv() + "/" + d.cursor().device() + "/" + d.cursor().lag()).toList());
+        assertEquals(DirectoryException.Code.INVALID, code(() -> listing.mostLagging(0)));
+        assertEquals(DirectoryException.Code.INVALID, code(() -> listing.mostLagging(DirectoryListing.MAX_PAGE + 1)));
+    }
+
+    @Test
     void listingsRejectBadPagingWithInvalid() {
         assertEquals(DirectoryException.Code.INVALID, code(() -> listing.listUsers(null, 0)));
         assertEquals(DirectoryException.Code.INVALID, code(() -> listing.listUsers(null, DirectoryListing.MAX_PAGE + 1)));
