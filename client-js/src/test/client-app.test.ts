@@ -68,6 +68,22 @@ test('disconnect stays offline until connect; sends made offline go out after it
   await c.close(); await server.close();
 });
 
+test('disconnect while a reconnect is pending cancels it', async () => {
+  const server = await FakeServer.start();
+  server.handler = subbed();
+  const c = await ImClient.open({ ...base(server), reconnectMinMs: 200, reconnectMaxMs: 200 });
+  await c.connect();
+  let pending = false;
+  c.on('reconnecting', () => { pending = true; });
+  server.sockets[0].close(1011, 'bye');
+  await server.until(() => pending, 'the reconnect scheduled');
+  c.disconnect();
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(server.sockets.length, 1, 'no reconnect after disconnect');
+  assert.equal(c.connectionState, 'offline');
+  await c.close(); await server.close();
+});
+
 test('a lost connection reports each reconnect attempt with its delay and the close code', async () => {
   const server = await FakeServer.start();
   server.handler = subbed();

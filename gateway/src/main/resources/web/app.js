@@ -23,6 +23,7 @@ const el = (tag, cls, text) => {
 
 const ui = {
   token: null,
+  session: 0,               // counts sign-ins: a client opened for an earlier one is discarded
   client: null,
   me: null,                 // client.identity once online: {user, device, epoch}
   wantOnline: false,
@@ -52,9 +53,9 @@ function wsUrl() {
   return (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws';
 }
 
-async function start() {
+async function start(session) {
   const client = await ImClient.open({ url: wsUrl(), token: ui.token, storage: storeFor, ...CLIENT_OPTIONS });
-  if (ui.token === null) return;   // signed out meanwhile
+  if (session !== ui.session) return;   // signed out (or in again) meanwhile
   ui.client = client;
   // Callbacks of a client that was signed out are ignored.
   const on = (name, fn) => client.on(name, (...args) => { if (client === ui.client) fn(...args); });
@@ -340,13 +341,14 @@ function signIn(token) {
   sessionStorage.setItem(TOKEN_KEY, token);
   ui.wantOnline = true;
   render();
-  start().catch((e) => {
+  start(++ui.session).catch((e) => {
     signOut();
     showError(`The client could not start: ${e.message}`);
   });
 }
 
 function signOut() {
+  ui.session++;
   ui.wantOnline = false;
   const client = ui.client;
   ui.client = null;
@@ -373,6 +375,7 @@ function toggleOnline() {
     ui.client.connect().catch(() => { /* reported by the fatal and state callbacks */ });
   } else {
     ui.client.disconnect();
+    setStatus('offline', 'offline');   // also when a reconnect was pending (the SDK was offline already)
   }
   $('offline').textContent = ui.wantOnline ? 'Go offline' : 'Go online';
 }
