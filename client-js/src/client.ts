@@ -568,7 +568,7 @@ export class ImClient {
     this.durable.delete(conv);
     this.ackWanted.delete(conv);
     this.ackOwed.delete(conv);
-    void this.persist();
+    this.persist().catch(() => undefined);   // a failed save is retried by the next one, which holds this too
     this.emit('reset', conv, head);
   }
 
