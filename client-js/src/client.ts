@@ -349,17 +349,17 @@ export class ImClient {
 
   /** Opens the store `options.storage` picks for this identity and adopts its state (once). */
   private bindStorage(): Promise<void> {
-    this.binding ??= (async () => {
-      try {
-        const storage = await this.pickStorage!(this.who!);
-        this.adopt((await storage.load()) ?? emptyState());
-        this.storage = storage;
-      } catch (e) {
-        this.binding = null;
-        throw new ImError('STORAGE', `the local store could not be opened: ${(e as Error).message ?? e}`);
-      }
-    })();
+    this.binding ??= this.openStorage().catch((e: unknown) => {
+      this.binding = null;   // a later connect() tries again
+      throw new ImError('STORAGE', `the local store could not be opened: ${e instanceof Error ? e.message : String(e)}`);
+    });
     return this.binding;
+  }
+
+  private async openStorage(): Promise<void> {
+    const storage = await this.pickStorage!(this.who!);
+    this.adopt((await storage.load()) ?? emptyState());
+    this.storage = storage;
   }
 
   private async subscribe(ws: SocketLike): Promise<void> {

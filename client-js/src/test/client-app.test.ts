@@ -32,15 +32,21 @@ test('a storage function picks the store by the identity from authed and the cli
   await c.close(); await server.close();
 });
 
-test('a store that cannot be opened stops the client with STORAGE', async () => {
+test('a store that cannot be opened stops the client with STORAGE; a later connect() tries again', async () => {
   const server = await FakeServer.start();
   server.handler = subbed();
-  const c = await ImClient.open({ ...base(server), storage: () => { throw new Error('quota'); } });
+  let broken = true;
+  const c = await ImClient.open({ ...base(server), storage: () => { if (broken) throw new Error('quota'); return new MemoryStorage(); } });
   const fatal: string[] = [];
   c.on('fatal', (e) => fatal.push(e.code));
   await assert.rejects(c.connect(), (e: ImError) => e.code === 'STORAGE' && e.message.includes('quota'));
   assert.deepEqual(fatal, ['STORAGE']);
   assert.equal(c.connectionState, 'failed');
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(server.sockets.length, 1, 'stopped: no reconnect');
+  broken = false;
+  await c.connect();
+  assert.equal(c.connectionState, 'online');
   await c.close(); await server.close();
 });
 

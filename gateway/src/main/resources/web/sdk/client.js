@@ -265,18 +265,16 @@ export class ImClient {
     }
     /** Opens the store `options.storage` picks for this identity and adopts its state (once). */
     bindStorage() {
-        this.binding ??= (async () => {
-            try {
-                const storage = await this.pickStorage(this.who);
-                this.adopt((await storage.load()) ?? emptyState());
-                this.storage = storage;
-            }
-            catch (e) {
-                this.binding = null;
-                throw new ImError('STORAGE', `the local store could not be opened: ${e.message ?? e}`);
-            }
-        })();
+        this.binding ??= this.openStorage().catch((e) => {
+            this.binding = null; // a later connect() tries again
+            throw new ImError('STORAGE', `the local store could not be opened: ${e instanceof Error ? e.message : String(e)}`);
+        });
         return this.binding;
+    }
+    async openStorage() {
+        const storage = await this.pickStorage(this.who);
+        this.adopt((await storage.load()) ?? emptyState());
+        this.storage = storage;
     }
     async subscribe(ws) {
         while (ws === this.ws && !this.stopped) {
