@@ -388,6 +388,11 @@ export class ImClient {
   private fail(err: ImError): void {
     this.stopped = true;
     this.clearTimers();
+    const ws = this.ws;
+    if (ws) {   // the server closes after a refused token; after STORAGE the socket is still open
+      ws.close(1000);
+      this.onClosed(ws, 1000);
+    }
     this.setState('failed');
     this.firstOnline?.reject(err);
     this.firstOnline = null;
