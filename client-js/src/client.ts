@@ -1,5 +1,5 @@
 import { CLOSES, ImError, checkBody, parseServerFrame, type ClientFrame, type ConvState, type ErrorCode, type Event, type ServerFrame } from './protocol.js';
-import { emptyState, type OutboxEntry, type State, type Storage } from './storage.js';
+import { emptyState, type FailedEntry, type OutboxEntry, type State, type Storage } from './storage.js';
 
 /** The part of the WebSocket API the client uses: the browser's, which the `ws` package also implements. */
 export interface SocketLike {
@@ -18,8 +18,13 @@ export interface ClientOptions {
   url: string;
   /** The device token (`POST /admin/devices`). */
   token: string;
-  /** Durable state: `FileStorage` (Node), `IndexedDbStorage` (browser) or `MemoryStorage`. */
-  storage: Storage;
+  /**
+   * Durable state: `FileStorage` (Node), `IndexedDbStorage` (browser) or `MemoryStorage`; or a function that
+   * picks the store once the server said whose token this is (at the first `authed`), e.g. one IndexedDB
+   * database per device install. With a function nothing is loaded before the first `authed`, `send` rejects
+   * until then, and a store that cannot be opened or read stops the client (`fatal` with code `STORAGE`).
+   */
+  storage: Storage | ((who: Identity) => Storage | Promise<Storage>);
   /** WebSocket constructor; default `globalThis.WebSocket`. */
   webSocket?: WebSocketCtor;
   /** A request without a reply within this is resent (a send with the same cmid). Default 5000 ms. */
@@ -40,24 +45,39 @@ export interface ClientOptions {
 }
 
 export interface SentResult { conv: string; cmid: string; seq: number; mid: string; dup: boolean }
+/** Who the server says this token is (from `authed`): the user, the device and its install epoch. */
+export interface Identity { user: string; device: string; epoch: number }
+/** How a stored event arrived: a live push, or a sync page (catch-up, gap, hint). */
+export type EventSource = 'push' | 'sync';
 export type ConnectionState = 'idle' | 'connecting' | 'online' | 'offline' | 'closed' | 'failed';
 
 /** Typed callbacks (`client.on(name, fn)`). */
 export interface ClientEvents {
-  /** A new event was stored durably (in (conv, seq) order per conversation as they arrive). */
-  event: (e: Event) => void;
+  /** A new event was stored durably (in (conv, seq) order per conversation as they arrive), and how it came. */
+  event: (e: Event, source: EventSource) => void;
   /** An outbox entry is durable (before its first attempt). */
   queued: (entry: OutboxEntry) => void;
   /** An outbox entry was committed by the server (also for entries restored from storage). */
   sent: (r: SentResult) => void;
-  /** An outbox entry was dropped: a terminal code, or too many INTERNAL answers. */
+  /** An outbox entry was dropped (a terminal code, or too many INTERNAL answers) and kept in `failed()`. */
   sendFailed: (entry: OutboxEntry, error: ImError) => void;
+  /** The server holds this device's cursor of `conv` at `delivered` (the answer to an ack). */
+  acked: (conv: string, delivered: number) => void;
   /** An ack was given up after too many INTERNAL answers; it is sent again with the next advance. */
   ackFailed: (conv: string, seq: number, error: ImError) => void;
   subscribeFailed: (error: ImError) => void;
+  /** The `subbed` answer: this user's conversations with their heads and this device's delivered cursors. */
+  subscribed: (convs: ConvState[]) => void;
+  /**
+   * The server's head of `conv` is below the local cursor, so the local copy is not this server's history
+   * (e.g. a platform reset): the conversation's events and cursor were dropped and it is synced afresh.
+   */
+  reset: (conv: string, head: number) => void;
   hint: (conv: string, head: number, why: string) => void;
   state: (s: ConnectionState) => void;
-  /** BAD_TOKEN or STALE_INSTALL: the client stops; a new token (or registration) is needed. */
+  /** The connection was lost (close code `code`); reconnect attempt `attempt` starts in `delayMs`. */
+  reconnecting: (attempt: number, delayMs: number, code: number) => void;
+  /** BAD_TOKEN or STALE_INSTALL (a new token, or registration, is needed), or STORAGE: the client stops. */
   fatal: (error: ImError) => void;
 }
 
@@ -72,12 +92,16 @@ interface Waiter { resolve: (r: SentResult) => void; reject: (e: ImError) => voi
  * INTERNAL retried at most `maxInternalErrors` times.
  */
 export class ImClient {
-  private readonly o: Required<Omit<ClientOptions, 'dropIncoming' | 'webSocket'>> & Pick<ClientOptions, 'dropIncoming'> & { webSocket: WebSocketCtor };
+  private readonly o: Required<Omit<ClientOptions, 'dropIncoming' | 'webSocket' | 'storage'>> & Pick<ClientOptions, 'dropIncoming'> & { webSocket: WebSocketCtor };
   private readonly listeners = new Map<keyof ClientEvents, Set<(...a: never[]) => void>>();
   private ws: SocketLike | null = null;
   private rid = 0;
   private connState: ConnectionState = 'idle';
   private stopped = false;
+  private offlineWanted = false;   // disconnect(): no reconnect until connect()
+  private who: Identity | null = null;
+  private binding: Promise<void> | null = null;
+  private subbed: ConvState[] = [];
   private reconnectAttempt = 0;
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly pending = new Map<string, Pending>();
@@ -97,7 +121,12 @@ export class ImClient {
   private streams: Array<(e: Event) => void> = [];
   private firstOnline: { resolve: () => void; reject: (e: ImError) => void } | null = null;
 
-  private constructor(options: ClientOptions, private readonly state: State) {
+  private constructor(
+    options: ClientOptions,
+    private state: State,
+    private storage: Storage | null,
+    private readonly pickStorage: ((who: Identity) => Storage | Promise<Storage>) | null,
+  ) {
     const ctor = options.webSocket ?? (globalThis as unknown as { WebSocket?: WebSocketCtor }).WebSocket;
     if (!ctor) throw new Error('webSocket: no WebSocket constructor (use the node entry point or pass one)');
     this.o = {
@@ -105,13 +134,25 @@ export class ImClient {
       maxInternalErrors: 5, autoReconnect: true, ...options, webSocket: ctor,
     } as typeof this.o;
     if (this.o.syncLimit < 1 || this.o.syncLimit > 500) throw new Error(`syncLimit: must be 1 … 500, got ${this.o.syncLimit}`);
-    for (const [conv, c] of Object.entries(state.cursors)) this.durable.set(conv, c);
     if (this.o.maxInternalErrors < 1) throw new Error(`maxInternalErrors: must be at least 1, got ${this.o.maxInternalErrors}`);
+    this.adopt(state);
   }
 
-  /** Loads the device's state from `options.storage` (the outbox is resent on connect). */
+  /**
+   * Loads the device's state from `options.storage` (the outbox is resent on connect); when `storage` is a
+   * function, at the first `authed` instead.
+   */
   static async open(options: ClientOptions): Promise<ImClient> {
-    return new ImClient(options, (await options.storage.load()) ?? emptyState());
+    const s = options.storage;
+    if (typeof s === 'function') return new ImClient(options, emptyState(), null, s);
+    return new ImClient(options, (await s.load()) ?? emptyState(), s, null);
+  }
+
+  private adopt(state: State): void {
+    state.failed ??= [];
+    this.state = state;
+    this.durable.clear();
+    for (const [conv, c] of Object.entries(state.cursors)) this.durable.set(conv, c);
   }
 
   on<K extends keyof ClientEvents>(name: K, fn: ClientEvents[K]): () => void {
@@ -153,6 +194,16 @@ export class ImClient {
     return this.connState;
   }
 
+  /** Who the server said this token is, at the last `authed`; null before. */
+  get identity(): Identity | null {
+    return this.who ? { ...this.who } : null;
+  }
+
+  /** The conversations of the last `subbed` answer (head and this device's delivered cursor as then). */
+  conversations(): ConvState[] {
+    return this.subbed.map((c) => ({ ...c }));
+  }
+
   /** The highest seq up to which every visible event of `conv` is stored. */
   cursor(conv: string): number {
     return this.state.cursors[conv] ?? 0;
@@ -168,10 +219,23 @@ export class ImClient {
     return this.state.outbox.map((e) => ({ ...e }));
   }
 
+  /** Sends the server refused for good (oldest first), kept durably until dismissed; never resent. */
+  failed(): FailedEntry[] {
+    return (this.state.failed ?? []).map((e) => ({ ...e }));
+  }
+
+  /** Forgets a failed send (see `failed()`); resolves once that is durable. */
+  async dismissFailed(cmid: string): Promise<void> {
+    const before = this.state.failed!.length;
+    this.state.failed = this.state.failed!.filter((e) => e.cmid !== cmid);
+    if (this.state.failed.length !== before) await this.persist();
+  }
+
   /** Connects, authenticates and subscribes; resolves once subscribed (later losses reconnect by themselves). */
   connect(): Promise<void> {
     if (this.connState === 'online') return Promise.resolve();
     this.stopped = false;
+    this.offlineWanted = false;
     const p = new Promise<void>((resolve, reject) => (this.firstOnline = { resolve, reject }));
     if (!this.ws) this.openSocket();
     return p;
@@ -184,6 +248,7 @@ export class ImClient {
    */
   async send(conv: string, body: string): Promise<SentResult> {
     checkBody(body);
+    if (!this.storage) throw new ImError('CLOSED', 'no store yet: it is chosen at the first authed');
     const entry: OutboxEntry = { cmid: randomId(), conv, body, internalErrors: 0 };
     this.state.outbox.push(entry);
     await this.persist();
@@ -196,6 +261,28 @@ export class ImClient {
   /** Syncs `conv` from the cursor now (as on a gap or hint). */
   syncNow(conv: string): Promise<void> {
     return this.syncConv(conv);
+  }
+
+  /**
+   * Closes the socket and stays offline (state `offline`, no reconnect) until `connect()`; the store, the
+   * outbox and `send` keep working (sends go out after the next connect).
+   */
+  disconnect(): void {
+    this.offlineWanted = true;
+    if (this.reconnectTimer) {
+      clearTimeout(this.reconnectTimer);
+      this.timers.delete(this.reconnectTimer);
+      this.reconnectTimer = null;
+    }
+    this.firstOnline?.reject(new ImError('CLOSED', 'disconnected'));
+    this.firstOnline = null;
+    const ws = this.ws;
+    if (ws) {
+      ws.close(1000);
+      this.onClosed(ws, 1000);   // now, not at the close event: pending requests settle at once
+    } else if (!this.stopped) {
+      this.setState('offline');
+    }
   }
 
   /** Closes the connection, stops reconnecting and waits for pending writes to the store. */
@@ -243,7 +330,10 @@ export class ImClient {
 
   private async handshake(ws: SocketLike): Promise<void> {
     try {
-      await this.request(ws, { t: 'auth', rid: this.nextRid(), token: this.o.token });
+      const authed = await this.request(ws, { t: 'auth', rid: this.nextRid(), token: this.o.token });
+      if (authed.t === 'authed') this.who = { user: authed.user, device: authed.device, epoch: authed.epoch };
+      if (!this.storage) await this.bindStorage();
+      if (ws !== this.ws) return;   // lost meanwhile: the reconnect starts over
       this.reconnectAttempt = 0;
       this.setState('online');
       for (const e of this.state.outbox) this.attemptSend(e);
@@ -252,9 +342,24 @@ export class ImClient {
       this.firstOnline = null;
     } catch (e) {
       const err = e as ImError;
-      if (err.code === 'BAD_TOKEN' || err.code === 'STALE_INSTALL') this.fail(err);
+      if (err.code === 'BAD_TOKEN' || err.code === 'STALE_INSTALL' || err.code === 'STORAGE') this.fail(err);
       else if (ws === this.ws) ws.close();   // reconnect
     }
+  }
+
+  /** Opens the store `options.storage` picks for this identity and adopts its state (once). */
+  private bindStorage(): Promise<void> {
+    this.binding ??= this.openStorage().catch((e: unknown) => {
+      this.binding = null;   // a later connect() tries again
+      throw new ImError('STORAGE', `the local store could not be opened: ${e instanceof Error ? e.message : String(e)}`);
+    });
+    return this.binding;
+  }
+
+  private async openStorage(): Promise<void> {
+    const storage = await this.pickStorage!(this.who!);
+    this.adopt((await storage.load()) ?? emptyState());
+    this.storage = storage;
   }
 
   private async subscribe(ws: SocketLike): Promise<void> {
@@ -283,6 +388,11 @@ export class ImClient {
   private fail(err: ImError): void {
     this.stopped = true;
     this.clearTimers();
+    const ws = this.ws;
+    if (ws) {   // the server closes after a refused token; after STORAGE the socket is still open
+      ws.close(1000);
+      this.onClosed(ws, 1000);
+    }
     this.setState('failed');
     this.firstOnline?.reject(err);
     this.firstOnline = null;
@@ -305,14 +415,16 @@ export class ImClient {
       return;
     }
     this.setState('offline');
-    if (!this.o.autoReconnect) return;
+    if (!this.o.autoReconnect || this.offlineWanted) return;
+    const delayMs = this.backoff(this.reconnectAttempt++);
     const t = setTimeout(() => {
       this.timers.delete(t);
       this.reconnectTimer = null;
       if (!this.stopped && !this.ws) this.openSocket();
-    }, this.backoff(this.reconnectAttempt++));
+    }, delayMs);
     this.timers.add(t);
     this.reconnectTimer = t;
+    this.emit('reconnecting', this.reconnectAttempt, delayMs, code);
   }
 
   /** Exponential backoff with jitter: a random delay in [d/2, d], d = min(max, min·2^attempt). */
@@ -426,6 +538,7 @@ export class ImClient {
     const i = this.state.outbox.indexOf(entry);
     if (i < 0) return;
     this.state.outbox.splice(i, 1);
+    if (err) this.state.failed!.push({ ...entry, code: err.code, msg: err.message });
     await this.persist();
     const w = this.waiters.get(entry.cmid);
     this.waiters.delete(entry.cmid);
@@ -441,6 +554,9 @@ export class ImClient {
   // --- receiving --------------------------------------------------------------------------------
 
   private onSubbed(convs: ConvState[]): void {
+    this.subbed = convs.map((c) => ({ ...c }));
+    for (const c of convs) if (c.head < this.cursor(c.conv)) this.resetConv(c.conv, c.head);
+    this.emit('subscribed', this.conversations());
     for (const c of convs) {
       this.serverDelivered.set(c.conv, c.delivered);
       this.headReported(c.conv, c.head);
@@ -450,11 +566,22 @@ export class ImClient {
     }
   }
 
+  /** Drops a conversation's local events and cursor: the server's head is below them (see the `reset` event). */
+  private resetConv(conv: string, head: number): void {
+    delete this.state.events[conv];
+    delete this.state.cursors[conv];
+    this.durable.delete(conv);
+    this.ackWanted.delete(conv);
+    this.ackOwed.delete(conv);
+    this.persist().catch(() => undefined);   // a failed save is retried by the next one, which holds this too
+    this.emit('reset', conv, head);
+  }
+
   private async onPush(ev: Event): Promise<void> {
     const before = this.cursor(ev.conv);
     this.headReported(ev.conv, ev.seq);
     if (ev.seq <= before) return;   // a duplicate
-    await this.store(ev.conv, [ev], null);
+    await this.store(ev.conv, [ev], null, 'push');
     if (ev.seq > before + 1 && this.cursor(ev.conv) < ev.seq) void this.syncConv(ev.conv);   // a gap
   }
 
@@ -483,7 +610,7 @@ export class ImClient {
         if (f.t !== 'synced') return;
         const last = f.events.reduce((m, e) => Math.max(m, e.seq), after);
         // more:false: every visible event up to head is in hand, so the cursor may pass invisible seqs.
-        await this.store(conv, f.events, f.more ? null : f.head);
+        await this.store(conv, f.events, f.more ? null : f.head, 'sync');
         this.headReported(conv, f.head);
         if (!f.more) {
           if (this.syncing.get(conv)) {
@@ -501,7 +628,7 @@ export class ImClient {
   }
 
   /** Stores new events, advances the contiguous cursor, waits for durability, then emits and acks. */
-  private async store(conv: string, events: Event[], completeTo: number | null): Promise<void> {
+  private async store(conv: string, events: Event[], completeTo: number | null, source: EventSource): Promise<void> {
     const byseq = (this.state.events[conv] ??= {});
     const fresh: Event[] = [];
     for (const e of events) {
@@ -520,7 +647,7 @@ export class ImClient {
     this.durable.set(conv, Math.max(c, this.durable.get(conv) ?? 0));
     fresh.sort((a, b) => a.seq - b.seq);
     for (const e of fresh) {
-      this.emit('event', e);
+      this.emit('event', e, source);
       for (const s of this.streams) s(e);
     }
     if (c > (this.serverDelivered.get(conv) ?? -1)) this.wantAck(conv, c);   // c was durable before this line
@@ -548,7 +675,10 @@ export class ImClient {
     try {
       const f = await this.request(ws, { t: 'ack', rid: this.nextRid(), conv, seq });
       this.ackInternal.delete(conv);
-      if (f.t === 'acked') this.serverDelivered.set(conv, Math.max(f.delivered, this.serverDelivered.get(conv) ?? 0));
+      if (f.t === 'acked') {
+        this.serverDelivered.set(conv, Math.max(f.delivered, this.serverDelivered.get(conv) ?? 0));
+        this.emit('acked', conv, f.delivered);
+      }
     } catch (e) {
       const err = e as ImError;
       if (err.code === 'CURSOR_AHEAD') {
@@ -583,16 +713,20 @@ export class ImClient {
   /** Saves a snapshot of the state taken now; resolves once it (and every earlier one) is durable. */
   private persist(): Promise<void> {
     const snapshot = JSON.parse(JSON.stringify(this.state)) as State;
-    const next = this.saveChain.then(() => this.o.storage.save(snapshot));
+    const storage = this.storage!;
+    const next = this.saveChain.then(() => storage.save(snapshot));
     this.saveChain = next.catch(() => undefined);
     return next;
   }
 }
 
+/** 128 random bits as hex; getRandomValues works on plain http too (randomUUID needs a secure context). */
 function randomId(): string {
-  const c = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
-  if (c?.randomUUID) return c.randomUUID();
-  return Array.from({ length: 4 }, () => Math.floor(Math.random() * 2 ** 32).toString(16).padStart(8, '0')).join('-');
+  const c = (globalThis as { crypto?: { getRandomValues?: (a: Uint8Array) => Uint8Array } }).crypto;
+  const b = new Uint8Array(16);
+  if (c?.getRandomValues) c.getRandomValues(b);
+  else for (let i = 0; i < b.length; i++) b[i] = Math.floor(Math.random() * 256);
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 
 export type { ErrorCode };

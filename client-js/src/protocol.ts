@@ -51,7 +51,8 @@ export type ClientFrame =
 
 /** An error frame's code and message; `retriable` per the protocol's table. */
 export class ImError extends Error {
-  constructor(readonly code: ErrorCode | 'TIMEOUT' | 'CLOSED', message: string) {
+  /** A server code, or the client's own: `TIMEOUT` (no reply), `CLOSED` (not connected), `STORAGE` (the local store failed). */
+  constructor(readonly code: ErrorCode | 'TIMEOUT' | 'CLOSED' | 'STORAGE', message: string) {
     super(`${code}: ${message}`);
     this.name = 'ImError';
   }

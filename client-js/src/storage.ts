@@ -9,15 +9,26 @@ export interface OutboxEntry {
   internalErrors: number;
 }
 
-/** Everything a device keeps: outbox, events by (conv, seq), contiguous cursor per conversation. */
+/** An outbox entry the server refused for good (a terminal code, or too many INTERNAL answers); never resent. */
+export interface FailedEntry extends OutboxEntry {
+  code: string;
+  msg: string;
+}
+
+/**
+ * Everything a device keeps: outbox, events by (conv, seq), contiguous cursor per conversation, and
+ * the sends refused for good (kept until dismissed, so a UI can still show them after a restart;
+ * absent in states saved by older versions).
+ */
 export interface State {
   outbox: OutboxEntry[];
   events: Record<string, Record<number, Event>>;
   cursors: Record<string, number>;
+  failed?: FailedEntry[];
 }
 
 export function emptyState(): State {
-  return { outbox: [], events: {}, cursors: {} };
+  return { outbox: [], events: {}, cursors: {}, failed: [] };
 }
 
 /**

@@ -9,10 +9,14 @@ import im.cursor.CursorService;
 import im.infra.identity.DevicePrincipal;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -24,6 +28,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(ImStackExtension.class)
 class ClientApiIT {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The specifier of a static {@code import ... from '...'} or {@code export ... from '...'}. */
+    private static final Pattern IMPORT = Pattern.compile("(?m)^(?:import|export)\\b[^;]*?\\bfrom\\s*'([^']+)'");
     private final HttpClient http = HttpClient.newHttpClient();
 
     private record Reply(int status, JsonNode body, HttpResponse<String> raw) {}
@@ -102,12 +108,26 @@ class ClientApiIT {
                 Reply r = get(gw, page, null);
                 assertEquals(200, r.status(), page);
                 assertTrue(r.raw().headers().firstValue("Content-Type").orElse("").startsWith("text/html"), page);
-                assertTrue(r.raw().body().contains("<script src=\"/app/app.js\""), page);
+                assertTrue(r.raw().body().contains("<script type=\"module\" src=\"/app/app.js\""), page);
                 assertTrue(r.raw().headers().firstValue("Content-Security-Policy").orElse("").contains("script-src 'self'"), page);
             }
             Reply js = get(gw, "/app/app.js", null);
             assertEquals(200, js.status());
             assertTrue(js.raw().body().contains("/api/conversations/"), "the script reads the delivery endpoint");
+            // Module scripts run only when served with a JavaScript MIME type (and nosniff forbids guessing);
+            // every module the page imports, the SDK copy's included, is served.
+            List<String> modules = new ArrayList<>(List.of("/app/app.js"));
+            for (int i = 0; i < modules.size(); i++) {
+                Reply m = get(gw, modules.get(i), null);
+                assertEquals(200, m.status(), modules.get(i));
+                assertEquals("text/javascript", m.raw().headers().firstValue("Content-Type").orElse(""), modules.get(i));
+                Matcher imports = IMPORT.matcher(m.raw().body());
+                while (imports.find()) {
+                    String next = URI.create("http://x" + modules.get(i)).resolve(imports.group(1)).getPath();
+                    if (!modules.contains(next)) modules.add(next);
+                }
+            }
+            assertTrue(modules.contains("/app/sdk/browser.js") && modules.contains("/app/sdk/client.js"), modules.toString());
             assertEquals(200, get(gw, "/app/app.css", null).status());
             assertEquals(404, get(gw, "/app/nothing-here.js", null).status());
             assertEquals(404, get(gw, "/app/../../pom.xml", null).status());

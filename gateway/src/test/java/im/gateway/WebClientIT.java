@@ -41,7 +41,8 @@ import org.openqa.selenium.chrome.ChromeOptions;
  * the other device's delivery state reaching each message, a browser that goes offline catches
  * up in seq order without duplicates, both reconnect by themselves after a gateway restart, and a
  * reload restores the local store. A message the server keeps answering {@code INTERNAL} is
- * retried with backoff, then shown as not sent and never resent. Everything is read from the rendered page.
+ * retried with backoff, then shown as not sent and never resent, until dismissed. Everything is read
+ * from the rendered page. The page's protocol logic is the TypeScript SDK's browser build (client-js/).
  */
 @ExtendWith(ImStackExtension.class)
 class WebClientIT {
@@ -163,7 +164,7 @@ class WebClientIT {
     }
 
     @Test
-    void aMessageAnsweredInternalIsRetriedWithBackoffThenShownAsNotSentAndNeverResent(TestStack stack, @TempDir Path tmp)
+    void aMessageAnsweredInternalIsRetriedWithBackoffThenShownAsNotSentNeverResentUntilDismissed(TestStack stack, @TempDir Path tmp)
             throws Exception {
         Fixture fx = new Fixture(stack);
         // Five failures, then the fault is spent: a sixth attempt of the message would commit it.
@@ -186,6 +187,12 @@ class WebClientIT {
                 ana.driver.navigate().refresh();
                 ana.await("reloaded: the failed message is still shown as not sent",
                         x -> x.state().equals("online") && x.failedText().contains("gave up"));
+                // Dismissing it removes it for good: a reload does not bring it back.
+                ana.driver.findElement(By.cssSelector("#messages li.failed button.dismiss")).click();
+                ana.await("the dismissed message is gone", x -> x.failedText().isEmpty());
+                ana.driver.navigate().refresh();
+                ana.await("reloaded: the dismissed message stays gone", x -> x.state().equals("online")
+                        && x.bodies().equals(List.of("after the bug")) && x.failedText().isEmpty());
             }
         }
         assertEquals(1, fx.messages(), "only the later message was stored: the failed one was never attempted a sixth time");

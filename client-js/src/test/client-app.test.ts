@@ -1,0 +1,176 @@
+// What a UI built on the SDK needs (the gateway's web client is one): the store picked by identity,
+// going offline on purpose, reconnect progress, how events arrived, the subscribed conversations,
+// ack answers, sends refused for good kept until dismissed, and a local copy ahead of the server.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { WebSocket } from 'ws';
+import { ImClient, ImError, MemoryStorage, type ClientOptions, type Identity, type State } from '../index.js';
+import { FakeServer, msg } from './fake-server.js';
+
+const base = (server: FakeServer): ClientOptions => ({ url: server.url, token: 't', storage: new MemoryStorage(),
+  webSocket: WebSocket as never, reconnectMinMs: 5, reconnectMaxMs: 20, requestTimeoutMs: 1000 });
+
+const subbed = (convs: object[] = []) => (f: Record<string, unknown>, reply: (o: object) => void) => {
+  if (f.t === 'sub') reply({ t: 'subbed', rid: f.rid, convs });
+};
+
+test('a storage function picks the store by the identity from authed and the client adopts its state', async () => {
+  const server = await FakeServer.start();
+  server.handler = subbed([{ conv: 'c-ab', head: 2, delivered: 2 }]);
+  const stored = new MemoryStorage();
+  await stored.save({ outbox: [], events: { 'c-ab': { 1: msg('c-ab', 1), 2: msg('c-ab', 2) } }, cursors: { 'c-ab': 2 } });
+  const asked: Identity[] = [];
+  const c = await ImClient.open({ ...base(server), storage: (who) => { asked.push(who); return stored; } });
+  assert.equal(c.identity, null);
+  await assert.rejects(c.send('c-ab', 'too early'), (e: ImError) => e.code === 'CLOSED', 'no store before authed');
+  await c.connect();
+  assert.deepEqual(asked, [{ user: 'u-ana', device: 'd-ana', epoch: 1 }]);
+  assert.deepEqual(c.identity, { user: 'u-ana', device: 'd-ana', epoch: 1 });
+  assert.deepEqual(c.events('c-ab').map((e) => e.seq), [1, 2], 'the picked store was loaded');
+  assert.equal(server.of('sync').length, 0, 'the loaded cursor is at the head: nothing to sync');
+  assert.deepEqual(c.failed(), [], 'a state saved without the failed list reads as an empty one');
+  await c.close(); await server.close();
+});
+
+test('a store that cannot be opened stops the client with STORAGE; a later connect() tries again', async () => {
+  const server = await FakeServer.start();
+  server.handler = subbed();
+  let broken = true;
+  const c = await ImClient.open({ ...base(server), storage: () => { if (broken) throw new Error('quota'); return new MemoryStorage(); } });
+  const fatal: string[] = [];
+  c.on('fatal', (e) => fatal.push(e.code));
+  await assert.rejects(c.connect(), (e: ImError) => e.code === 'STORAGE' && e.message.includes('quota'));
+  assert.deepEqual(fatal, ['STORAGE']);
+  assert.equal(c.connectionState, 'failed');
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(server.sockets.length, 1, 'stopped: no reconnect');
+  broken = false;
+  await c.connect();
+  assert.equal(c.connectionState, 'online');
+  await c.close(); await server.close();
+});
+
+test('disconnect stays offline until connect; sends made offline go out after it with their cmid', async () => {
+  const server = await FakeServer.start();
+  server.handler = (f, reply) => {
+    subbed()(f, reply);
+    if (f.t === 'send') reply({ t: 'sent', rid: f.rid, conv: f.conv, seq: 1, mid: 'm', dup: false, epoch: 1 });
+  };
+  const c = await ImClient.open(base(server));
+  const states: string[] = [];
+  c.on('state', (s) => states.push(s));
+  await c.connect();
+  c.disconnect();
+  assert.equal(c.connectionState, 'offline');
+  const sent = c.send('c-ab', 'written offline');
+  await new Promise((r) => setTimeout(r, 150));
+  assert.equal(server.sockets.length, 1, 'no reconnect after disconnect');
+  assert.equal(server.of('send').length, 0);
+  assert.equal(c.outbox().length, 1);
+  await c.connect();
+  assert.equal((await sent).seq, 1);
+  assert.equal(server.sockets.length, 2);
+  assert.deepEqual(states, ['connecting', 'online', 'offline', 'connecting', 'online']);
+  await c.close(); await server.close();
+});
+
+test('disconnect while a reconnect is pending cancels it', async () => {
+  const server = await FakeServer.start();
+  server.handler = subbed();
+  const c = await ImClient.open({ ...base(server), reconnectMinMs: 200, reconnectMaxMs: 200 });
+  await c.connect();
+  let pending = false;
+  c.on('reconnecting', () => { pending = true; });
+  server.sockets[0].close(1011, 'bye');
+  await server.until(() => pending, 'the reconnect scheduled');
+  c.disconnect();
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(server.sockets.length, 1, 'no reconnect after disconnect');
+  assert.equal(c.connectionState, 'offline');
+  await c.close(); await server.close();
+});
+
+test('a lost connection reports each reconnect attempt with its delay and the close code', async () => {
+  const server = await FakeServer.start();
+  server.handler = subbed();
+  const c = await ImClient.open(base(server));
+  const attempts: Array<[number, number, number]> = [];
+  c.on('reconnecting', (a, d, code) => attempts.push([a, d, code]));
+  await c.connect();
+  server.sockets[0].close(1011, 'bye');
+  await server.until(() => server.sockets.length === 2 && c.connectionState === 'online', 'reconnected');
+  assert.equal(attempts.length, 1);
+  assert.equal(attempts[0][0], 1);
+  assert.ok(attempts[0][1] >= 2.5 && attempts[0][1] <= 5, `first delay within [min/2, min]: ${attempts[0][1]}`);
+  assert.equal(attempts[0][2], 1011);
+  await c.close(); await server.close();
+});
+
+test('events say whether a push or a sync brought them; subbed and acked answers are reported', async () => {
+  const server = await FakeServer.start();
+  server.handler = (f, reply) => {
+    subbed([{ conv: 'c-ab', head: 1, delivered: 0 }])(f, reply);
+    if (f.t === 'sync') reply({ t: 'synced', rid: f.rid, conv: 'c-ab', events: [msg('c-ab', 1)], more: false, head: 1 });
+    if (f.t === 'ack') reply({ t: 'acked', rid: f.rid, conv: f.conv, delivered: f.seq });
+  };
+  const c = await ImClient.open(base(server));
+  const got: string[] = [];
+  const acked: string[] = [];
+  const subs: string[] = [];
+  c.on('event', (e, source) => got.push(`${e.seq}:${source}`));
+  c.on('acked', (conv, d) => acked.push(`${conv}@${d}`));
+  c.on('subscribed', (convs) => subs.push(convs.map((x) => `${x.conv}/${x.head}`).join()));
+  await c.connect();
+  await server.until(() => acked.includes('c-ab@1'), 'the ack of the synced event');
+  server.push({ t: 'event', ev: msg('c-ab', 2) });
+  await server.until(() => acked.includes('c-ab@2'), 'the ack of the push');
+  assert.deepEqual(got, ['1:sync', '2:push']);
+  assert.deepEqual(subs, ['c-ab/1']);
+  assert.deepEqual(c.conversations(), [{ conv: 'c-ab', head: 1, delivered: 0 }]);
+  await c.close(); await server.close();
+});
+
+test('a send refused for good is kept durably in failed() until dismissed, and never resent', async () => {
+  const server = await FakeServer.start();
+  server.handler = (f, reply) => {
+    subbed()(f, reply);
+    if (f.t === 'send') reply({ t: 'error', rid: f.rid, code: 'INTERNAL', msg: 'bug' });
+  };
+  const storage = new MemoryStorage();
+  const c = await ImClient.open({ ...base(server), storage, maxInternalErrors: 2 });
+  await c.connect();
+  await assert.rejects(c.send('c-ab', 'hits a bug'), (e: ImError) => e.code === 'INTERNAL');
+  assert.deepEqual(c.failed().map((e) => [e.body, e.code, e.internalErrors]), [['hits a bug', 'INTERNAL', 2]]);
+  assert.match(c.failed()[0].msg, /bug/);
+  await c.close();
+  const again = await ImClient.open({ ...base(server), storage });
+  await again.connect();
+  assert.equal(again.failed().length, 1, 'still reported after a restart');
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(server.of('send').length, 2, 'not resent after the restart');
+  await again.dismissFailed(again.failed()[0].cmid);
+  assert.deepEqual(((await storage.load()) as State).failed, [], 'the dismissal is durable');
+  await again.close(); await server.close();
+});
+
+test('a local copy ahead of the server head (a reset platform) is dropped and synced afresh', async () => {
+  const server = await FakeServer.start();
+  server.handler = (f, reply) => {
+    subbed([{ conv: 'c-ab', head: 1, delivered: 0 }])(f, reply);
+    if (f.t === 'sync') reply({ t: 'synced', rid: f.rid, conv: 'c-ab', events: [msg('c-ab', 1, 'new history')], more: false, head: 1 });
+    if (f.t === 'ack') reply({ t: 'acked', rid: f.rid, conv: f.conv, delivered: f.seq });
+  };
+  const storage = new MemoryStorage();
+  await storage.save({ outbox: [], events: { 'c-ab': { 1: msg('c-ab', 1, 'old'), 2: msg('c-ab', 2), 3: msg('c-ab', 3) } }, cursors: { 'c-ab': 3 } });
+  const c = await ImClient.open({ ...base(server), storage });
+  const resets: string[] = [];
+  c.on('reset', (conv, head) => resets.push(`${conv}@${head}`));
+  await c.connect();
+  await server.until(() => server.of('ack').length === 1, 'the ack after the fresh sync');
+  assert.deepEqual(resets, ['c-ab@1']);
+  assert.equal(server.of('sync')[0].after, 0, 'synced from the start');
+  assert.deepEqual(c.events('c-ab').map((e) => e.body), ['new history']);
+  assert.equal(c.cursor('c-ab'), 1);
+  assert.equal(server.of('ack')[0].seq, 1, 'never an ack above the server head');
+  await c.close(); await server.close();
+});

@@ -1,0 +1,53 @@
+// Generated from client-js/src by `cd client-js && npm run build:web`; do not edit (npm test checks it).
+/** Wire frames, limits and error codes of docs/protocol.md (and docs/asyncapi.yaml). */
+export const Limits = {
+    MAX_FRAME_BYTES: 65_536,
+    MAX_BODY_BYTES: 16_384,
+    MAX_SEQ: Number.MAX_SAFE_INTEGER,
+    SYNC_DEFAULT_LIMIT: 100,
+    SYNC_MAX_LIMIT: 500,
+};
+/** Codes after which the same request may succeed unchanged; INTERNAL only a bounded number of times. */
+export const RETRIABLE = new Set(['RATE_LIMITED', 'UNAVAILABLE', 'INTERNAL']);
+/** Codes after which the server closes the socket; reconnecting with the same token is pointless. */
+export const CLOSES = { BAD_TOKEN: 4001, STALE_INSTALL: 4003 };
+/** An error frame's code and message; `retriable` per the protocol's table. */
+export class ImError extends Error {
+    code;
+    /** A server code, or the client's own: `TIMEOUT` (no reply), `CLOSED` (not connected), `STORAGE` (the local store failed). */
+    constructor(code, message) {
+        super(`${code}: ${message}`);
+        this.code = code;
+        this.name = 'ImError';
+    }
+    get retriable() {
+        return RETRIABLE.has(this.code) || this.code === 'TIMEOUT' || this.code === 'CLOSED';
+    }
+}
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** Refuses locally what the server would refuse as terminal (empty, NUL, too large). */
+export function checkBody(body) {
+    if (typeof body !== 'string' || body.length === 0)
+        throw new ImError('BAD_FIELD', 'body: must be a non-empty string');
+    if (body.includes('\u0000'))
+        throw new ImError('BAD_FIELD', 'body: must not contain U+0000');
+    if (LONE_SURROGATE.test(body))
+        throw new ImError('BAD_UTF8', 'body: not well-formed Unicode');
+    if (new TextEncoder().encode(body).length > Limits.MAX_BODY_BYTES) {
+        throw new ImError('BODY_TOO_LARGE', `body: over ${Limits.MAX_BODY_BYTES} UTF-8 bytes`);
+    }
+}
+/** Parses a server frame; returns null for a frame this client does not know (ignored, as the protocol says). */
+export function parseServerFrame(text) {
+    let f;
+    try {
+        f = JSON.parse(text);
+    }
+    catch {
+        return null;
+    }
+    if (typeof f !== 'object' || f === null)
+        return null;
+    const t = f.t;
+    return ['authed', 'sent', 'acked', 'subbed', 'synced', 'event', 'hint', 'error'].includes(t) ? f : null;
+}
