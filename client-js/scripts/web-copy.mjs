@@ -17,15 +17,26 @@ const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
 function build(dir) {
   execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.web.json'), '--outDir', dir], { stdio: 'inherit' });
   const files = new Map();
-  for (const f of readdirSync(dir).sort()) files.set(f, BANNER + readFileSync(path.join(dir, f), 'utf8'));
+  for (const f of list(dir)) files.set(f, BANNER + readFileSync(path.join(dir, f), 'utf8'));
   return files;
+}
+
+/** The files under `dir` (the SDK's internals are in a subfolder), as sorted '/'-separated relative paths. */
+function list(dir, sub = '') {
+  const out = [];
+  for (const d of readdirSync(path.join(dir, sub), { withFileTypes: true })) {
+    const rel = sub ? `${sub}/${d.name}` : d.name;
+    if (d.isDirectory()) out.push(...list(dir, rel));
+    else out.push(rel);
+  }
+  return out.sort();
 }
 
 function read(dir) {
   const files = new Map();
   let names = [];
   try {
-    names = readdirSync(dir).sort();
+    names = list(dir);
   } catch (e) {
     if (e.code !== 'ENOENT') throw e;
   }
@@ -48,7 +59,10 @@ try {
   } else {
     rmSync(target, { recursive: true, force: true });
     mkdirSync(target, { recursive: true });
-    for (const [f, text] of fresh) writeFileSync(path.join(target, f), text);
+    for (const [f, text] of fresh) {
+      mkdirSync(path.dirname(path.join(target, f)), { recursive: true });
+      writeFileSync(path.join(target, f), text);
+    }
     console.log(`wrote ${fresh.size} files to ${target}`);
   }
 } finally {

@@ -1,0 +1,205 @@
+import { CLOSES, ImError, parseServerFrame } from '../protocol.js';
+import type { ConnectionState, Identity, SocketLike } from '../client.js';
+import type { Acks } from './acks.js';
+import type { Core } from './core.js';
+import type { ReceivePath } from './receive-path.js';
+import type { SendPath } from './send-path.js';
+
+/**
+ * The connection: opens the socket, authenticates (picking the store at the first `authed` if asked to),
+ * resends the outbox, subscribes; dispatches server frames; reconnects a lost connection with backoff
+ * and jitter; stops for good on BAD_TOKEN, STALE_INSTALL or STORAGE.
+ */
+export class Connection {
+  private offlineWanted = false;   // disconnect(): no reconnect until connect()
+  private who: Identity | null = null;
+  private reconnectAttempt = 0;
+  private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
+  private subInternal = 0;
+  private firstOnline: { resolve: () => void; reject: (e: ImError) => void } | null = null;
+
+  constructor(
+    private readonly core: Core,
+    private readonly sendPath: SendPath,
+    private readonly receive: ReceivePath,
+    private readonly acks: Acks,
+  ) {}
+
+  get identity(): Identity | null {
+    return this.who ? { ...this.who } : null;
+  }
+
+  connect(): Promise<void> {
+    if (this.core.connState === 'online') return Promise.resolve();
+    this.core.stopped = false;
+    this.offlineWanted = false;
+    const p = new Promise<void>((resolve, reject) => (this.firstOnline = { resolve, reject }));
+    if (!this.core.ws) this.openSocket();
+    return p;
+  }
+
+  disconnect(): void {
+    this.offlineWanted = true;
+    if (this.reconnectTimer) {
+      this.core.timers.cancel(this.reconnectTimer);
+      this.reconnectTimer = null;
+    }
+    this.firstOnline?.reject(new ImError('CLOSED', 'disconnected'));
+    this.firstOnline = null;
+    const ws = this.core.ws;
+    if (ws) {
+      ws.close(1000);
+      this.onClosed(ws, 1000);   // now, not at the close event: pending requests settle at once
+    } else if (!this.core.stopped) {
+      this.setState('offline');
+    }
+  }
+
+  async close(): Promise<void> {
+    const { core } = this;
+    core.stopped = true;
+    this.clearTimers();
+    this.setState('closed');
+    core.ws?.close(1000);
+    core.ws = null;
+    core.listeners.end();
+    await core.store.flushed();
+  }
+
+  /** Stops at once as a killed process would, without flushing anything not yet saved. */
+  crash(): void {
+    const { core } = this;
+    core.stopped = true;
+    this.clearTimers();
+    const ws = core.ws;
+    core.ws = null;
+    if (ws) {
+      ws.onclose = ws.onmessage = ws.onerror = null;
+      ws.close();
+    }
+    core.requests.drop();
+    core.connState = 'closed';
+  }
+
+  private setState(s: ConnectionState): void {
+    if (this.core.connState === s) return;
+    this.core.connState = s;
+    this.core.listeners.emit('state', s);
+  }
+
+  private openSocket(): void {
+    this.setState('connecting');
+    const ws = new this.core.o.webSocket(this.core.o.url);
+    this.core.ws = ws;
+    ws.onopen = () => void this.handshake(ws);
+    ws.onmessage = (m) => this.onText(ws, String(m.data));
+    ws.onerror = () => { /* a close follows */ };
+    ws.onclose = (ev) => this.onClosed(ws, ev.code);
+  }
+
+  private async handshake(ws: SocketLike): Promise<void> {
+    const { core } = this;
+    try {
+      const authed = await core.requests.send(ws, { t: 'auth', rid: core.requests.nextRid(), token: core.o.token });
+      if (authed.t === 'authed') this.who = { user: authed.user, device: authed.device, epoch: authed.epoch };
+      if (!core.store.ready) await core.store.bind(this.who!);
+      if (ws !== core.ws) return;   // lost meanwhile: the reconnect starts over
+      this.reconnectAttempt = 0;
+      this.setState('online');
+      this.sendPath.resendAll();
+      await this.subscribe(ws);
+      this.firstOnline?.resolve();   // subscribed: pushes from here on reach this client
+      this.firstOnline = null;
+    } catch (e) {
+      const err = e as ImError;
+      if (err.code === 'BAD_TOKEN' || err.code === 'STALE_INSTALL' || err.code === 'STORAGE') this.fail(err);
+      else if (ws === core.ws) ws.close();   // reconnect
+    }
+  }
+
+  private async subscribe(ws: SocketLike): Promise<void> {
+    const { core } = this;
+    while (ws === core.ws && !core.stopped) {
+      try {
+        const f = await core.requests.send(ws, { t: 'sub', rid: core.requests.nextRid() });
+        this.subInternal = 0;
+        if (f.t === 'subbed') this.receive.onSubbed(f.convs);
+        return;
+      } catch (e) {
+        const err = e as ImError;
+        if (!err.retriable || err.code === 'CLOSED') {
+          if (err.code !== 'CLOSED') core.listeners.emit('subscribeFailed', err);
+          return;
+        }
+        if (err.code === 'INTERNAL' && ++this.subInternal >= core.o.maxInternalErrors) {
+          this.subInternal = 0;
+          core.listeners.emit('subscribeFailed', err);
+          return;
+        }
+        await core.timers.delay(core.backoff(this.subInternal));
+      }
+    }
+  }
+
+  private onText(ws: SocketLike, text: string): void {
+    if (ws !== this.core.ws) return;
+    const f = parseServerFrame(text);
+    if (!f || this.core.o.dropIncoming?.(f)) return;
+    if (this.core.requests.reply(f)) return;
+    switch (f.t) {
+      case 'event':
+        void this.receive.onPush(f.ev);
+        break;
+      case 'hint':
+        this.receive.onHint(f.conv, f.head, f.why);
+        break;
+      case 'error':   // unsolicited (STALE_INSTALL before the close)
+        if (f.code === 'STALE_INSTALL' || f.code === 'BAD_TOKEN') this.fail(new ImError(f.code, f.msg));
+        break;
+      default:
+        break;
+    }
+  }
+
+  private fail(err: ImError): void {
+    this.core.stopped = true;
+    this.clearTimers();
+    const ws = this.core.ws;
+    if (ws) {   // the server closes after a refused token; after STORAGE the socket is still open
+      ws.close(1000);
+      this.onClosed(ws, 1000);
+    }
+    this.setState('failed');
+    this.firstOnline?.reject(err);
+    this.firstOnline = null;
+    this.core.listeners.emit('fatal', err);
+  }
+
+  private onClosed(ws: SocketLike, code: number): void {
+    const { core } = this;
+    if (ws !== core.ws) return;
+    core.ws = null;
+    core.requests.lost();
+    this.sendPath.lost();
+    this.receive.lost();
+    if (core.stopped) return;
+    if (code === CLOSES.BAD_TOKEN || code === CLOSES.STALE_INSTALL) {
+      this.fail(new ImError(code === CLOSES.BAD_TOKEN ? 'BAD_TOKEN' : 'STALE_INSTALL', `closed with ${code}`));
+      return;
+    }
+    this.setState('offline');
+    if (!core.o.autoReconnect || this.offlineWanted) return;
+    const delayMs = core.backoff(this.reconnectAttempt++);
+    this.reconnectTimer = core.timers.after(delayMs, () => {
+      this.reconnectTimer = null;
+      if (!core.stopped && !core.ws) this.openSocket();
+    });
+    core.listeners.emit('reconnecting', this.reconnectAttempt, delayMs, code);
+  }
+
+  private clearTimers(): void {
+    this.core.timers.clear();
+    this.acks.clearTimers();
+    this.core.requests.clearTimers();
+  }
+}

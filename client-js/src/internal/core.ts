@@ -1,0 +1,43 @@
+import type { ClientOptions, ConnectionState, SocketLike, WebSocketCtor } from '../client.js';
+import { Listeners } from './listeners.js';
+import type { LocalStore } from './local-store.js';
+import { PendingRequests } from './requests.js';
+import { Timers, backoff } from './timers.js';
+
+/** The options with their defaults filled in, checked. */
+export type Settings = Required<Omit<ClientOptions, 'dropIncoming' | 'webSocket' | 'storage'>>
+  & Pick<ClientOptions, 'dropIncoming'> & { webSocket: WebSocketCtor };
+
+export function settings(options: ClientOptions): Settings {
+  const ctor = options.webSocket ?? (globalThis as unknown as { WebSocket?: WebSocketCtor }).WebSocket;
+  if (!ctor) throw new Error('webSocket: no WebSocket constructor (use the node entry point or pass one)');
+  const o = {
+    requestTimeoutMs: 5000, reconnectMinMs: 100, reconnectMaxMs: 5000, ackDelayMs: 10, syncLimit: 100,
+    maxInternalErrors: 5, autoReconnect: true, ...options, webSocket: ctor,
+  } as Settings;
+  if (o.syncLimit < 1 || o.syncLimit > 500) throw new Error(`syncLimit: must be 1 … 500, got ${o.syncLimit}`);
+  if (o.maxInternalErrors < 1) throw new Error(`maxInternalErrors: must be at least 1, got ${o.maxInternalErrors}`);
+  return o;
+}
+
+/**
+ * What the parts of one client share: the settings, the store, the callbacks, the timers, the pending
+ * requests, the current socket (null when none) and whether the client is stopped.
+ */
+export class Core {
+  ws: SocketLike | null = null;
+  connState: ConnectionState = 'idle';
+  stopped = false;
+  readonly listeners = new Listeners();
+  readonly timers = new Timers();
+  readonly requests: PendingRequests;
+
+  constructor(readonly o: Settings, readonly store: LocalStore) {
+    this.requests = new PendingRequests(o.requestTimeoutMs, () => this.ws);
+  }
+
+  /** The retry and reconnect delay after `attempt` failures. */
+  backoff(attempt: number): number {
+    return backoff(attempt, this.o.reconnectMinMs, this.o.reconnectMaxMs);
+  }
+}

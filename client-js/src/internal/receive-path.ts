@@ -1,0 +1,117 @@
+import type { ConvState, Event, ImError, ServerFrame } from '../protocol.js';
+import type { EventSource } from '../client.js';
+import type { Acks } from './acks.js';
+import type { Core } from './core.js';
+
+/**
+ * The receive path: pushes and sync pages are stored idempotently by (conv, seq) with a contiguous cursor;
+ * a gap, a hint or a `subbed` head above the cursor syncs from the cursor, paging while `more`; a stored
+ * event is announced and acked only once durable.
+ */
+export class ReceivePath {
+  private subbed: ConvState[] = [];
+  private readonly syncing = new Map<string, boolean>();   // conv -> another round wanted
+
+  constructor(private readonly core: Core, private readonly acks: Acks) {}
+
+  /** The conversations of the last `subbed` answer. */
+  conversations(): ConvState[] {
+    return this.subbed.map((c) => ({ ...c }));
+  }
+
+  onSubbed(convs: ConvState[]): void {
+    const { store } = this.core;
+    this.subbed = convs.map((c) => ({ ...c }));
+    for (const c of convs) if (c.head < store.cursor(c.conv)) this.resetConv(c.conv, c.head);
+    this.core.listeners.emit('subscribed', this.conversations());
+    for (const c of convs) {
+      this.acks.reportedDelivered(c.conv, c.delivered);
+      this.acks.headReported(c.conv, c.head);
+      if (c.head > store.cursor(c.conv)) void this.syncConv(c.conv);
+      const d = store.durable.get(c.conv) ?? 0;   // not cursor(): pushes may be stored but not durable yet
+      if (d > c.delivered) this.acks.want(c.conv, d);
+    }
+  }
+
+  onHint(conv: string, head: number, why: string): void {
+    this.core.listeners.emit('hint', conv, head, why);
+    this.acks.headReported(conv, head);
+    if (head > this.core.store.cursor(conv)) void this.syncConv(conv);
+  }
+
+  async onPush(ev: Event): Promise<void> {
+    const before = this.core.store.cursor(ev.conv);
+    this.acks.headReported(ev.conv, ev.seq);
+    if (ev.seq <= before) return;   // a duplicate
+    await this.store(ev.conv, [ev], null, 'push');
+    if (ev.seq > before + 1 && this.core.store.cursor(ev.conv) < ev.seq) void this.syncConv(ev.conv);   // a gap
+  }
+
+  /** Syncs from the cursor, paging while `more`; one round at a time per conversation. */
+  async syncConv(conv: string): Promise<void> {
+    const { core } = this;
+    if (this.syncing.has(conv)) {
+      this.syncing.set(conv, true);
+      return;
+    }
+    this.syncing.set(conv, false);
+    let internal = 0;
+    try {
+      let after = core.store.cursor(conv);
+      for (;;) {
+        const ws = core.ws;
+        if (!ws || core.stopped) return;
+        let f: ServerFrame;
+        try {
+          f = await core.requests.send(ws, { t: 'sync', rid: core.requests.nextRid(), conv, after, limit: core.o.syncLimit });
+        } catch (e) {
+          const err = e as ImError;
+          if (!err.retriable || err.code === 'CLOSED' || (err.code === 'INTERNAL' && ++internal >= core.o.maxInternalErrors)) return;
+          await core.timers.delay(core.backoff(internal));
+          continue;
+        }
+        if (f.t !== 'synced') return;
+        const last = f.events.reduce((m, e) => Math.max(m, e.seq), after);
+        // more:false: every visible event up to head is in hand, so the cursor may pass invisible seqs.
+        await this.store(conv, f.events, f.more ? null : f.head, 'sync');
+        this.acks.headReported(conv, f.head);
+        if (!f.more) {
+          if (this.syncing.get(conv)) {
+            this.syncing.set(conv, false);
+            after = core.store.cursor(conv);
+            continue;
+          }
+          return;
+        }
+        after = last;
+      }
+    } finally {
+      this.syncing.delete(conv);
+    }
+  }
+
+  /** The connection is gone: no sync is running any more. */
+  lost(): void {
+    this.syncing.clear();
+  }
+
+  /** Drops a conversation's local events and cursor: the server's head is below them (see the `reset` event). */
+  private resetConv(conv: string, head: number): void {
+    this.core.store.drop(conv);
+    this.acks.forget(conv);
+    this.core.store.persist().catch(() => undefined);   // a failed save is retried by the next one, which holds this too
+    this.core.listeners.emit('reset', conv, head);
+  }
+
+  /** Stores new events, advances the contiguous cursor, waits for durability, then emits and acks. */
+  private async store(conv: string, events: Event[], completeTo: number | null, source: EventSource): Promise<void> {
+    const { store } = this.core;
+    const put = store.put(conv, events, completeTo);
+    if (!put) return;
+    await store.persist();
+    store.madeDurable(conv, put.cursor);
+    put.fresh.sort((a, b) => a.seq - b.seq);
+    for (const e of put.fresh) this.core.listeners.stored(e, source);
+    if (put.cursor > this.acks.delivered(conv)) this.acks.want(conv, put.cursor);   // durable before this line
+  }
+}

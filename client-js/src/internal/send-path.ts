@@ -1,0 +1,102 @@
+import { ImError, checkBody, type ClientFrame } from '../protocol.js';
+import type { OutboxEntry } from '../storage.js';
+import type { SentResult } from '../client.js';
+import type { Core } from './core.js';
+
+interface Waiter { resolve: (r: SentResult) => void; reject: (e: ImError) => void }
+
+/**
+ * The durable outbox: an entry is saved before its first attempt and resent with the same cmid (after a
+ * lost reply, a retriable code or a reconnect) until `sent` or a terminal code; INTERNAL at most
+ * `maxInternalErrors` times. Entries refused for good move to `failed`.
+ */
+export class SendPath {
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly inflight = new Set<string>();
+
+  constructor(private readonly core: Core) {}
+
+  async send(conv: string, body: string): Promise<SentResult> {
+    checkBody(body);
+    const { store } = this.core;
+    if (!store.ready) throw new ImError('CLOSED', 'no store yet: it is chosen at the first authed');
+    const entry: OutboxEntry = { cmid: randomId(), conv, body, internalErrors: 0 };
+    store.state.outbox.push(entry);
+    await store.persist();
+    this.core.listeners.emit('queued', { ...entry });
+    const result = new Promise<SentResult>((resolve, reject) => this.waiters.set(entry.cmid, { resolve, reject }));
+    if (this.core.connState === 'online') this.attempt(entry);
+    return result;
+  }
+
+  /** Online again: every pending entry goes out (an entry already in flight is left to its attempt). */
+  resendAll(): void {
+    for (const e of this.core.store.state.outbox) this.attempt(e);
+  }
+
+  /** The connection is gone: nothing is in flight any more. */
+  lost(): void {
+    this.inflight.clear();
+  }
+
+  private attempt(entry: OutboxEntry): void {
+    const { core } = this;
+    const ws = core.ws;
+    if (!ws || this.inflight.has(entry.cmid)) return;
+    this.inflight.add(entry.cmid);
+    const frame: ClientFrame = { t: 'send', rid: core.requests.nextRid(), conv: entry.conv, cmid: entry.cmid, body: entry.body };
+    core.requests.send(ws, frame).then(
+      (f) => {
+        this.inflight.delete(entry.cmid);
+        if (f.t !== 'sent') return;
+        void this.settle(entry, null, { conv: f.conv, cmid: entry.cmid, seq: f.seq, mid: f.mid, dup: f.dup });
+      },
+      async (err: ImError) => {
+        this.inflight.delete(entry.cmid);
+        if (err.code === 'CLOSED') return;   // resent after the reconnect
+        if (!err.retriable) {
+          await this.settle(entry, err, null);
+          return;
+        }
+        if (err.code === 'INTERNAL') {
+          entry.internalErrors++;
+          if (entry.internalErrors >= core.o.maxInternalErrors) {
+            await this.settle(entry, err, null);
+            return;
+          }
+          await core.store.persist();
+        }
+        // TIMEOUT (a lost reply), UNAVAILABLE, RATE_LIMITED, INTERNAL below the cap: same cmid, later.
+        await core.timers.delay(err.code === 'TIMEOUT' ? 0 : core.backoff(entry.internalErrors));
+        if (!core.stopped && core.store.state.outbox.includes(entry)) this.attempt(entry);
+      },
+    );
+  }
+
+  private async settle(entry: OutboxEntry, err: ImError | null, ok: SentResult | null): Promise<void> {
+    const { state } = this.core.store;
+    const i = state.outbox.indexOf(entry);
+    if (i < 0) return;
+    state.outbox.splice(i, 1);
+    if (err) state.failed!.push({ ...entry, code: err.code, msg: err.message });
+    await this.core.store.persist();
+    const w = this.waiters.get(entry.cmid);
+    this.waiters.delete(entry.cmid);
+    if (ok) {
+      this.core.listeners.emit('sent', ok);
+      w?.resolve(ok);
+    } else {
+      this.core.listeners.emit('sendFailed', { ...entry }, err!);
+      w?.reject(err!);
+    }
+  }
+}
+
+/** 128 random bits as hex; getRandomValues works on plain http too (randomUUID needs a secure context). */
+function randomId(): string {
+  const c = (globalThis as { crypto?: { getRandomValues?: (a: Uint8Array) => Uint8Array } }).crypto;
+  const b = new Uint8Array(16);
+  if (c?.getRandomValues) c.getRandomValues(b);
+  else for (let i = 0; i < b.length; i++) b[i] = Math.floor(Math.random() * 256);
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}

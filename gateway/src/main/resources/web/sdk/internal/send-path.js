@@ -1,0 +1,103 @@
+// Generated from client-js/src by `cd client-js && npm run build:web`; do not edit (npm test checks it).
+import { ImError, checkBody } from '../protocol.js';
+/**
+ * The durable outbox: an entry is saved before its first attempt and resent with the same cmid (after a
+ * lost reply, a retriable code or a reconnect) until `sent` or a terminal code; INTERNAL at most
+ * `maxInternalErrors` times. Entries refused for good move to `failed`.
+ */
+export class SendPath {
+    core;
+    waiters = new Map();
+    inflight = new Set();
+    constructor(core) {
+        this.core = core;
+    }
+    async send(conv, body) {
+        checkBody(body);
+        const { store } = this.core;
+        if (!store.ready)
+            throw new ImError('CLOSED', 'no store yet: it is chosen at the first authed');
+        const entry = { cmid: randomId(), conv, body, internalErrors: 0 };
+        store.state.outbox.push(entry);
+        await store.persist();
+        this.core.listeners.emit('queued', { ...entry });
+        const result = new Promise((resolve, reject) => this.waiters.set(entry.cmid, { resolve, reject }));
+        if (this.core.connState === 'online')
+            this.attempt(entry);
+        return result;
+    }
+    /** Online again: every pending entry goes out (an entry already in flight is left to its attempt). */
+    resendAll() {
+        for (const e of this.core.store.state.outbox)
+            this.attempt(e);
+    }
+    /** The connection is gone: nothing is in flight any more. */
+    lost() {
+        this.inflight.clear();
+    }
+    attempt(entry) {
+        const { core } = this;
+        const ws = core.ws;
+        if (!ws || this.inflight.has(entry.cmid))
+            return;
+        this.inflight.add(entry.cmid);
+        const frame = { t: 'send', rid: core.requests.nextRid(), conv: entry.conv, cmid: entry.cmid, body: entry.body };
+        core.requests.send(ws, frame).then((f) => {
+            this.inflight.delete(entry.cmid);
+            if (f.t !== 'sent')
+                return;
+            void this.settle(entry, null, { conv: f.conv, cmid: entry.cmid, seq: f.seq, mid: f.mid, dup: f.dup });
+        }, async (err) => {
+            this.inflight.delete(entry.cmid);
+            if (err.code === 'CLOSED')
+                return; // resent after the reconnect
+            if (!err.retriable) {
+                await this.settle(entry, err, null);
+                return;
+            }
+            if (err.code === 'INTERNAL') {
+                entry.internalErrors++;
+                if (entry.internalErrors >= core.o.maxInternalErrors) {
+                    await this.settle(entry, err, null);
+                    return;
+                }
+                await core.store.persist();
+            }
+            // TIMEOUT (a lost reply), UNAVAILABLE, RATE_LIMITED, INTERNAL below the cap: same cmid, later.
+            await core.timers.delay(err.code === 'TIMEOUT' ? 0 : core.backoff(entry.internalErrors));
+            if (!core.stopped && core.store.state.outbox.includes(entry))
+                this.attempt(entry);
+        });
+    }
+    async settle(entry, err, ok) {
+        const { state } = this.core.store;
+        const i = state.outbox.indexOf(entry);
+        if (i < 0)
+            return;
+        state.outbox.splice(i, 1);
+        if (err)
+            state.failed.push({ ...entry, code: err.code, msg: err.message });
+        await this.core.store.persist();
+        const w = this.waiters.get(entry.cmid);
+        this.waiters.delete(entry.cmid);
+        if (ok) {
+            this.core.listeners.emit('sent', ok);
+            w?.resolve(ok);
+        }
+        else {
+            this.core.listeners.emit('sendFailed', { ...entry }, err);
+            w?.reject(err);
+        }
+    }
+}
+/** 128 random bits as hex; getRandomValues works on plain http too (randomUUID needs a secure context). */
+function randomId() {
+    const c = globalThis.crypto;
+    const b = new Uint8Array(16);
+    if (c?.getRandomValues)
+        c.getRandomValues(b);
+    else
+        for (let i = 0; i < b.length; i++)
+            b[i] = Math.floor(Math.random() * 256);
+    return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
