@@ -28,7 +28,7 @@ public final class Nemesis implements Runnable {
          * leader of a random events partition and the active controller.
          */
         BROKER_KILL,
-        /** SIGQUIT to the postmaster (pg_ctl -m immediate), restart with WAL recovery. */
+        /** SIGQUIT to the (primary's) postmaster (pg_ctl -m immediate), restart with WAL recovery. */
         PG_CRASH,
         /** kill -9 of one of the two CDC relay processes (the active one or the standby), then a new one. */
         RELAY_KILL,

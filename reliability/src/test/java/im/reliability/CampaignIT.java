@@ -25,7 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>The second, smaller campaign runs the cluster: three Kafka nodes and PostgreSQL as a primary +
  * synchronous standby, with the kinds that need them (a partition leader and the active
  * controller killed, two PostgreSQL failovers, the second one promoting the standby rebuilt after
- * the first, a standby outage) and a few classic ones.
+ * the first, a standby outage) and two classic ones (a crash of the primary, a client disconnect):
+ * about 3 minutes on a quiet 2-core machine. Larger runs: {@code reliability/run-campaign.sh
+ * --kafka-nodes 3 --pg-standby} (docs/reliability.md).
  */
 class CampaignIT {
     @Test
@@ -69,8 +71,7 @@ class CampaignIT {
         // BROKER_KILL twice: on a cluster it kills a partition leader, then the active controller.
         // PG_FAILOVER twice: the second promotes the standby rebuilt after the first.
         List<Nemesis.Kind> kinds = List.of(Nemesis.Kind.BROKER_KILL, Nemesis.Kind.BROKER_KILL, Nemesis.Kind.PG_FAILOVER,
-                Nemesis.Kind.PG_FAILOVER, Nemesis.Kind.PG_STANDBY_OUTAGE, Nemesis.Kind.PG_CRASH, Nemesis.Kind.GATEWAY_KILL,
-                Nemesis.Kind.CLIENT_DISCONNECT);
+                Nemesis.Kind.PG_FAILOVER, Nemesis.Kind.PG_STANDBY_OUTAGE, Nemesis.Kind.PG_CRASH, Nemesis.Kind.CLIENT_DISCONNECT);
         Campaign.Result r = Campaign.run(new Campaign.Options(seed, Duration.ofSeconds(15), 5, 2, 1, 2, 1, 8.0,
                 Duration.ofMillis(1500), kinds, 0, 1, Duration.ofSeconds(90), dir, 3, true));
         System.out.println("cluster campaign figures (seed " + seed + "): " + r.figures());
