@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * synchronous standby, with the kinds that need them (a partition leader and the active
  * controller killed, two PostgreSQL failovers, the second one promoting the standby rebuilt after
  * the first, a standby outage) and two classic ones (a crash of the primary, a client disconnect):
- * about 3 minutes on a quiet 2-core machine. Larger runs: {@code reliability/run-campaign.sh
+ * about 4 minutes on a 2-core machine loaded by other builds (not measured quiet). Larger runs: {@code reliability/run-campaign.sh
  * --kafka-nodes 3 --pg-standby} (docs/reliability.md).
  */
 class CampaignIT {
