@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the reliability module (and what it depends on) and runs the randomized fault campaign, e.g.
 #   reliability/run-campaign.sh --seconds 300 --users 20 --rate 30
-#   reliability/run-campaign.sh --seed 42 --faults broker_kill,pg_crash,gateway_restart
+#   reliability/run-campaign.sh --seed 42 --faults broker_kill,pg_crash,gateway_kill
+#   reliability/run-campaign.sh --kafka-nodes 3 --pg-standby --seconds 900   # cluster: every kind, failovers included
 #   reliability/run-campaign.sh --help
 # Exits non-zero on any violation. Needs Java 17 and Maven. MVN_FLAGS=-o runs Maven offline.
 set -euo pipefail

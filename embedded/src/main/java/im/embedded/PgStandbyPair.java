@@ -4,6 +4,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.FileVisitResult;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
@@ -14,7 +18,6 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Stream;
 
 /**
  * A PostgreSQL primary and one synchronous hot standby from the same embedded binaries, for
@@ -25,15 +28,18 @@ import java.util.stream.Stream;
  * sent}, is on both before it returns) and its slot in {@code synchronized_standby_slots} (a
  * logical walsender, i.e. the CDC relay, gets nothing the standby has not flushed). The standby
  * syncs failover logical slots ({@code sync_replication_slots}, {@code hot_standby_feedback}).
- * Layout: {@code <dir>/primary}, {@code <dir>/standby}; data is kept until {@link #close()}.
+ * After a failover {@link #rebuildStandby} builds a new standby of the promoted server with an
+ * online base backup. Layout: {@code <dir>/primary}, {@code <dir>/standby}, {@code
+ * <dir>/standby-<n>} for rebuilt standbys; data is kept until {@link #close()}.
  */
 public final class PgStandbyPair implements AutoCloseable {
     /** The standby's {@code application_name} and the name of its physical slot on the primary. */
     public static final String STANDBY = "standby1";
 
     private final Path dir;
-    private final EmbeddedPg primary;
-    private final EmbeddedPg standby;
+    private volatile EmbeddedPg primary;   // swapped by rebuildStandby()
+    private volatile EmbeddedPg standby;
+    private int rebuilds;
 
     private PgStandbyPair(Path dir, EmbeddedPg primary, EmbeddedPg standby) {
         this.dir = dir;
@@ -56,7 +62,8 @@ public final class PgStandbyPair implements AutoCloseable {
             throw new IllegalStateException("cannot prepare the primary for a standby", e);
         }
         first.close();   // pg_ctl stop -m fast: a shutdown checkpoint, so the copy is consistent
-        copyForStandby(primaryDir, standbyDir, primaryPort);
+        copyDataDir(primaryDir, standbyDir, false);
+        writeStandbyConfig(standbyDir, primaryDir, primaryPort);
         EmbeddedPg primary = EmbeddedPg.start(primaryDir, primaryPort, true);
         EmbeddedPg standby;
         try {
@@ -71,22 +78,66 @@ public final class PgStandbyPair implements AutoCloseable {
     }
 
     /**
-     * The cold copy: everything but the lock and pid files and the primary's slots, then
+     * Copies a data directory for a standby: everything but the lock and pid files, the server's
+     * own {@code postgresql.auto.conf} and the contents of the slot directory (and, for an {@code
+     * online} copy of a running server, what pg_basebackup leaves out too: the WAL but the timeline
+     * history files, which the standby streams from the primary instead, and runtime-only
+     * directories). An online copy tolerates files that vanish while it walks.
+     */
+    private static void copyDataDir(Path from, Path to, boolean online) {
+        Set<String> skip = Set.of("postmaster.pid", "postmaster.opts", "epg-lock", "postgresql.auto.conf",
+                "backup_label", "tablespace_map", "standby.signal", "recovery.signal");
+        Set<String> emptied = online ? Set.of("pg_replslot", "pg_wal", "pg_dynshmem", "pg_notify", "pg_serial",
+                "pg_snapshots", "pg_stat_tmp", "pg_subtrans") : Set.of("pg_replslot");
+        try {
+            Files.walkFileTree(from, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) throws IOException {
+                    Path rel = from.relativize(d);
+                    if (online && rel.getNameCount() > 0 && rel.getFileName().toString().startsWith("pgsql_tmp")) {
+                        return FileVisitResult.SKIP_SUBTREE;
+                    }
+                    Files.createDirectories(to.resolve(rel.toString()));
+                    boolean keepWalDir = rel.getNameCount() == 1 && rel.toString().equals("pg_wal");
+                    return rel.getNameCount() == 1 && emptied.contains(rel.toString()) && !keepWalDir
+                            ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFile(Path f, BasicFileAttributes attrs) throws IOException {
+                    Path rel = from.relativize(f);
+                    if (skip.contains(rel.toString())) return FileVisitResult.CONTINUE;
+                    // Of the WAL directory an online copy takes the timeline history files only.
+                    if (online && rel.getName(0).toString().equals("pg_wal") && !rel.toString().endsWith(".history")) {
+                        return FileVisitResult.CONTINUE;
+                    }
+                    try {
+                        Files.copy(f, to.resolve(rel.toString()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.COPY_ATTRIBUTES);
+                    } catch (NoSuchFileException gone) {
+                        if (!online) throw gone;   // dropped by the running server meanwhile: not needed
+                    }
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
+                    if (online && e instanceof NoSuchFileException) return FileVisitResult.CONTINUE;
+                    throw e;
+                }
+            });
+            // PostgreSQL refuses a data directory others can read.
+            Files.setPosixFilePermissions(to, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot copy " + from + " to " + to, e);
+        }
+    }
+
+    /**
      * {@code standby.signal} and the standby's settings in {@code postgresql.auto.conf} (replacing
      * the primary's: a promoted standby must not wait for a synchronous standby of its own).
      */
-    private static void copyForStandby(Path from, Path to, int primaryPort) {
-        Set<String> skip = Set.of("postmaster.pid", "postmaster.opts", "epg-lock", "postgresql.auto.conf");
-        try (Stream<Path> files = Files.walk(from)) {
-            for (Path f : (Iterable<Path>) files::iterator) {
-                Path rel = from.relativize(f);
-                if (skip.contains(rel.toString()) || (rel.startsWith("pg_replslot") && rel.getNameCount() > 1)) continue;
-                Path target = to.resolve(rel.toString());
-                if (Files.isDirectory(f)) Files.createDirectories(target);
-                else Files.copy(f, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.COPY_ATTRIBUTES);
-            }
-            // PostgreSQL refuses a data directory others can read.
-            Files.setPosixFilePermissions(to, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    private static void writeStandbyConfig(Path to, Path from, int primaryPort) {
+        try {
             Files.writeString(to.resolve("standby.signal"), "", StandardCharsets.UTF_8);
             Files.writeString(to.resolve("postgresql.auto.conf"), String.join("\n",
                     "# standby of " + from + " (written by PgStandbyPair)",
@@ -98,7 +149,7 @@ public final class PgStandbyPair implements AutoCloseable {
                     "sync_replication_slots = on",
                     ""), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot copy " + from + " to " + to, e);
+            throw new UncheckedIOException("cannot configure the standby in " + to, e);
         }
     }
 
@@ -131,10 +182,24 @@ public final class PgStandbyPair implements AutoCloseable {
      * temporary, so it survives a promotion) failover slot.
      */
     public void awaitSlotSynced(String slot, Duration timeout) {
+        long[] nextNudge = {0};
         awaitTrue(timeout, () -> "slot " + slot + " synced to the standby; primary: " + slots(primary, slot)
-                + ", standby: " + slots(standby, slot), () -> queryBoolean(standby,
-                "SELECT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = '" + slot
-                        + "' AND synced AND NOT temporary AND failover AND invalidation_reason IS NULL)"));
+                + ", standby: " + slots(standby, slot), () -> {
+                    if (queryBoolean(standby, "SELECT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = '" + slot
+                            + "' AND synced AND NOT temporary AND failover AND invalidation_reason IS NULL)")) {
+                        return true;
+                    }
+                    // Only speeds the wait up, changes nothing it waits for: the primary's slot moves its
+                    // restart_lsn and catalog_xmin at running-xacts records (by default every 15 s), and the
+                    // standby's slot sync worker naps up to 30 s when nothing changed; a snapshot record
+                    // each second and a reload (SIGHUP sets the worker's latch) cut both.
+                    if (System.nanoTime() - nextNudge[0] > 0) {
+                        nextNudge[0] = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+                        queryBoolean(primary, "SELECT pg_log_standby_snapshot() IS NOT NULL");
+                        queryBoolean(standby, "SELECT pg_reload_conf()");
+                    }
+                    return false;
+                });
     }
 
     /** {@code kill -9} of the primary's postmaster. */
@@ -161,6 +226,64 @@ public final class PgStandbyPair implements AutoCloseable {
     /** Starts the crashed standby again on its port; it reconnects to the primary and catches up. */
     public void restartStandby() {
         standby.restartAfterCrash();
+    }
+
+    /**
+     * After {@link #killPrimary()} and {@link #promoteStandby()}: the promoted server becomes the
+     * primary, and a new standby of it is built on the dead primary's port (so a multi-host URL
+     * naming both ports stays right) in a new directory {@code <dir>/standby-<n>} (backends of the
+     * killed postmaster may still be exiting in the old one). The copy is an online base backup,
+     * what {@code pg_basebackup -X none} does with the low-level API: a physical slot for the new
+     * standby reserves the WAL from before {@code pg_backup_start}, the files are copied while the
+     * primary keeps serving, {@code pg_backup_stop} gives the {@code backup_label}, and the standby
+     * streams the WAL it needs through the slot. Once it streams, the primary names it its
+     * synchronous standby again ({@code synchronous_standby_names}, {@code
+     * synchronized_standby_slots}, reload). Until then the primary commits without a synchronous
+     * standby: a second failover in that window could lose acknowledged commits. Returns once the
+     * new standby is the synchronous standby.
+     */
+    public synchronized void rebuildStandby(Duration timeout) {
+        EmbeddedPg dead = primary;
+        EmbeddedPg promoted = standby;
+        if (!queryBoolean(promoted, "SELECT NOT pg_is_in_recovery()")) {
+            throw new IllegalStateException("rebuildStandby: the standby " + promoted.dataDir() + " was not promoted");
+        }
+        int port = dead.port();
+        try {
+            dead.close();   // releases the library's lock; the server is already gone
+        } catch (RuntimeException e) {
+            System.err.println("closing the killed primary's handle: " + e);
+        }
+        Path target = dir.resolve("standby-" + (++rebuilds));
+        try (Connection c = promoted.connect("postgres"); Statement st = c.createStatement()) {
+            st.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + STANDBY + "'");
+            st.execute("SELECT pg_create_physical_replication_slot('" + STANDBY + "', true)");
+            // The backup must be stopped by the session that started it.
+            st.execute("SELECT pg_backup_start('rebuild standby " + rebuilds + "', true)");
+            copyDataDir(promoted.dataDir(), target, true);
+            try (ResultSet rs = st.executeQuery("SELECT labelfile, spcmapfile FROM pg_backup_stop(false)")) {
+                rs.next();
+                Files.writeString(target.resolve("backup_label"), rs.getString(1), StandardCharsets.UTF_8);
+                String spcmap = rs.getString(2);
+                if (spcmap != null && !spcmap.isEmpty()) Files.writeString(target.resolve("tablespace_map"), spcmap, StandardCharsets.UTF_8);
+            }
+        } catch (SQLException | IOException e) {
+            throw new IllegalStateException("cannot take a base backup of " + promoted.dataDir(), e);
+        }
+        writeStandbyConfig(target, promoted.dataDir(), promoted.port());
+        EmbeddedPg fresh = EmbeddedPg.start(target, port, true);
+        primary = promoted;
+        standby = fresh;
+        awaitTrue(timeout, () -> "the rebuilt standby streaming", () -> queryBoolean(promoted,
+                "SELECT EXISTS (SELECT 1 FROM pg_stat_replication WHERE application_name = '" + STANDBY + "' AND state = 'streaming')"));
+        try (Connection c = promoted.connect("postgres"); Statement st = c.createStatement()) {
+            st.execute("ALTER SYSTEM SET synchronous_standby_names = '" + STANDBY + "'");
+            st.execute("ALTER SYSTEM SET synchronized_standby_slots = '" + STANDBY + "'");
+            st.execute("SELECT pg_reload_conf()");
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot make the rebuilt standby synchronous", e);
+        }
+        awaitSyncStandby(timeout);
     }
 
     private static boolean queryBoolean(EmbeddedPg pg, String sql) {

@@ -50,18 +50,20 @@ public final class Campaign {
      *                          first check is done; then they reconnect and must catch up (second check)
      * @param quiesceDeadline   how long the system may take to converge after the faults stop
      * @param workDir           PostgreSQL, Kafka and client state go here
+     * @param kafkaNodes        Kafka KRaft nodes (1..9)
+     * @param pgStandby         PostgreSQL as a primary + synchronous standby (needed by {@link Nemesis.Kind#PG_PAIR})
      */
     public record Options(long seed, Duration duration, int users, int devicesPerUser, int multiDeviceUsers,
                           int groups, int directs, double sendsPerSecond, Duration faultInterval,
                           List<Nemesis.Kind> faults, int membershipChanges, int offlineAtEnd, Duration quiesceDeadline,
-                          Path workDir, int kafkaNodes) {
-        /** One Kafka node, as the suite runs it. */
+                          Path workDir, int kafkaNodes, boolean pgStandby) {
+        /** One Kafka node and one PostgreSQL, as the suite's first campaign runs it. */
         public Options(long seed, Duration duration, int users, int devicesPerUser, int multiDeviceUsers,
                        int groups, int directs, double sendsPerSecond, Duration faultInterval,
                        List<Nemesis.Kind> faults, int membershipChanges, int offlineAtEnd, Duration quiesceDeadline,
                        Path workDir) {
             this(seed, duration, users, devicesPerUser, multiDeviceUsers, groups, directs, sendsPerSecond, faultInterval,
-                    faults, membershipChanges, offlineAtEnd, quiesceDeadline, workDir, 1);
+                    faults, membershipChanges, offlineAtEnd, quiesceDeadline, workDir, 1, false);
         }
 
         public Options {
@@ -71,6 +73,11 @@ public final class Campaign {
             if (groups + directs < 1) throw new IllegalArgumentException("at least one conversation");
             if (sendsPerSecond <= 0) throw new IllegalArgumentException("sendsPerSecond: positive");
             if (offlineAtEnd < 0 || offlineAtEnd >= users) throw new IllegalArgumentException("offlineAtEnd: 0 .. users-1");
+            if (!pgStandby) {
+                for (Nemesis.Kind k : faults) {
+                    if (Nemesis.Kind.PG_PAIR.contains(k)) throw new IllegalArgumentException(k + " needs pgStandby (--pg-standby)");
+                }
+            }
             faults = List.copyOf(faults);
         }
     }
@@ -111,10 +118,10 @@ public final class Campaign {
 
     private Result execute() throws Exception {
         long tStart = System.currentTimeMillis();
-        log("seed %d, %d s, %d users, %d conversations, %.1f sends/s, faults %s every ~%d ms",
+        log("seed %d, %d s, %d users, %d conversations, %.1f sends/s, faults %s every ~%d ms, %d Kafka node(s), PostgreSQL %s",
                 o.seed(), o.duration().toSeconds(), o.users(), o.groups() + o.directs(), o.sendsPerSecond(), o.faults(),
-                o.faultInterval().toMillis());
-        stack = new Stack(o.workDir(), o.kafkaNodes());
+                o.faultInterval().toMillis(), o.kafkaNodes(), o.pgStandby() ? "primary + synchronous standby" : "one server");
+        stack = new Stack(o.workDir(), o.kafkaNodes(), o.pgStandby());
         try {
             log("stack up in %d ms (gateways %s, %s)", System.currentTimeMillis() - tStart, stack.ws(0), stack.ws(1));
             directory = new Directory(stack.db.dataSource(), Clock.systemUTC());
@@ -201,6 +208,11 @@ public final class Campaign {
                 String key = "recovery_ms." + k.name().toLowerCase();
                 figures.put(key + ".max", rec.contains(-1L) ? -1L : rec.get(rec.size() - 1));
                 figures.put(key + ".median", rec.get(rec.size() / 2));
+            }
+            List<Long> rebuilds = nemesis.rebuildMillis.stream().sorted().toList();
+            if (!rebuilds.isEmpty()) {
+                figures.put("pg_standby_rebuild_ms.median", rebuilds.get(rebuilds.size() / 2));
+                figures.put("pg_standby_rebuild_ms.max", rebuilds.get(rebuilds.size() - 1));
             }
             figures.put("nemesis_errors", (long) nemesis.errors.size());
             for (CastDevice d : devices) d.tap.problems.forEach(problems::add);

@@ -106,6 +106,8 @@ public final class Checker {
                 .flatMap(l -> nz(l).stream()).filter(e -> "msg".equals(e.kind())).count());
         figures.put("topic records", (long) topic.size());
         figures.put("topic duplicates", (long) topic.size() - new HashSet<>(topic).size());
+        // Resends answered from the existing row (cmid dedup, D2): duplicates the write path absorbed.
+        figures.put("sent dup:true replies", sends.stream().flatMap(s -> nz(s.replies()).stream()).filter(SentReply::dup).count());
         figures.put("membership ops", (long) nz(h.membershipOps()).size());
         figures.put("installs", (long) devices.size());
         figures.put("online installs", devices.stream().filter(DeviceRecord::online).count());

@@ -16,8 +16,8 @@ import java.util.function.LongSupplier;
 
 /**
  * Injects one fault at a time at random (seeded) times and heals it before the next. The kinds are
- * taken in rounds: each enabled kind once per round, in a random order, so a short run still
- * covers every kind. Each fault is down for a random 0.5–3 s before it is healed (frame drops:
+ * taken in rounds: each enabled kind once per round (as often as it is listed), in a random order,
+ * so a short run still covers every kind. Each fault is down for a random 0.5–3 s before it is healed (frame drops:
  * 3.5–6 s). After each heal a probe message measures the time until the platform delivers again.
  */
 public final class Nemesis implements Runnable {
@@ -28,7 +28,7 @@ public final class Nemesis implements Runnable {
          * leader of a random events partition and the active controller.
          */
         BROKER_KILL,
-        /** SIGQUIT to the postmaster (pg_ctl -m immediate), restart with WAL recovery. */
+        /** SIGQUIT to the (primary's) postmaster (pg_ctl -m immediate), restart with WAL recovery. */
         PG_CRASH,
         /** kill -9 of one of the two CDC relay processes (the active one or the standby), then a new one. */
         RELAY_KILL,
@@ -63,11 +63,26 @@ public final class Nemesis implements Runnable {
         /** SIGSTOP of one CDC relay (the active one or the standby) for 8–10 s, then SIGCONT. */
         RELAY_FREEZE,
         /** SIGSTOP of one delivery node for 8–10 s, then SIGCONT. */
-        DELIVERY_FREEZE;
+        DELIVERY_FREEZE,
+        /**
+         * Needs the standby pair: kill -9 of the primary's postmaster, the standby promoted after the
+         * fault's down time; after the probe a new synchronous standby is rebuilt online from the new
+         * primary on the old primary's port, so the next failover finds a pair again.
+         */
+        PG_FAILOVER,
+        /** Needs the standby pair: the synchronous standby crashes for 2–4.5 s under load (commits wait), then restarts. */
+        PG_STANDBY_OUTAGE;
 
         /** The kinds of the first campaign; the suite runs these until the fixes for the others land (see docs/reliability.md). */
         public static final List<Kind> CLASSIC = List.of(BROKER_KILL, PG_CRASH, RELAY_KILL, DELIVERY_KILL, SWEEPER_KILL,
                 GATEWAY_KILL, FRAME_DROP, CLIENT_DISCONNECT);
+        /** The kinds that need PostgreSQL as a primary + synchronous standby. */
+        public static final List<Kind> PG_PAIR = List.of(PG_FAILOVER, PG_STANDBY_OUTAGE);
+
+        /** Every kind the stack can run: without the standby pair, all but {@link #PG_PAIR}. */
+        public static List<Kind> all(boolean pgStandby) {
+            return java.util.Arrays.stream(values()).filter(k -> pgStandby || !PG_PAIR.contains(k)).toList();
+        }
     }
 
     /** A freeze lasts longer than the gateway lease the campaign's stack runs with (3 s), and than the "~8 s". */
@@ -95,6 +110,8 @@ public final class Nemesis implements Runnable {
     private final CountDownLatch stopLatch = new CountDownLatch(1);
     final List<Fault> faults = new CopyOnWriteArrayList<>();
     final List<String> errors = new CopyOnWriteArrayList<>();
+    /** How long each standby rebuild after a PG_FAILOVER took (ms). */
+    final List<Long> rebuildMillis = new CopyOnWriteArrayList<>();
     private Thread thread;
 
     /**
@@ -135,9 +152,10 @@ public final class Nemesis implements Runnable {
         }
     }
 
-    /** True once every enabled kind was injected (and healed) at least once. */
+    /** True once every enabled kind was injected (and healed) as often as it is listed (a round's worth). */
     boolean coveredAll() {
-        return counts().keySet().containsAll(kinds);
+        Map<Kind, Integer> done = counts();
+        return kinds.stream().allMatch(k -> done.getOrDefault(k, 0) >= Collections.frequency(kinds, k));
     }
 
     Map<Kind, Integer> counts() {
@@ -171,9 +189,30 @@ public final class Nemesis implements Runnable {
             }
             long healed = System.currentTimeMillis();
             long recovery = probe.getAsLong();
+            if (k == Kind.PG_FAILOVER && !detail.isEmpty()) detail += restoreStandby();
             faults.add(new Fault(k, t0, healed, detail, recovery));
             System.out.printf("nemesis: %s %s down %d ms, healed after %d ms, probe delivered %d ms after the heal%n",
                     k, detail, down, healed - t0, recovery);
+        }
+    }
+
+    /**
+     * After a failover and its probe: a new synchronous standby (the next pair fault needs one),
+     * then a second probe. Both are part of the fault's detail; a failed rebuild or a probe that
+     * is not delivered is a nemesis error.
+     */
+    private String restoreStandby() {
+        try {
+            long ms = stack.pg.rebuildStandby();
+            rebuildMillis.add(ms);
+            long after = probe.getAsLong();
+            if (after < 0) errors.add("PG_FAILOVER: no delivery within 60 s after the standby was rebuilt");
+            return "; standby rebuilt online in " + ms + " ms, probe after it " + after + " ms";
+        } catch (RuntimeException e) {
+            errors.add("PG_FAILOVER rebuild: " + e);
+            System.err.println("nemesis: rebuilding the standby failed: " + e);
+            e.printStackTrace();
+            return "; standby rebuild FAILED";
         }
     }
 
@@ -210,10 +249,13 @@ public final class Nemesis implements Runnable {
                 return "node " + id + role + ", pid " + node.pid();
             }
             case PG_CRASH -> {
-                stack.pg.crashImmediately();
-                pause(down);
-                stack.pg.restartAfterCrash();
-                return "";
+                return stack.pg.crashPrimary(down);
+            }
+            case PG_FAILOVER -> {
+                return stack.pg.failover(down, Stack.SLOT);
+            }
+            case PG_STANDBY_OUTAGE -> {
+                return stack.pg.standbyOutage(1500 + down);
             }
             case RELAY_KILL -> {
                 return killOne(stack.relays, stack::restartRelay, down);
@@ -299,7 +341,7 @@ public final class Nemesis implements Runnable {
     }
 
     /** The down time of a fault (never cut short: the heal always follows). */
-    private static void pause(long millis) {
+    static void pause(long millis) {
         try {
             Thread.sleep(millis);
         } catch (InterruptedException e) {

@@ -29,7 +29,8 @@ import java.util.function.Consumer;
 
 /**
  * The whole platform for a campaign, every part in its own process so the nemesis can kill it:
- * an embedded PostgreSQL (data kept, so it can be crashed and restarted with WAL recovery), Kafka
+ * embedded PostgreSQL ({@link StackPg}: one server, data kept so it can be crashed and restarted
+ * with WAL recovery, or a primary + synchronous standby on a multi-host URL), Kafka
  * as a KRaft cluster of child JVMs (one node by default; with more, every topic is replicated
  * min(3, nodes) times), and child JVMs for two CDC relays (one active, one standby on the advisory lock), two
  * delivery nodes, one sweeper and two gateways on fixed ports (clients reconnect to the URI they
@@ -46,7 +47,8 @@ final class Stack implements AutoCloseable {
     private static final long READY_MS = 180_000;
 
     final Path dir;
-    final EmbeddedPg pg;
+    static final String SLOT = "s_campaign";
+    final StackPg pg;
     final Database db;
     final KafkaCluster kafka;
     final Settings settings;
@@ -61,23 +63,22 @@ final class Stack implements AutoCloseable {
     /** Frames dropped by fault rules of gateways that are gone, per point. */
     private final Map<String, Long> droppedByGone = new java.util.TreeMap<>();
 
-    Stack(Path dir, int kafkaNodes) {
+    Stack(Path dir, int kafkaNodes, boolean pgStandby) {
         this.dir = dir;
-        pg = EmbeddedPg.start(dir.resolve("pg"), 0, true);
-        pg.createDatabase("campaign");
-        db = Database.open(pg.dbConfig("campaign", 16), "campaign");
+        pg = StackPg.start(dir.resolve("pg"), pgStandby, "campaign");
+        db = Database.open(pg.dbConfig(16), "campaign");
         Database.migrate(db.dataSource());
         kafka = KafkaCluster.start(dir.resolve("kafka"), kafkaNodes, true);
         for (int i = 0; i < GATEWAYS; i++) gatewayPorts[i] = freePort();
         Map<String, String> m = new HashMap<>();
-        m.put(ConfigKeys.PG_URL.name(), pg.jdbcUrl("campaign"));
+        m.put(ConfigKeys.PG_URL.name(), pg.jdbcUrl());
         m.put(ConfigKeys.PG_USER.name(), EmbeddedPg.USER);
         m.put(ConfigKeys.PG_PASSWORD.name(), EmbeddedPg.PASSWORD);
         m.put(ConfigKeys.PG_POOL_SIZE.name(), "8");
         m.put(ConfigKeys.KAFKA_BOOTSTRAP.name(), kafka.bootstrapServers());
         m.put(ConfigKeys.REPLICATION_FACTOR.name(), String.valueOf(Math.min(3, kafkaNodes)));
         m.put(ConfigKeys.TOPIC_PREFIX.name(), "camp.");
-        m.put(ConfigKeys.RELAY_SLOT.name(), "s_campaign");
+        m.put(ConfigKeys.RELAY_SLOT.name(), SLOT);
         m.put(ConfigKeys.PARTITIONS.name(), String.valueOf(PARTITIONS));
         m.put(ConfigKeys.ADMIN_TOKEN.name(), ADMIN_TOKEN);
         m.put(ConfigKeys.GATEWAY_HEARTBEAT_MS.name(), "500");

@@ -138,6 +138,7 @@ class CheckerTest {
         assertEquals(1L, r.figures().get("rejected"));
         assertEquals(6L, r.figures().get("committed messages"));
         assertEquals(1L, r.figures().get("topic duplicates"));
+        assertEquals(1L, r.figures().get("sent dup:true replies"));
         assertEquals(3L, r.figures().get("membership ops"));
         assertEquals(5L, r.figures().get("installs"));
         assertEquals(3L, r.figures().get("online installs"));
