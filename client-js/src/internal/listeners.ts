@@ -4,7 +4,8 @@ import type { Event } from '../protocol.js';
 /** The client's typed callbacks (`on`) and its async iterators of new events (`stream`). */
 export class Listeners {
   private readonly fns = new Map<keyof ClientEvents, Set<(...a: never[]) => void>>();
-  private streams: Array<(e: Event) => void> = [];
+  /** Per open stream: hand it an event, or wake it to see that the client stopped. */
+  private streams: Array<{ push: (e: Event) => void; wake: () => void }> = [];
 
   on<K extends keyof ClientEvents>(name: K, fn: ClientEvents[K]): () => void {
     let set = this.fns.get(name);
@@ -20,15 +21,15 @@ export class Listeners {
   /** A new event is durable: the `event` callbacks, then every stream. */
   stored(e: Event, source: EventSource): void {
     this.emit('event', e, source);
-    for (const s of this.streams) s(e);
+    for (const s of this.streams) s.push(e);
   }
 
   /** Every newly stored event as an async iterator; it ends once `stopped()` holds and its queue is empty. */
   stream(stopped: () => boolean): AsyncIterableIterator<Event> {
     const queue: Event[] = [];
     let wake: (() => void) | null = null;
-    const push = (e: Event) => { queue.push(e); wake?.(); };
-    this.streams.push(push);
+    const entry = { push: (e: Event) => { queue.push(e); wake?.(); }, wake: () => wake?.() };
+    this.streams.push(entry);
     const self = this;
     return {
       [Symbol.asyncIterator]() { return this; },
@@ -41,14 +42,14 @@ export class Listeners {
         return { value: queue.shift()!, done: false };
       },
       async return(): Promise<IteratorResult<Event>> {
-        self.streams = self.streams.filter((p) => p !== push);
+        self.streams = self.streams.filter((p) => p !== entry);
         return { value: undefined, done: true };
       },
     };
   }
 
-  /** Wakes every stream at close. */
+  /** Wakes every stream at close: each ends once it has handed out what it holds (no value is added). */
   end(): void {
-    for (const w of this.streams) w(undefined as never);
+    for (const s of this.streams) s.wake();
   }
 }

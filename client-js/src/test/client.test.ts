@@ -196,3 +196,22 @@ test('BAD_TOKEN stops the client: no reconnect with the same token', async () =>
   assert.equal(server.sockets.length, 1, 'not reconnected');
   await c.close(); await server.close();
 });
+
+test('stream() yields only stored events and ends cleanly when the client closes', async () => {
+  const server = await FakeServer.start();
+  server.handler = (f, reply) => {
+    subbed([{ conv: 'c-ab', head: 0, delivered: 0 }])(f, reply);
+    if (f.t === 'ack') reply({ t: 'acked', rid: f.rid, conv: f.conv, delivered: f.seq });
+  };
+  const c = await client(server);
+  const seen: unknown[] = [];
+  const done = (async () => { for await (const e of c.stream()) seen.push(e); })();
+  await c.connect();
+  await server.until(() => server.of('sub').length === 1, 'sub');
+  for (const s of [1, 2]) server.push({ t: 'event', ev: msg('c-ab', s) });
+  await server.until(() => seen.length === 2, 'two events streamed');
+  await c.close();
+  await done;
+  assert.deepEqual(seen.map((e) => (e as { seq?: number } | undefined)?.seq), [1, 2], 'no undefined value before the end');
+  await server.close();
+});

@@ -2,6 +2,7 @@
 /** The client's typed callbacks (`on`) and its async iterators of new events (`stream`). */
 export class Listeners {
     fns = new Map();
+    /** Per open stream: hand it an event, or wake it to see that the client stopped. */
     streams = [];
     on(name, fn) {
         let set = this.fns.get(name);
@@ -18,14 +19,14 @@ export class Listeners {
     stored(e, source) {
         this.emit('event', e, source);
         for (const s of this.streams)
-            s(e);
+            s.push(e);
     }
     /** Every newly stored event as an async iterator; it ends once `stopped()` holds and its queue is empty. */
     stream(stopped) {
         const queue = [];
         let wake = null;
-        const push = (e) => { queue.push(e); wake?.(); };
-        this.streams.push(push);
+        const entry = { push: (e) => { queue.push(e); wake?.(); }, wake: () => wake?.() };
+        this.streams.push(entry);
         const self = this;
         return {
             [Symbol.asyncIterator]() { return this; },
@@ -39,14 +40,14 @@ export class Listeners {
                 return { value: queue.shift(), done: false };
             },
             async return() {
-                self.streams = self.streams.filter((p) => p !== push);
+                self.streams = self.streams.filter((p) => p !== entry);
                 return { value: undefined, done: true };
             },
         };
     }
-    /** Wakes every stream at close. */
+    /** Wakes every stream at close: each ends once it has handed out what it holds (no value is added). */
     end() {
-        for (const w of this.streams)
-            w(undefined);
+        for (const s of this.streams)
+            s.wake();
     }
 }
