@@ -3,6 +3,7 @@ package im.gateway;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.client.ClientListener;
 import im.client.ClientOptions;
 import im.client.ImClient;
 import im.client.ImErrorException;
@@ -59,7 +60,11 @@ class DatabaseCrashIT {
             Gateway gw = new Gateway(GatewayConfig.from(s), db.dataSource(), Faults.none(), Clock.systemUTC()).start();
             URI ws = URI.create("ws://127.0.0.1:" + gw.port() + "/ws");
 
-            Map<String, Long> acknowledged = new ConcurrentHashMap<>();   // cmid -> seq, from `sent`
+            // cmid -> seq, from every `sent` the SDK reported: the send's own return, and onSent, which also
+            // reports a `sent` that came after its waiter gave up (a send queued behind the outage in its
+            // lane can be committed after the client's timeout; the SDK then drops the outbox entry).
+            Map<String, Long> acknowledged = new ConcurrentHashMap<>();
+            List<Throwable> senderErrors = new java.util.concurrent.CopyOnWriteArrayList<>();
             AtomicInteger unavailable = new AtomicInteger();
             AtomicInteger noReply = new AtomicInteger();
             AtomicBoolean stop = new AtomicBoolean();
@@ -68,6 +73,12 @@ class DatabaseCrashIT {
             for (int i = 0; i < tokens.size(); i++) {
                 ImClient c = ImClient.open(ClientOptions.of(ws, tokens.get(i), dir.resolve("dev" + i))
                         .withAutoReceive(false).withRequestTimeout(Duration.ofSeconds(5)));
+                c.addListener(new ClientListener() {
+                    @Override
+                    public void onSent(SentAck a) {
+                        confirm(acknowledged, a, senderErrors);
+                    }
+                });
                 c.connect();
                 clients.add(c);
                 int id = i;
@@ -75,11 +86,14 @@ class DatabaseCrashIT {
                     int k = 0;
                     while (!stop.get()) {
                         try {
-                            SentAck a = c.send("c-ab", "device " + id + " message " + k++);
-                            acknowledged.put(a.cmid(), a.seq());
+                            confirm(acknowledged, c.send("c-ab", "device " + id + " message " + k++), senderErrors);
                         } catch (ImErrorException e) {
-                            if (e.code() == ErrorCode.UNAVAILABLE) unavailable.incrementAndGet();
-                            else throw new AssertionError("unexpected error " + e.code(), e);
+                            if (e.code() == ErrorCode.UNAVAILABLE) {
+                                unavailable.incrementAndGet();
+                            } else {
+                                senderErrors.add(new AssertionError("unexpected error " + e.code(), e));
+                                return;
+                            }
                         } catch (IOException e) {
                             noReply.incrementAndGet();   // timeout or connection lost: the entry stays in the outbox
                         }
@@ -96,6 +110,7 @@ class DatabaseCrashIT {
             Await.until(Duration.ofSeconds(60), () -> acknowledged.size() >= beforeCrash + 60, "sends flowing after the restart");
             stop.set(true);
             for (Thread t : senders) t.join(30_000);
+            if (!senderErrors.isEmpty()) throw new AssertionError("a sender failed", senderErrors.get(0));
 
             // D6: every acknowledged message exists with the seq its sender was told.
             Map<String, Long> stored = rows(db);
@@ -106,11 +121,16 @@ class DatabaseCrashIT {
             int pending = 0;
             for (ImClient c : clients) {
                 pending += c.pending().size();
-                for (SentAck a : c.resendPending()) acknowledged.put(a.cmid(), a.seq());
+                for (SentAck a : c.resendPending()) confirm(acknowledged, a, senderErrors);
                 assertTrue(c.pending().isEmpty(), "outbox empty after the resend");
-                c.close();
             }
             stored = rows(db);
+            // onSent runs on each client's callback thread, possibly just after the resend returned.
+            Set<String> storedCmids = stored.keySet();
+            Await.until(Duration.ofSeconds(10), () -> acknowledged.keySet().containsAll(storedCmids),
+                    "every stored message reported sent to its client");
+            for (ImClient c : clients) c.close();
+            if (!senderErrors.isEmpty()) throw new AssertionError("a confirmation disagreed", senderErrors.get(0));
             assertEquals(acknowledged.keySet(), stored.keySet(), "every message once, nothing else");
             assertEquals(acknowledged, stored);
             Set<Long> seqs = new TreeSet<>(stored.values());
@@ -122,6 +142,14 @@ class DatabaseCrashIT {
                     pending, stored.size());
             gw.close();
             db.close();
+        }
+    }
+
+    /** Records a confirmation; a cmid confirmed twice must name the same seq (D2). */
+    private static void confirm(Map<String, Long> acknowledged, SentAck a, List<Throwable> errors) {
+        Long before = acknowledged.putIfAbsent(a.cmid(), a.seq());
+        if (before != null && before != a.seq()) {
+            errors.add(new AssertionError(a.cmid() + " confirmed with seq " + before + " and then " + a.seq()));
         }
     }
 
