@@ -3,9 +3,9 @@
 # One image for every role of the platform: the container's command is the `im` subcommand,
 # e.g. `docker run im-eventlog gateway` (see docker-compose.yml and docs/operations.md).
 #
-# No Docker engine exists on the machines this project is developed on: this file is checked
-# by launcher/src/test/java/im/launcher/ComposeFileTest.java (parsed and cross-checked against
-# the root pom and the launcher), not by building it there.
+# Checked by launcher/src/test/java/im/launcher/ComposeFileTest.java (parsed and cross-checked
+# against the root pom and the launcher) and built for real by ops/compose-smoke.sh (podman, with
+# local base images passed as the build arguments below).
 
 # The base images, as build arguments so that a machine without registry access can substitute
 # local equivalents (ops/compose-smoke.sh does: --build-arg BUILD_IMAGE=... RUNTIME_IMAGE=...).

@@ -21,8 +21,12 @@ if [ "${1:-}" = postgres ] && [ ! -s "$PGDATA/PG_VERSION" ]; then
   rm -f "$pwfile"
   echo "host all all all scram-sha-256" >> "$PGDATA/pg_hba.conf"
   printf "listen_addresses = '*'\nunix_socket_directories = '/var/run/postgresql'\n" >> "$PGDATA/postgresql.conf"
+  # As the official image: a temporary server on the socket only creates the database, then stops
+  # (so "ready to accept connections" is logged twice, which Testcontainers waits for).
+  pg_ctl -D "$PGDATA" -o "-c listen_addresses=''" -w start
   if [ "$db" != postgres ]; then
-    echo "CREATE DATABASE \"$db\" OWNER \"$user\"" | postgres --single -D "$PGDATA" postgres > /dev/null
+    psql -v ON_ERROR_STOP=1 -h /var/run/postgresql -U "$user" -d postgres -c "CREATE DATABASE \"$db\" OWNER \"$user\""
   fi
+  pg_ctl -D "$PGDATA" -m fast -w stop
 fi
 exec "$@"
