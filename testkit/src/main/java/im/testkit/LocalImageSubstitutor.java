@@ -7,14 +7,15 @@ import org.testcontainers.utility.ImageNameSubstitutor;
 
 /**
  * Testcontainers image-name substitution for machines that cannot pull from a registry: the
- * variable {@code IM_TEST_IMAGES} maps image names to local ones, e.g.
+ * variable {@code TESTCONTAINERS_LOCAL_IMAGES} maps image names to local ones, e.g.
  * {@code postgres:17=localhost/im-standin/postgres:17,apache/kafka:4.3.1=localhost/im-standin/kafka:4.3.1}
  * (the stand-ins {@code ops/compose-smoke.sh} builds). Enabled by
  * {@code TESTCONTAINERS_IMAGE_SUBSTITUTOR=im.testkit.LocalImageSubstitutor}; names not in the map
  * are left alone.
  */
 public final class LocalImageSubstitutor extends ImageNameSubstitutor {
-    public static final String VARIABLE = "IM_TEST_IMAGES";
+    // Not IM_*: the roles and the test stack reject IM_* variables that are not configuration keys.
+    public static final String VARIABLE = "TESTCONTAINERS_LOCAL_IMAGES";
 
     private final Map<String, String> images;
 

@@ -25,7 +25,7 @@ class LocalImageSubstitutorTest {
     void aMalformedEntryIsNamed() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> new LocalImageSubstitutor("postgres:17=localhost/pg:17,apache/kafka:4.3.1"));
-        assertEquals("IM_TEST_IMAGES: 'apache/kafka:4.3.1' is not IMAGE=LOCAL_IMAGE (e.g. postgres:17=localhost/im-standin/postgres:17)",
+        assertEquals("TESTCONTAINERS_LOCAL_IMAGES: 'apache/kafka:4.3.1' is not IMAGE=LOCAL_IMAGE (e.g. postgres:17=localhost/im-standin/postgres:17)",
                 e.getMessage());
     }
 }
