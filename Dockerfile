@@ -3,12 +3,17 @@
 # One image for every role of the platform: the container's command is the `im` subcommand,
 # e.g. `docker run im-eventlog gateway` (see docker-compose.yml and docs/operations.md).
 #
-# No Docker engine exists on the machines this project is developed on: this file is checked
-# by launcher/src/test/java/im/launcher/ComposeFileTest.java (parsed and cross-checked against
-# the root pom and the launcher), not by building it there.
+# Checked by launcher/src/test/java/im/launcher/ComposeFileTest.java (parsed and cross-checked
+# against the root pom and the launcher) and built for real by ops/compose-smoke.sh (podman, with
+# local base images passed as the build arguments below).
+
+# The base images, as build arguments so that a machine without registry access can substitute
+# local equivalents (ops/compose-smoke.sh does: --build-arg BUILD_IMAGE=... RUNTIME_IMAGE=...).
+ARG BUILD_IMAGE=maven:3.9-eclipse-temurin-17
+ARG RUNTIME_IMAGE=eclipse-temurin:17-jre
 
 # ---- build: the shaded launcher jar (Maven + Temurin 17) ----------------------------------
-FROM maven:3.9-eclipse-temurin-17 AS build
+FROM ${BUILD_IMAGE} AS build
 WORKDIR /src
 # The poms first, so the dependency layer is rebuilt only when a pom changes. Every module of
 # the root pom must be here, or Maven cannot read the reactor.
@@ -39,7 +44,7 @@ COPY . .
 RUN mvn -B -DskipTests -pl launcher -am package
 
 # ---- runtime: JRE only, non-root ------------------------------------------------------------
-FROM eclipse-temurin:17-jre
+FROM ${RUNTIME_IMAGE}
 # curl runs the compose health checks (GET /readyz).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends curl \

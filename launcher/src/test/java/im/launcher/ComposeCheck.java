@@ -174,6 +174,38 @@ final class ComposeCheck {
         return stages;
     }
 
+    /** {@code ARG NAME=default} lines before the first FROM: what a FROM may refer to. */
+    private static Map<String, String> globalArgs(String dockerfile) {
+        Map<String, String> args = new LinkedHashMap<>();
+        for (String raw : dockerfile.split("\n")) {
+            String line = raw.strip();
+            if (line.toUpperCase().startsWith("FROM ")) break;
+            Matcher m = Pattern.compile("(?i)ARG\\s+(\\w+)(?:=(\\S*))?").matcher(line);
+            if (m.matches()) args.put(m.group(1), m.group(2) == null ? "" : m.group(2));
+        }
+        return args;
+    }
+
+    /**
+     * The image a FROM names, with build arguments replaced by their defaults: the defaults must be the
+     * official images (a machine without registry access passes local ones with --build-arg).
+     */
+    private String fromImage(String image, Map<String, String> args) {
+        Matcher m = Pattern.compile("\\$\\{?(\\w+)}?").matcher(image);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            String value = args.get(m.group(1));
+            if (value == null || value.isEmpty()) {
+                problem("Dockerfile: FROM " + image + ": the build argument " + m.group(1)
+                        + " needs an ARG with a default (the official image) before the first FROM");
+                value = "";
+            }
+            m.appendReplacement(out, Matcher.quoteReplacement(value));
+        }
+        m.appendTail(out);
+        return out.toString();
+    }
+
     private void checkDockerfile() {
         List<List<Instruction>> stages = stages(in.dockerfile());
         if (stages.size() < 2) {
@@ -182,13 +214,14 @@ final class ComposeCheck {
         }
         List<Instruction> build = stages.get(0);
         List<Instruction> runtime = stages.get(stages.size() - 1);
+        Map<String, String> globalArgs = globalArgs(in.dockerfile());
         String[] buildFrom = build.get(0).args().split("\\s+");
-        String buildImage = buildFrom[0];
+        String buildImage = fromImage(buildFrom[0], globalArgs);
         String buildName = buildFrom.length >= 3 && buildFrom[1].equalsIgnoreCase("AS") ? buildFrom[2] : "0";
         if (!buildImage.startsWith("maven:") || !buildImage.contains("temurin-17")) {
             problem("Dockerfile: the build stage must use the official maven image with Temurin 17, uses " + buildImage);
         }
-        String runtimeImage = runtime.get(0).args().split("\\s+")[0];
+        String runtimeImage = fromImage(runtime.get(0).args().split("\\s+")[0], globalArgs);
         if (!runtimeImage.startsWith("eclipse-temurin:17") || !runtimeImage.contains("jre")) {
             problem("Dockerfile: the final stage must be a Temurin 17 JRE image, is " + runtimeImage);
         }

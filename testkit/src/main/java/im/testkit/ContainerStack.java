@@ -8,7 +8,7 @@ import org.testcontainers.utility.DockerImageName;
 
 /**
  * The opt-in Testcontainers provider ({@code IM_STACK=containers}) for machines with a Docker
- * engine: PostgreSQL 17 (logical WAL, synchronous commit, fsync on) and an apache/kafka 4.1.0
+ * engine: PostgreSQL 17 (logical WAL, synchronous commit, fsync on) and an apache/kafka 4.3.1
  * KRaft broker in containers. Nothing else in the project needs Docker; the default stack is the
  * embedded one (embedded PostgreSQL and {@link im.embedded.EmbeddedKafkaBroker}). Check
  * {@link #dockerAvailable()} before {@link #start()}.
@@ -16,7 +16,7 @@ import org.testcontainers.utility.DockerImageName;
 public final class ContainerStack implements AutoCloseable {
 
     public static final String POSTGRES_IMAGE = "postgres:17";
-    public static final String KAFKA_IMAGE = "apache/kafka:4.1.0";
+    public static final String KAFKA_IMAGE = "apache/kafka:4.3.1";   // the Kafka version of the pom
 
     private final PostgreSQLContainer<?> postgres;
     private final KafkaContainer kafka;
