@@ -1,5 +1,6 @@
 package im.gateway;
 
+import im.testkit.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

@@ -1,5 +1,6 @@
 package im.gateway;
 
+import im.testkit.Await;
 import im.infra.ops.Metrics;
 import im.delivery.route.DeliveryConfig;
 import im.delivery.route.DeliveryNode;

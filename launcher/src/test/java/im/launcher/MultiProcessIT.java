@@ -1,5 +1,6 @@
 package im.launcher;
 
+import im.testkit.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -38,7 +39,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -139,7 +139,7 @@ class MultiProcessIT {
         readyz.put(gatewayA, "http://127.0.0.1:" + portA + "/readyz");
         readyz.put(gatewayB, "http://127.0.0.1:" + portB + "/readyz");
         for (Map.Entry<Child, String> r : readyz.entrySet()) {
-            until(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), () -> status(r.getValue()) == 200,
+            Await.until(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), () -> status(r.getValue()) == 200,
                     r.getKey().name() + " ready at " + r.getValue());
             System.out.printf("%s ready (%s) %d ms after the launch%n", r.getKey().name(), r.getValue(), ms(launched));
         }
@@ -171,7 +171,7 @@ class MultiProcessIT {
                 anaSent.add(ana.send("c-ab", "ana->bo " + i).seq());
                 boSent.add(bo.send("c-ab", "bo->ana " + i).seq());
             }
-            until(CONVERGE, () -> seqs(pushed(pushedToBo, "ana->bo ")).containsAll(anaSent)
+            Await.until(CONVERGE, () -> seqs(pushed(pushedToBo, "ana->bo ")).containsAll(anaSent)
                     && seqs(pushed(pushedToAna, "bo->ana ")).containsAll(boSent), "every message pushed across the gateways");
             assertEquals(anaSent, seqs(pushed(pushedToBo, "ana->bo ")), "ana's messages pushed to bo on the other gateway, in order, once each");
             assertEquals(boSent, seqs(pushed(pushedToAna, "bo->ana ")), "bo's messages pushed to ana on the other gateway, in order, once each");
@@ -194,7 +194,7 @@ class MultiProcessIT {
                 anaAfter.put(c, ana.send(c, "ana after the kill").seq());
                 boAfter.put(c, bo.send(c, "bo after the kill").seq());
             }
-            until(CONVERGE, () -> perPartition.stream().allMatch(c ->
+            Await.until(CONVERGE, () -> perPartition.stream().allMatch(c ->
                             seqs(from(pushedToBo, c, "u-ana")).contains(anaAfter.get(c))
                                     && seqs(from(pushedToAna, c, "u-bo")).contains(boAfter.get(c))),
                     "pushes resumed through delivery-2 in every partition");
@@ -262,7 +262,7 @@ class MultiProcessIT {
     }
 
     private static void awaitCursors(DataSource db, ImClient ana, ImClient bo, String conv, long head) {
-        until(CONVERGE, () -> ana.cursor(conv) == head && bo.cursor(conv) == head
+        Await.until(CONVERGE, () -> ana.cursor(conv) == head && bo.cursor(conv) == head
                 && cursorRow(db, "d-ana", conv) == head && cursorRow(db, "d-bo", conv) == head,
                 conv + ": both devices' cursors (local and device_cursors) at head " + head);
     }
@@ -350,14 +350,6 @@ class MultiProcessIT {
         Matcher m = GATEWAY_PORT.matcher(readyLine);
         if (!m.find()) throw new AssertionError("no port=<n> in: " + readyLine);
         return Integer.parseInt(m.group(1));
-    }
-
-    private static void until(Duration timeout, BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("not within " + timeout + ": " + what);
-            LockSupport.parkNanos(20_000_000);
-        }
     }
 
     private static long ms(long since) {

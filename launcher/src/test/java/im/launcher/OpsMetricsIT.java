@@ -1,5 +1,7 @@
 package im.launcher;
 
+import im.testkit.Await;
+import java.time.Duration;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -31,7 +33,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -71,14 +72,6 @@ class OpsMetricsIT {
 
     private static String im(String... args) {
         return im(new StringWriter(), args);
-    }
-
-    private static void await(BooleanSupplier cond, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("timed out waiting for " + what);
-            Thread.sleep(100);
-        }
     }
 
     private String get(String url) {
@@ -121,7 +114,7 @@ class OpsMetricsIT {
                 scrapes.put(role.name(), ops.url() + "/metrics");
             }
         }
-        await(() -> roles.stream().allMatch(RoleRuntime.Running::isReady), "every role ready");
+        Await.until(Duration.ofSeconds(90), () -> roles.stream().allMatch(RoleRuntime.Running::isReady), "every role ready");
 
         // Traffic: bo follows c-ab (acking) while ana sends, one message at a time, so that bo's
         // cursor advances several times after its first ack (the sampled delivery latency).
@@ -137,7 +130,7 @@ class OpsMetricsIT {
         for (int i = 1; i <= 4; i++) {
             im("send", "--gateway", gateway, "--token", ana, "--conv", "c-ab", "hello " + i);
             int n = i;
-            await(() -> tailOut.toString().contains("hello " + n), "bo's tail printed hello " + n);
+            Await.until(Duration.ofSeconds(90), () -> tailOut.toString().contains("hello " + n), "bo's tail printed hello " + n);
         }
         tail.get(60, TimeUnit.SECONDS);
 
@@ -145,7 +138,7 @@ class OpsMetricsIT {
         String[] all = new String[1];
         Set<String>[] missing = new Set[1];
         try {
-            await(() -> {
+            Await.until(Duration.ofSeconds(90), () -> {
                 StringBuilder text = new StringBuilder();
                 scrapes.values().forEach(url -> text.append(get(url)).append('\n'));
                 all[0] = text.toString();
