@@ -4,6 +4,7 @@ import im.protocol.ErrorCode;
 import im.infra.db.Transactions;
 import im.infra.identity.DevicePrincipal;
 import im.infra.ops.Metrics;
+import im.topics.CursorRecord;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
@@ -12,6 +13,7 @@ import java.sql.Array;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +33,11 @@ import javax.sql.DataSource;
  * (install epoch, membership, head), acks of the same (device, conversation) collapse into one
  * row write, and one upsert writes them all in one transaction. {@link CursorWriter} forms the
  * batches from concurrent acks.
+ *
+ * <p>Every cursor the upsert moves is published as a {@code <prefix>cursors} record through the
+ * {@link CursorSink} before the transaction commits (an ack that moves nothing publishes nothing).
+ * Cursor rows are not in the CDC relay's publication: at one row per few pushes they were most of
+ * what it decoded and published (docs/architecture.md, "Cursor records").
  *
  * <p>Concurrent batches may share rows. The upsert therefore writes (and locks) its rows in one
  * global order, by (device, conversation), so two batches can never wait for each other in a
@@ -89,7 +96,7 @@ public final class CursorService {
             + "  install_epoch = GREATEST(dc.install_epoch, EXCLUDED.install_epoch),"
             + "  updated_at = clock_timestamp()"
             + " WHERE dc.install_epoch < EXCLUDED.install_epoch OR dc.delivered_seq < EXCLUDED.delivered_seq"
-            + " RETURNING device_id, conv_id, delivered_seq";
+            + " RETURNING device_id, conv_id, delivered_seq, install_epoch, (extract(epoch FROM updated_at) * 1000)::bigint";
 
     /** The outcome of one ack of a batch: the merged cursor, or why it was refused. */
     public record Outcome(long delivered, AckRejectedException rejected) {
@@ -100,18 +107,22 @@ public final class CursorService {
     }
 
     private final DataSource db;
+    private final CursorSink sink;
     private final Timer deliveryLatency;
 
+    /** A cursor service that publishes no cursor records (no Kafka). */
     public CursorService(DataSource db) {
-        this(db, Metrics.detached(), Tags.empty());
+        this(db, CursorSink.NONE, Metrics.detached(), Tags.empty());
     }
 
     /**
+     * @param sink   receives the records of every cursor the transaction moves, before it commits
      * @param meters receives {@code im.delivery.latency}: per sampled cursor advance, from the
      *               commit of the first event it newly covers to the commit of the cursor
      */
-    public CursorService(DataSource db, MeterRegistry meters, Tags tags) {
+    public CursorService(DataSource db, CursorSink sink, MeterRegistry meters, Tags tags) {
         this.db = db;
+        this.sink = sink;
         this.deliveryLatency = Timer.builder("im.delivery.latency")
                 .description("commit of an event to the commit of a device cursor covering it (sampled: the first ack of each cursor transaction)")
                 .tags(tags).publishPercentileHistogram()
@@ -203,13 +214,18 @@ public final class CursorService {
                     ps.setArray(2, c.createArrayOf("text", mc));
                     ps.setArray(3, c.createArrayOf("int4", me));
                     ps.setArray(4, c.createArrayOf("int8", ms));
+                    List<CursorRecord> moved = new ArrayList<>(m);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             String key = pairKey(rs.getString(1), rs.getString(2));
                             result.put(key, rs.getLong(3));
                             if (key.equals(firstKey)) sample[2] = 1;
+                            moved.add(new CursorRecord.Update(rs.getString(2), rs.getString(1), rs.getInt(4), rs.getLong(3), rs.getLong(5)));
                         }
                     }
+                    // Before COMMIT, with the rows still locked: a committed change is always on the
+                    // topic, and the next change of a row is published after this one (CursorSink).
+                    sink.publish(moved);
                 }
                 // A row a concurrent batch moved past this ack since the check was not updated
                 // and returned nothing: the ack itself is a true lower bound of the stored cursor.

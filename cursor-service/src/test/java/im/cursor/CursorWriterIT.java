@@ -58,7 +58,7 @@ class CursorWriterIT {
             + " SELECT 'c1', s, 'msg', gen_random_uuid(), 'u-bo', 'm' || s, 'x', clock_timestamp() - make_interval(secs => 10 - s)"
             + " FROM generate_series(1, 7) s");
         io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
-        CursorService service = new CursorService(db, meters, io.micrometer.core.instrument.Tags.of("gateway", "gw-t"));
+        CursorService service = new CursorService(db, CursorSink.NONE, meters, io.micrometer.core.instrument.Tags.of("gateway", "gw-t"));
         io.micrometer.core.instrument.Timer latency = meters.get("im.delivery.latency").tag("gateway", "gw-t").timer();
 
         service.ack(bo, "c1", 2);

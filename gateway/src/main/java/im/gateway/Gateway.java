@@ -2,7 +2,9 @@ package im.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import im.cursor.CursorService;
+import im.cursor.CursorSink;
 import im.cursor.CursorWriter;
+import im.cursor.KafkaCursorSink;
 import im.infra.fault.Faults;
 import im.infra.ops.Metrics;
 import im.ingest.SendService;
@@ -55,6 +57,7 @@ public final class Gateway implements AutoCloseable {
     private WebSocketEndpoint endpoint;
     private PushHub push;
     private CursorWriter cursorWriter;
+    private CursorSink cursorSink;
     private InstallWatch installWatch;
 
     public Gateway(GatewayConfig cfg, DataSource db, Faults faults, Clock clock) {
@@ -94,7 +97,10 @@ public final class Gateway implements AutoCloseable {
             }
         }
         Directory directory = new Directory(db, clock, cfg.tokenTtl());
-        cursorWriter = new CursorWriter(new CursorService(db, meters, Tags.of("gateway", cfg.gatewayId())), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2,
+        // Without a broker (IM_KAFKA_BOOTSTRAP unset) there is no cursor topic to publish to.
+        cursorSink = cfg.kafkaBootstrap().<CursorSink>map(b -> new KafkaCursorSink(b, cfg.topics(), "im-cursors-" + cfg.gatewayId()))
+                .orElse(CursorSink.NONE);
+        cursorWriter = new CursorWriter(new CursorService(db, cursorSink, meters, Tags.of("gateway", cfg.gatewayId())), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2,
                 cfg.ackThrottle()).start();
         sendService = new SendService(db, faults, clock, cfg.sendLanes(), cfg.sendBatchMax());
         FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService,
@@ -220,6 +226,7 @@ public final class Gateway implements AutoCloseable {
         if (server != null) server.stop();
         if (push != null) push.close();
         if (cursorWriter != null) cursorWriter.close();
+        if (cursorSink != null) cursorSink.close();   // after the writer: its last batches publish first
         if (workers != null) {
             workers.shutdown();
             try {

@@ -107,10 +107,13 @@ class ContractTest {
         assertEquals(List.of(), CONTRACT.violations("eventRecord", msg.toJson()));
         assertEquals(List.of(), CONTRACT.violations("eventRecord", join.toJson()));
         for (Class<?> c : CursorRecord.class.getPermittedSubclasses()) {
-            CursorRecord r = c == CursorRecord.Deleted.class ? new CursorRecord.Deleted("c-ab", "d-bo")
-                    : new CursorRecord.Update("c-ab", "d-bo", 1, 4, 1L);
-            JsonNode v = read(r.toJson());
-            assertEquals(List.of(), CONTRACT.violations(Contract.cursorMessage(v), v), r.toJson());
+            List<CursorRecord> rs = c == CursorRecord.Deleted.class
+                    ? List.of(new CursorRecord.Deleted("c-ab", "d-bo", 2), new CursorRecord.Deleted("c-ab", "d-bo", CursorRecord.Deleted.ANY_EPOCH))
+                    : List.of(new CursorRecord.Update("c-ab", "d-bo", 1, 4, 1L));
+            for (CursorRecord r : rs) {
+                JsonNode v = read(r.toJson());
+                assertEquals(List.of(), CONTRACT.violations(Contract.cursorMessage(v), v), r.toJson());
+            }
         }
     }
 

@@ -10,7 +10,7 @@ import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 
 /**
- * Turns a Debezium change of {@code events} or {@code device_cursors} into the platform's clean
+ * Turns a Debezium change of {@code events} or {@code cursor_resets} into the platform's clean
  * record: key = conversation id, value = the documented JSON (docs/topics.md), never the Debezium
  * envelope. Pure: no I/O, unit-tested.
  */
@@ -37,7 +37,15 @@ public final class ChangeMapper {
             }
             return Optional.of(event(envelope.getStruct("after")));
         }
+        if ("cursor_resets".equals(table)) {
+            // Appended by a reinstall, one row per conversation the device had a cursor in. Deleting
+            // rows (pruning) publishes nothing.
+            if (!"c".equals(op) && !"r".equals(op)) return Optional.empty();
+            return Optional.of(cursorReset(envelope.getStruct("after")));
+        }
         if ("device_cursors".equals(table)) {
+            // No longer in the publication (the cursor service publishes cursor changes itself);
+            // changes still in the slot from before that switch are published as they were.
             if ("d".equals(op)) return Optional.of(cursorDeleted(envelope.getStruct("before")));
             return Optional.of(cursor(envelope.getStruct("after")));
         }
@@ -61,7 +69,14 @@ public final class ChangeMapper {
 
     private ProducerRecord<String, String> cursorDeleted(Struct key) {
         String conv = key.getString("conv_id");
-        return new ProducerRecord<>(topics.cursors(), conv, new CursorRecord.Deleted(conv, key.getString("device_id")).toJson());
+        return new ProducerRecord<>(topics.cursors(), conv,
+                new CursorRecord.Deleted(conv, key.getString("device_id"), CursorRecord.Deleted.ANY_EPOCH).toJson());
+    }
+
+    private ProducerRecord<String, String> cursorReset(Struct row) {
+        String conv = row.getString("conv_id");
+        return new ProducerRecord<>(topics.cursors(), conv,
+                new CursorRecord.Deleted(conv, row.getString("device_id"), row.getInt32("install_epoch")).toJson());
     }
 
     /** Debezium renders timestamptz as an ISO-8601 string (io.debezium.time.ZonedTimestamp). */

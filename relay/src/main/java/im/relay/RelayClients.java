@@ -56,6 +56,14 @@ final class RelayClients {
      * streaming from {@code server}: the server the lock session is on (Debezium takes one host;
      * with a multi-host IM_PG_URL that is the current primary).
      */
+    /**
+     * The tables in the publication: the event log, and the cursor resets of reinstalls. Cursor
+     * changes are published by the cursor service; Debezium's "filtered" mode alters an existing
+     * publication to this list on start, so a slot created with {@code device_cursors} in it stops
+     * decoding cursor rows from that point of the WAL on.
+     */
+    static final String TABLES = "public.events,public.cursor_resets";
+
     static Properties engineProperties(RelayConfig cfg, TopicNames topics, HostSpec server) {
         Properties p = new Properties();
         p.put("name", "im-relay-" + cfg.slot());
@@ -74,7 +82,7 @@ final class RelayClients {
         p.put("slot.failover", "true");
         p.put("publication.name", cfg.publication());
         p.put("publication.autocreate.mode", "filtered");
-        p.put("table.include.list", "public.events,public.device_cursors");
+        p.put("table.include.list", TABLES);
         // First start: publish the rows that already exist, so the topic holds the whole history.
         p.put("snapshot.mode", "initial");
         p.put("tombstones.on.delete", "false");

@@ -280,7 +280,7 @@ public final class SweeperTopology {
 
     /**
      * Merges cursor records ({@code {"v":1,"conv","device","epoch","delivered","at"}} or
-     * {@code {"v":1,"conv","device","deleted":true}} after a reinstall) and re-derives the pair's lag.
+     * {@code {"v":1,"conv","device","deleted":true,"epoch"}} after a reinstall) and re-derives the pair's lag.
      */
     private static final class CursorUpdater extends PairProcessor<Void, Void> {
         CursorUpdater(SweepStats stats) {
@@ -297,8 +297,18 @@ public final class SweeperTopology {
                 String prev = cursors.get(pair);
                 Cursor merged = prev == null ? new Cursor(u.epoch(), u.delivered()) : Cursor.fromJson(prev).merge(u.epoch(), u.delivered());
                 if (!merged.toJson().equals(prev)) cursors.put(pair, merged.toJson());
-            } else {
-                cursors.delete(pair);   // the device reinstalled: it holds nothing any more (cursor 0)
+            } else if (c instanceof CursorRecord.Deleted d) {
+                // The device reinstalled: a cursor of an older install is gone (cursor 0). One of the
+                // new install may already be here (the cursor service publishes it, the relay this
+                // record) and stays; the reset's epoch is kept so a late record of an older install
+                // cannot come back.
+                String prev = cursors.get(pair);
+                Cursor had = prev == null ? null : Cursor.fromJson(prev);
+                if (d.epoch() == CursorRecord.Deleted.ANY_EPOCH) {
+                    cursors.delete(pair);
+                } else if (had == null || d.removes((int) had.epoch())) {
+                    cursors.put(pair, new Cursor(d.epoch(), 0).toJson());
+                }
             }
             Interest where = online(pair);
             if (where != null) reevaluate(log(conv), pair, where, context().currentSystemTimeMs());

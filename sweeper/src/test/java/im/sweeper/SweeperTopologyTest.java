@@ -412,6 +412,31 @@ class SweeperTopologyTest {
         assertEquals(0, count(lagging()));
     }
 
+    /**
+     * The reset of a reinstall comes from the CDC relay, the new install's cursors from the cursor
+     * service: the first may arrive after the second, and a late record of the old install after both.
+     */
+    @Test
+    void aResetArrivingAfterTheNewInstallsCursorKeepsItAndOldInstallRecordsStayOut() {
+        start();
+        online("c1", "d1", "gw-a");
+        events("c1", 1, 5);
+        cursor("c1", "d1", 1, 5);
+        cursor("c1", "d1", 2, 3);                 // the new install's first cursor, before the reset
+        reset("c1", "d1", 2);
+        assertEquals(2, storedCursor("c1", "d1").get("epoch").asLong(), "the new install's cursor stays");
+        assertEquals(3, storedCursor("c1", "d1").get("delivered").asLong());
+
+        online("c2", "d1", "gw-a");
+        events("c2", 1, 4);
+        cursor("c2", "d1", 1, 4);
+        reset("c2", "d1", 2);                     // in order: the old install's cursor is gone
+        assertEquals(0, storedCursor("c2", "d1").get("delivered").asLong());
+        cursor("c2", "d1", 1, 4);                 // a late record of the old install does not bring it back
+        assertEquals(0, storedCursor("c2", "d1").get("delivered").asLong());
+        assertNotNull(lagging().get(PairState.key("c2", "d1")), "lagging: the new install holds nothing yet");
+    }
+
     // ---------------------------------------------------------------- cost
 
     @Test
@@ -522,6 +547,10 @@ class SweeperTopologyTest {
 
     private void cursor(String conv, String device, long epoch, long delivered) {
         cursors.pipeInput(conv, new im.topics.CursorRecord.Update(conv, device, (int) epoch, delivered, now).toJson());
+    }
+
+    private void reset(String conv, String device, int epoch) {
+        cursors.pipeInput(conv, new im.topics.CursorRecord.Deleted(conv, device, epoch).toJson());
     }
 
     private KeyValueStore<String, String> lagging() {

@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Objects;
 
 /**
- * A record of {@code <prefix>cursors} (public, {@code v:1}, docs/topics.md): a committed change of
- * one device's delivered cursor in a conversation ({@link Update}), or the removal of its row when
- * the device reinstalled ({@link Deleted}).
+ * A record of {@code <prefix>cursors} (public, {@code v:1}, docs/topics.md): one device's delivered
+ * cursor in a conversation moved ({@link Update}, published by the cursor service), or the device
+ * reinstalled and its cursors of older installs are gone ({@link Deleted}, published by the CDC relay).
  */
 public sealed interface CursorRecord permits CursorRecord.Update, CursorRecord.Deleted {
     /** Schema version written as {@code "v"}. */
@@ -22,7 +22,9 @@ public sealed interface CursorRecord permits CursorRecord.Update, CursorRecord.D
         if (this instanceof Update u) {
             n.put("epoch", u.epoch()).put("delivered", u.delivered()).put("at", u.at());
         } else {
+            Deleted d = (Deleted) this;
             n.put("deleted", true);
+            if (d.epoch() != Deleted.ANY_EPOCH) n.put("epoch", d.epoch());
         }
         return n.toString();
     }
@@ -35,11 +37,26 @@ public sealed interface CursorRecord permits CursorRecord.Update, CursorRecord.D
         }
     }
 
-    /** The row was deleted (the device moved to a new install epoch): it holds nothing any more. */
-    record Deleted(String conv, String device) implements CursorRecord {
+    /**
+     * The device reinstalled: it moved to install {@code epoch}, and every cursor of an older install
+     * is gone (it holds nothing of what they stored). It says nothing about cursors of {@code epoch}
+     * or later: the new install's first cursor may come before this record (they are published by
+     * different processes). {@link #ANY_EPOCH} (no {@code epoch} field) is a record written before
+     * the field existed; it removes the cursor whatever its epoch.
+     */
+    record Deleted(String conv, String device, int epoch) implements CursorRecord {
+        /** The epoch of a deletion record written without one: every cursor of the pair is gone. */
+        public static final int ANY_EPOCH = 0;
+
         public Deleted {
             Objects.requireNonNull(conv, "conv");
             Objects.requireNonNull(device, "device");
+            if (epoch < 0) throw new IllegalArgumentException("epoch must not be negative, got " + epoch);
+        }
+
+        /** True if a cursor written by install {@code cursorEpoch} is gone after this record. */
+        public boolean removes(int cursorEpoch) {
+            return epoch == ANY_EPOCH || cursorEpoch < epoch;
         }
     }
 
@@ -50,7 +67,9 @@ public sealed interface CursorRecord permits CursorRecord.Update, CursorRecord.D
         String device = f.id("device");
         if (f.has("deleted")) {
             if (!f.bool("deleted")) throw new MalformedRecordException("cursor record", "field 'deleted' is present but not true");
-            return new Deleted(conv, device);
+            int epoch = f.has("epoch") ? f.int32("epoch") : Deleted.ANY_EPOCH;
+            if (f.has("epoch") && epoch < 1) throw new MalformedRecordException("cursor record", "field 'epoch' must be at least 1, got " + epoch);
+            return new Deleted(conv, device, epoch);
         }
         return new Update(conv, device, f.int32("epoch"), f.integral("delivered"), f.integral("at"));
     }

@@ -1,6 +1,8 @@
 package im.topics;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -8,18 +10,29 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class CursorRecordTest {
     static final CursorRecord.Update UPDATE = new CursorRecord.Update("c-ab", "d-bo", 1, 4, 1796213414301L);
-    static final CursorRecord.Deleted DELETED = new CursorRecord.Deleted("c-ab", "d-bo");
+    static final CursorRecord.Deleted DELETED = new CursorRecord.Deleted("c-ab", "d-bo", 2);
+    static final CursorRecord.Deleted LEGACY_DELETED = new CursorRecord.Deleted("c-ab", "d-bo", CursorRecord.Deleted.ANY_EPOCH);
 
     @Test
     void roundTripsAnUpdateAndADeletion() {
         assertEquals(UPDATE, CursorRecord.read(UPDATE.toJson()));
         assertEquals(DELETED, CursorRecord.read(DELETED.toJson()));
+        assertEquals(LEGACY_DELETED, CursorRecord.read(LEGACY_DELETED.toJson()));
+    }
+
+    @Test
+    void aDeletionRemovesOnlyCursorsOfOlderInstallsUnlessItNamesNoEpoch() {
+        assertTrue(DELETED.removes(1));
+        assertFalse(DELETED.removes(2));   // the new install's own cursor, possibly published first
+        assertFalse(DELETED.removes(3));
+        assertTrue(LEGACY_DELETED.removes(7));
     }
 
     @Test
     void writesTheDocumentedValues() {
         assertEquals("{\"v\":1,\"conv\":\"c-ab\",\"device\":\"d-bo\",\"epoch\":1,\"delivered\":4,\"at\":1796213414301}", UPDATE.toJson());
-        assertEquals("{\"v\":1,\"conv\":\"c-ab\",\"device\":\"d-bo\",\"deleted\":true}", DELETED.toJson());
+        assertEquals("{\"v\":1,\"conv\":\"c-ab\",\"device\":\"d-bo\",\"deleted\":true,\"epoch\":2}", DELETED.toJson());
+        assertEquals("{\"v\":1,\"conv\":\"c-ab\",\"device\":\"d-bo\",\"deleted\":true}", LEGACY_DELETED.toJson());
     }
 
     @ParameterizedTest
@@ -41,7 +54,7 @@ class CursorRecordTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"v", "conv", "device", "deleted"})
+    @ValueSource(strings = {"v", "conv", "device", "deleted", "epoch"})
     void refusesADeletionWithAMistypedField(String field) {
         RecordCases.mistyped(DELETED.toJson(), field, CursorRecord::read);
     }
@@ -50,5 +63,6 @@ class CursorRecordTest {
     void refusesDeletedFalseAndAnEpochBeyondInt() {
         RecordCases.refused(DELETED.toJson(), o -> o.put("deleted", false), "deleted", CursorRecord::read);
         RecordCases.refused(UPDATE.toJson(), o -> o.put("epoch", 1L << 40), "epoch", CursorRecord::read);
+        RecordCases.refused(DELETED.toJson(), o -> o.put("epoch", 0), "epoch", CursorRecord::read);
     }
 }

@@ -27,7 +27,8 @@ public final class Transactions {
      * back; an {@link SQLException} comes out as {@link DatabaseUnavailableException#classify}
      * names it ({@code what} says which operation), a RuntimeException unchanged. A deadlock or
      * serialization failure runs the body again after a short random pause, at most
-     * {@link #MAX_ATTEMPTS} times in all, so the body must do nothing but database work.
+     * {@link #MAX_ATTEMPTS} times in all, so the body must do nothing but database work and work
+     * that is safe to repeat (the cursor service publishes records that consumers deduplicate).
      */
     public static <T> T run(DataSource db, String what, Body<T> body) {
         for (int attempt = 1; ; attempt++) {

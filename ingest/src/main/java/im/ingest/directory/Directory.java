@@ -172,8 +172,14 @@ public final class Directory {
                 ps.setString(4, device);
                 ps.executeUpdate();
             }
-            try (PreparedStatement ps = c.prepareStatement("DELETE FROM device_cursors WHERE device_id = ?")) {
+            // The old install's cursors go, and each removal is recorded for the CDC relay, which
+            // publishes it as a deletion record of <prefix>cursors (V3__cursor_resets.sql).
+            try (PreparedStatement ps = c.prepareStatement(
+                    "WITH gone AS (DELETE FROM device_cursors WHERE device_id = ? RETURNING conv_id)"
+                    + " INSERT INTO cursor_resets (device_id, conv_id, install_epoch) SELECT ?, conv_id, ? FROM gone")) {
                 ps.setString(1, device);
+                ps.setString(2, device);
+                ps.setInt(3, oldEpoch + 1);
                 ps.executeUpdate();
             }
             return new DeviceRegistration(user, device, oldEpoch + 1, token, expires);
