@@ -168,9 +168,10 @@ public final class DeliveryBench implements Callable<Integer> {
     record Fixture(String tag, List<String> convs, List<String> senderTokens, List<List<String>> recipientTokens) {
     }
 
-    record Counters(long pushed, long acks, long txns, long rows, long relayPublished) {
+    record Counters(long pushed, long acks, long txns, long rows, long relayPublished, AckedBuckets acked) {
         Counters minus(Counters o) {
-            return new Counters(pushed - o.pushed, acks - o.acks, txns - o.txns, rows - o.rows, relayPublished - o.relayPublished);
+            return new Counters(pushed - o.pushed, acks - o.acks, txns - o.txns, rows - o.rows, relayPublished - o.relayPublished,
+                    acked.minus(o.acked));
         }
     }
 
@@ -732,7 +733,8 @@ public final class DeliveryBench implements Callable<Integer> {
     }
 
     private Counters counters(Gateway gw, CdcRelay relay, Database db) throws SQLException, InterruptedException {
-        return new Counters(gw.pushed(), gw.acksReceived(), gw.cursorTransactions(), cursorRowWrites(db), relay.published());
+        return new Counters(gw.pushed(), gw.acksReceived(), gw.cursorTransactions(), cursorRowWrites(db), relay.published(),
+                AckedBuckets.of(gw.ackedLatency()));
     }
 
     /**
@@ -909,15 +911,19 @@ public final class DeliveryBench implements Callable<Integer> {
 
         System.out.println();
         System.out.println("Cursor writes (whole phase: warm-up + measured + drain; per push = per event frame written to a socket)");
-        System.out.printf("%-9s %-70s %5s %8s %8s %8s %8s %9s %8s %8s %9s%n", "mode", "ack policy", "batch", "pushes", "acks",
-                "cur.txns", "rows", "acks/push", "txn/push", "row/push", "relay rec");
+        System.out.printf("%-9s %-70s %5s %8s %8s %8s %8s %9s %8s %8s %9s %9s %13s%n", "mode", "ack policy", "batch", "pushes", "acks",
+                "cur.txns", "rows", "acks/push", "txn/push", "row/push", "relay rec", "rec/event", "acked p50/p99");
         for (Result r : results) {
             Counters c = r.c();
             double pu = Math.max(1, c.pushed());
-            System.out.printf(Locale.ROOT, "%-9s %-70s %3dms %8d %8d %8d %8d %9.3f %8.3f %8.3f %9d%n", r.mode(), r.ackPolicy(),
+            System.out.printf(Locale.ROOT, "%-9s %-70s %3dms %8d %8d %8d %8d %9.3f %8.3f %8.3f %9d %9.2f %13s%n", r.mode(), r.ackPolicy(),
                     r.ackBatchMs(), c.pushed(), c.acks(), c.txns(), c.rows(), c.acks() / pu, c.txns() / pu, c.rows() / pu,
-                    c.relayPublished());
+                    c.relayPublished(), c.relayPublished() / Math.max(1, pu / (members - 1)),
+                    String.format(Locale.ROOT, "<=%.0f/<=%.0f", c.acked().percentileAtMost(50), c.acked().percentileAtMost(99)));
         }
+        System.out.println("relay rec: records the CDC relay published (events, reinstall resets; cursor moves are published by"
+                + " the cursor service); rec/event: per event of the phase (pushes / recipients per event); acked: im.acked.latency, ack received -> acked written,"
+                + " ms, upper bounds of the timer's buckets");
 
         System.out.println();
         Histogram busy = floors.values().stream().findFirst().orElse(null);

@@ -39,10 +39,10 @@ final class FrameDispatcher {
     private final ExecutorService workers;
     private final Faults faults;
     private final GatewayConfig cfg;
-    private final SendMeters meters;
+    private final RequestMeters meters;
 
     FrameDispatcher(Directory directory, SendService sends, CursorWriter cursors, ReadPath reads,
-                    ExecutorService workers, Faults faults, GatewayConfig cfg, SendMeters meters) {
+                    ExecutorService workers, Faults faults, GatewayConfig cfg, RequestMeters meters) {
         this.directory = directory;
         this.sends = sends;
         this.cursors = cursors;
@@ -153,10 +153,14 @@ final class FrameDispatcher {
     }
 
     private void ack(DeviceConnection conn, Ack a) {
+        long received = System.nanoTime();
         cursors.ack(conn.principal(), a.conv(), a.seq()).whenComplete((delivered, error) -> {
             try {
                 if (error == null) {
-                    if (!faults.shouldDrop(FaultPoint.GW_REPLY_ACK)) conn.reply(new Acked(a.rid(), a.conv(), delivered));
+                    if (!faults.shouldDrop(FaultPoint.GW_REPLY_ACK)) {
+                        conn.reply(new Acked(a.rid(), a.conv(), delivered));
+                        meters.ackedWritten(received);
+                    }
                 } else {
                     ErrorMapper.Answer r = ErrorMapper.answer(error, ErrorMapper.Door.SOCKET, "ack again", "ack");
                     refuse(conn, a.rid(), r.code(), r.message());

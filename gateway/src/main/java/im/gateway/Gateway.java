@@ -14,6 +14,7 @@ import im.read.ConversationReader;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.undertow.Handlers;
 import io.undertow.Undertow;
@@ -105,7 +106,7 @@ public final class Gateway implements AutoCloseable {
         sendService = new SendService(db, faults, clock, cfg.sendLanes(), cfg.sendBatchMax());
         FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService,
                 cursorWriter, new ReadPath(new ConversationReader(db), push), workers, faults, cfg,
-                new SendMeters(meters, cfg.gatewayId()));
+                new RequestMeters(meters, cfg.gatewayId()));
         endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push);
         installWatch = new InstallWatch(db, endpoint::connections, cfg.installCheck()).start();
         bindMeters();
@@ -200,7 +201,12 @@ public final class Gateway implements AutoCloseable {
         return endpoint.droppedPushes.get();
     }
 
-    /** Acks received, and the cursor transactions that wrote them (batches). */
+    /** {@code im.acked.latency}: ack frame received to acked reply written (for benchmarks; also on /metrics). */
+    public Timer ackedLatency() {
+        return meters.get("im.acked.latency").tag("gateway", cfg.gatewayId()).timer();
+    }
+
+        /** Acks received, and the cursor transactions that wrote them (batches). */
     public long acksReceived() {
         return cursorWriter.acks();
     }

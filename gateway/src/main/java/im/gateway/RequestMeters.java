@@ -9,23 +9,28 @@ import java.util.concurrent.TimeUnit;
  * The gateway's send meters: {@code im.sends} counts every decoded {@code send} frame once, by
  * outcome ({@code sent}, {@code dup}, {@code rejected}: answered with a refusal such as NOT_MEMBER
  * or RATE_LIMITED, {@code unavailable}: database down or gateway overloaded, {@code error}:
- * INTERNAL); {@code im.sent.latency} times frame received to {@code sent} reply written.
+ * INTERNAL); {@code im.sent.latency} times frame received to {@code sent} reply written, and
+ * {@code im.acked.latency} {@code ack} frame received to {@code acked} reply written (the cursor
+ * batch, the per-pair throttle's wait, the transaction and the cursor record's publish).
  */
-final class SendMeters {
+final class RequestMeters {
     final Counter sent;
     final Counter dup;
     final Counter rejected;
     final Counter unavailable;
     final Counter error;
     private final Timer latency;
+    private final Timer ackedLatency;
 
-    SendMeters(MeterRegistry meters, String gatewayId) {
+    RequestMeters(MeterRegistry meters, String gatewayId) {
         sent = outcome(meters, gatewayId, "sent");
         dup = outcome(meters, gatewayId, "dup");
         rejected = outcome(meters, gatewayId, "rejected");
         unavailable = outcome(meters, gatewayId, "unavailable");
         error = outcome(meters, gatewayId, "error");
         latency = Timer.builder("im.sent.latency").description("send frame received to sent reply written (new and dup)")
+                .tag("gateway", gatewayId).publishPercentileHistogram().register(meters);
+        ackedLatency = Timer.builder("im.acked.latency").description("ack frame received to acked reply written")
                 .tag("gateway", gatewayId).publishPercentileHistogram().register(meters);
     }
 
@@ -37,5 +42,15 @@ final class SendMeters {
     /** A {@code sent} reply was written for a frame received at {@code receivedNanos} ({@link System#nanoTime()}). */
     void sentWritten(long receivedNanos) {
         latency.record(System.nanoTime() - receivedNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** An {@code acked} reply was written for a frame received at {@code receivedNanos}. */
+    void ackedWritten(long receivedNanos) {
+        ackedLatency.record(System.nanoTime() - receivedNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** The {@code acked} latency: frame received to reply written. */
+    Timer ackedLatency() {
+        return ackedLatency;
     }
 }
