@@ -26,6 +26,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -55,8 +56,10 @@ public final class Topics {
 
     /**
      * Creates each topic with {@code partitions} partitions and {@code replication}'s factor and
-     * {@code min.insync.replicas}; a factor above the registered brokers is a ConfigException naming
-     * IM_REPLICATION_FACTOR. A topic that already exists with the same partition count is fine
+     * {@code min.insync.replicas}; a factor above the registered brokers (fenced ones included) is a
+     * ConfigException naming IM_REPLICATION_FACTOR. While fewer brokers are live than the factor (one
+     * is down or restarting), a topic that must be created is retried until one comes back, within
+     * the timeout; one that exists needs no live broker more. A topic that already exists with the same partition count is fine
      * (its replication is left as it is); a different count is an {@link IllegalStateException}
      * naming the topic and both counts.
      *
@@ -74,29 +77,48 @@ public final class Topics {
             return;
         }
         try (Admin admin = admin(bootstrap)) {
-            Collection<Node> brokers = await(admin.describeCluster(new DescribeClusterOptions().timeoutMs(TIMEOUT_MS)).nodes(),
-                    "describeCluster", bootstrap);
-            replication.checkFits(brokers.size(), bootstrap);
+            // The factor must fit the registered brokers, fenced ones included: a broker that is
+            // down (a rolling restart) still counts, and a topic that needs it waits for it below.
+            Collection<Node> registered = await(admin.describeCluster(new DescribeClusterOptions().timeoutMs(TIMEOUT_MS)
+                    .includeFencedBrokers(true)).nodes(), "describeCluster", bootstrap);
+            replication.checkFits(registered.size(), bootstrap);
             short rf = (short) replication.factor();
             Map<String, String> configs = Map.of("min.insync.replicas", Integer.toString(replication.minInsyncReplicas()));
-            List<NewTopic> requests = topics.stream()
-                    .map(t -> new NewTopic(t, Optional.of(partitions), Optional.of(rf)).configs(configs))
-                    .toList();
-            Map<String, KafkaFuture<Void>> results =
-                    admin.createTopics(requests, new CreateTopicsOptions().timeoutMs(TIMEOUT_MS)).values();
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
             Set<String> existing = new LinkedHashSet<>();
-            for (Map.Entry<String, KafkaFuture<Void>> r : results.entrySet()) {
-                try {
-                    await(r.getValue(), "createTopics " + r.getKey(), bootstrap);
-                } catch (IllegalStateException e) {
-                    if (e.getCause() instanceof TopicExistsException) {
-                        existing.add(r.getKey());
-                    } else {
-                        throw e;
+            Set<String> pending = new LinkedHashSet<>(topics);
+            boolean waited = false;
+            while (!pending.isEmpty()) {
+                List<NewTopic> requests = pending.stream()
+                        .map(t -> new NewTopic(t, Optional.of(partitions), Optional.of(rf)).configs(configs))
+                        .toList();
+                Map<String, KafkaFuture<Void>> results =
+                        admin.createTopics(requests, new CreateTopicsOptions().timeoutMs(TIMEOUT_MS)).values();
+                Set<String> tooFewLive = new LinkedHashSet<>();
+                for (Map.Entry<String, KafkaFuture<Void>> r : results.entrySet()) {
+                    try {
+                        await(r.getValue(), "createTopics " + r.getKey(), bootstrap);
+                    } catch (IllegalStateException e) {
+                        if (e.getCause() instanceof TopicExistsException) {
+                            existing.add(r.getKey());
+                        } else if (e.getCause() instanceof InvalidReplicationFactorException && System.nanoTime() < deadline) {
+                            tooFewLive.add(r.getKey());   // a registered broker is down: wait for it
+                        } else {
+                            throw e;
+                        }
                     }
                 }
+                if (!tooFewLive.isEmpty() && !waited) {
+                    waited = true;
+                    log.info("topics {}: fewer live brokers than the replication factor {}; waiting for a broker to come back",
+                            tooFewLive, rf);
+                }
+                if (!tooFewLive.isEmpty()) java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+                pending = tooFewLive;
             }
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+            Collection<Node> brokers = await(admin.describeCluster(new DescribeClusterOptions().timeoutMs(TIMEOUT_MS)).nodes(),
+                    "describeCluster", bootstrap);
+            deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
             awaitVisible(admin, topics, existing, partitions, bootstrap, deadline);
             if (brokers.size() > 1) {
                 for (Node broker : brokers) awaitKnownTo(broker, topics, partitions, deadline);

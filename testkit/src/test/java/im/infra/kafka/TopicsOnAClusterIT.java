@@ -56,6 +56,28 @@ class TopicsOnAClusterIT {
         createAndAskEveryBroker("restart");
     }
 
+    /**
+     * A role starting while one broker of three is down (a rolling restart) must neither refuse to
+     * start (the factor fits the registered brokers; only the live ones are fewer) nor fail on
+     * topics that exist; a topic that does not exist yet is created once the broker is back.
+     */
+    @Test
+    void aBrokerThatIsDownIsWaitedForNotCountedAgainstTheFactor() throws Exception {
+        Topics.create(cluster.bootstrapServers(), List.of("down.events"), PARTITIONS, new Replication(3));
+        KafkaBrokerProcess node = cluster.nodes().stream().filter(n -> n.nodeId() != cluster.activeController())
+                .findFirst().orElseThrow();
+        node.kill();
+        // The controller fences a dead broker after its session timeout; until then it still counts.
+        im.testkit.Await.until(Duration.ofSeconds(60), () -> liveBrokers() == 2, "the killed broker fenced");
+        Topics.create(cluster.bootstrapServers(), List.of("down.events"), PARTITIONS, new Replication(3));
+        java.util.concurrent.CompletableFuture<Void> back = java.util.concurrent.CompletableFuture.runAsync(node::restart);
+        Topics.create(cluster.bootstrapServers(), List.of("down.new"), PARTITIONS, new Replication(3));
+        back.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        for (KafkaBrokerProcess n : cluster.nodes()) {
+            assertEquals(PARTITIONS, partitionsSeenBy(n.bootstrapServers(), "down.new"), "on the broker at " + n.bootstrapServers());
+        }
+    }
+
     private static void createAndAskEveryBroker(String prefix) {
         for (int round = 0; round < ROUNDS; round++) {
             List<String> names = List.of(prefix + round + ".events", prefix + round + ".gateways");
@@ -66,6 +88,16 @@ class TopicsOnAClusterIT {
                             "round " + round + ": partitions of " + topic + " on the broker at " + node.bootstrapServers());
                 }
             }
+        }
+    }
+
+    private static int liveBrokers() {
+        Properties p = new Properties();
+        p.put(org.apache.kafka.clients.admin.AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(p)) {
+            return admin.describeCluster().nodes().get(10, java.util.concurrent.TimeUnit.SECONDS).size();
+        } catch (Exception e) {
+            return -1;
         }
     }
 
