@@ -11,7 +11,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -27,7 +26,16 @@ public final class EmbeddedPg implements AutoCloseable {
     public static final String PASSWORD = "postgres";
 
     /** The server settings of every start (zonky passes them as -c options, not in postgresql.conf). */
-    private static final Map<String, String> SERVER_CONFIG = serverConfig();
+    private static final Map<String, String> SERVER_CONFIG = Map.of(
+            "listen_addresses", "127.0.0.1",
+            "wal_level", "logical",
+            "fsync", "on",
+            "synchronous_commit", "on",
+            "full_page_writes", "on",
+            "max_wal_senders", "20",
+            "max_replication_slots", "20",
+            "max_connections", "300",
+            "shared_buffers", "128MB");
 
     private volatile EmbeddedPostgres pg;   // replaced by restartAfterCrash()
     private final Path dataDir;
@@ -37,20 +45,6 @@ public final class EmbeddedPg implements AutoCloseable {
         this.pg = pg;
         this.dataDir = dataDir;
         this.keepData = keepData;
-    }
-
-    private static Map<String, String> serverConfig() {
-        Map<String, String> m = new LinkedHashMap<>();
-        m.put("listen_addresses", "127.0.0.1");
-        m.put("wal_level", "logical");
-        m.put("fsync", "on");
-        m.put("synchronous_commit", "on");
-        m.put("full_page_writes", "on");
-        m.put("max_wal_senders", "20");
-        m.put("max_replication_slots", "20");
-        m.put("max_connections", "300");
-        m.put("shared_buffers", "128MB");
-        return m;
     }
 
     /**

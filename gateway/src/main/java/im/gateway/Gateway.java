@@ -89,8 +89,7 @@ public final class Gateway implements AutoCloseable {
         });
         if (cfg.kafkaBootstrap().isPresent()) {
             try {
-                push = new PushHub(cfg.kafkaBootstrap().get(), cfg.topics(), cfg.gatewayId(), clock.millis(),
-                        cfg.heartbeat(), cfg.interestRenew(), faults, cfg.replication()).start();
+                push = new PushHub(cfg, clock.millis(), faults).start();
             } catch (RuntimeException e) {
                 workers.shutdownNow();
                 timers.shutdownNow();

@@ -2,8 +2,7 @@ package im.gateway;
 
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
-import im.infra.kafka.Replication;
-import im.infra.kafka.TopicNames;
+import im.infra.kafka.KafkaClients;
 import im.infra.kafka.Topics;
 import im.protocol.Event;
 import im.protocol.EventPush;
@@ -18,7 +17,6 @@ import im.topics.MembershipNotice;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -33,8 +31,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,14 +48,10 @@ import org.slf4j.LoggerFactory;
 final class PushHub implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PushHub.class);
 
+    private final GatewayConfig cfg;
     private final String bootstrap;
-    private final TopicNames topics;
-    private final String gatewayId;
     private final long gen;
-    private final Duration heartbeat;
-    private final Duration renew;
     private final Faults faults;
-    private final Replication replication;
     private final AtomicLong versions = new AtomicLong();
     private final java.util.concurrent.atomic.AtomicBoolean publishFailed = new java.util.concurrent.atomic.AtomicBoolean();
     private long lastTick;
@@ -75,15 +67,11 @@ final class PushHub implements AutoCloseable {
     private Thread poller;
     private volatile boolean running;
 
-    PushHub(String bootstrap, TopicNames topics, String gatewayId, long gen, Duration heartbeat, Duration renew, Faults faults,
-            Replication replication) {
-        this.replication = replication;
-        this.bootstrap = bootstrap;
-        this.topics = topics;
-        this.gatewayId = gatewayId;
+    /** {@code cfg} must name a Kafka bootstrap; {@code gen} tells this start of the gateway from earlier ones. */
+    PushHub(GatewayConfig cfg, long gen, Faults faults) {
+        this.cfg = cfg;
+        this.bootstrap = cfg.kafkaBootstrap().orElseThrow(() -> new IllegalArgumentException("pushing needs IM_KAFKA_BOOTSTRAP"));
         this.gen = gen;
-        this.heartbeat = heartbeat;
-        this.renew = renew;
         this.faults = faults;
     }
 
@@ -94,41 +82,28 @@ final class PushHub implements AutoCloseable {
      *         would otherwise wait a minute for a partition that never appears, then time out)
      */
     PushHub start() {
-        List<String> shared = new java.util.ArrayList<>(topics.conversationKeyed());
-        shared.addAll(topics.singlePartition());
+        List<String> shared = new java.util.ArrayList<>(cfg.topics().conversationKeyed());
+        shared.addAll(cfg.topics().singlePartition());
         java.util.Set<String> missing = new java.util.TreeSet<>(shared);
         missing.removeAll(Topics.describe(bootstrap, shared).keySet());
         if (!missing.isEmpty()) {
             throw new IllegalStateException("topics " + missing + " do not exist on " + bootstrap + ": create the shared"
                     + " topics before starting a gateway (SharedTopics.create; the role runner and im platform do)");
         }
-        Topics.create(bootstrap, List.of(topics.channel(gatewayId)), 1, replication);
-        Properties pp = new Properties();
-        pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        pp.put(ProducerConfig.ACKS_CONFIG, "all");
-        pp.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        pp.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        Topics.create(bootstrap, List.of(cfg.topics().channel(cfg.gatewayId())), 1, cfg.replication());
         // Never hold a request thread for long when Kafka is unreachable: pushes are best effort.
-        pp.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "2000");
-        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        producer = new KafkaProducer<>(pp);
+        producer = KafkaClients.durableProducer(bootstrap, Map.of(ProducerConfig.LINGER_MS_CONFIG, "0",
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, "2000"));
         publishHeartbeat();
-        Properties cp = new Properties();
-        cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        cp.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        cp.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "50");
-        cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        consumer = new KafkaConsumer<>(cp);
-        List<TopicPartition> parts = List.of(new TopicPartition(topics.channel(gatewayId), 0),
-                new TopicPartition(topics.notices(), 0));
+        consumer = KafkaClients.assignedConsumer(bootstrap, Map.of(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "50"));
+        List<TopicPartition> parts = List.of(new TopicPartition(cfg.topics().channel(cfg.gatewayId()), 0),
+                new TopicPartition(cfg.topics().notices(), 0));
         consumer.assign(parts);
         // A (re)started gateway holds no connections yet: what was routed before is of no use.
         consumer.seekToEnd(parts);
         parts.forEach(consumer::position);
         running = true;
-        poller = new Thread(this::poll, "gw-push-" + gatewayId);
+        poller = new Thread(this::poll, "gw-push-" + cfg.gatewayId());
         poller.setDaemon(true);
         poller.start();
         timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -137,13 +112,13 @@ final class PushHub implements AutoCloseable {
             return t;
         });
         lastTick = lastRenew = System.currentTimeMillis();
-        timer.scheduleAtFixedRate(this::tick, heartbeat.toMillis(), heartbeat.toMillis(), TimeUnit.MILLISECONDS);
+        timer.scheduleAtFixedRate(this::tick, cfg.heartbeat().toMillis(), cfg.heartbeat().toMillis(), TimeUnit.MILLISECONDS);
         return this;
     }
 
     private void publishHeartbeat() {
-        producer.send(new ProducerRecord<>(topics.gateways(), gatewayId,
-                new Heartbeat(gatewayId, gen, System.currentTimeMillis()).toJson()));
+        producer.send(new ProducerRecord<>(cfg.topics().gateways(), cfg.gatewayId(),
+                new Heartbeat(cfg.gatewayId(), gen, System.currentTimeMillis()).toJson()));
     }
 
     /**
@@ -154,10 +129,10 @@ final class PushHub implements AutoCloseable {
     private void tick() {
         try {
             long now = System.currentTimeMillis();
-            boolean late = now - lastTick > 2 * heartbeat.toMillis();
+            boolean late = now - lastTick > 2 * cfg.heartbeat().toMillis();
             lastTick = now;
             publishHeartbeat();
-            if (late || now - lastRenew >= renew.toMillis() || publishFailed.getAndSet(false)) {
+            if (late || now - lastRenew >= cfg.interestRenew().toMillis() || publishFailed.getAndSet(false)) {
                 lastRenew = now;
                 for (DeviceConnection c : byDevice.values()) renew(c);
             }
@@ -231,9 +206,9 @@ final class PushHub implements AutoCloseable {
     private void publishInterest(DeviceConnection conn, String conv, long ver, boolean online) {
         var p = conn.principal();
         String value = new InterestRecord(conv, p.deviceId(),
-                new Interest(p.userId(), gatewayId, gen, ver, online, System.currentTimeMillis())).toJson();
+                new Interest(p.userId(), cfg.gatewayId(), gen, ver, online, System.currentTimeMillis())).toJson();
         try {
-            producer.send(new ProducerRecord<>(topics.interest(), conv, value), (md, e) -> {
+            producer.send(new ProducerRecord<>(cfg.topics().interest(), conv, value), (md, e) -> {
                 if (e != null) {
                     publishFailed.set(true);
                     log.warn("interest for {} not published (renewed at the next heartbeat): {}", conv, e.toString());
@@ -250,7 +225,7 @@ final class PushHub implements AutoCloseable {
             try {
                 for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
                     try {
-                        if (r.topic().equals(topics.notices())) onNotice(MembershipNotice.read(r.value()));
+                        if (r.topic().equals(cfg.topics().notices())) onNotice(MembershipNotice.read(r.value()));
                         else onChannel(ChannelRecord.read(r.value()));
                     } catch (MalformedRecordException e) {
                         log.warn(MalformedRecordException.describe(r.topic(), r.partition(), r.offset(), e));

@@ -73,24 +73,16 @@ public final class FrameCodec {
      * @throws ProtocolException with the code for the first problem found
      */
     public ClientFrame decodeClient(String text) {
-        if (text == null) {
-            throw new ProtocolException(ErrorCode.BAD_JSON, null, "frame is empty");
-        }
         // chars <= UTF-8 bytes, so the cheap length test can only reject frames that are too large.
-        if (text.length() > Limits.MAX_FRAME_BYTES || Limits.utf8Length(text) > Limits.MAX_FRAME_BYTES) {
+        if (text != null && (text.length() > Limits.MAX_FRAME_BYTES || Limits.utf8Length(text) > Limits.MAX_FRAME_BYTES)) {
             throw new ProtocolException(ErrorCode.FRAME_TOO_LARGE, null,
                     "frame: must be at most " + Limits.MAX_FRAME_BYTES + " UTF-8 bytes");
         }
-        JsonNode root = parse(clientMapper, text);
-        String rid = readableRid(root);
-        Fields f = new Fields((ObjectNode) root, "", rid);
-        JsonNode t = root.get("t");
-        if (t == null || !t.isTextual()) {
-            throw new ProtocolException(ErrorCode.UNKNOWN_TYPE, rid, "t: required string naming the frame type");
-        }
+        Envelope env = open(clientMapper, text);
+        Fields f = env.fields();
         ClientFrame frame;
         Set<String> allowed;
-        switch (t.textValue()) {
+        switch (env.type()) {
             case "auth":
                 frame = new Auth(f.id("rid"), f.token("token"));
                 allowed = AUTH_FIELDS;
@@ -113,8 +105,7 @@ public final class FrameCodec {
                 allowed = SYNC_FIELDS;
                 break;
             default:
-                throw new ProtocolException(ErrorCode.UNKNOWN_TYPE, rid,
-                        "t: unknown frame type '" + printable(t.textValue()) + "'");
+                throw env.unknownType();
         }
         f.rejectUnknown(allowed);
         return frame;
@@ -148,17 +139,9 @@ public final class FrameCodec {
      * @throws ProtocolException for malformed input (never a Jackson exception or NPE)
      */
     public ServerFrame decodeServer(String text) {
-        if (text == null) {
-            throw new ProtocolException(ErrorCode.BAD_JSON, null, "frame is empty");
-        }
-        JsonNode root = parse(serverMapper, text);
-        String rid = readableRid(root);
-        Fields f = new Fields((ObjectNode) root, "", rid);
-        JsonNode t = root.get("t");
-        if (t == null || !t.isTextual()) {
-            throw new ProtocolException(ErrorCode.UNKNOWN_TYPE, rid, "t: required string naming the frame type");
-        }
-        switch (t.textValue()) {
+        Envelope env = open(serverMapper, text);
+        Fields f = env.fields();
+        switch (env.type()) {
             case "authed":
                 return new Authed(f.string("rid"), f.string("user"), f.string("device"), f.anyInt("epoch"));
             case "sent":
@@ -191,14 +174,34 @@ public final class FrameCodec {
                 String r = f.optionalString("rid");
                 String wire = f.string("code");
                 ErrorCode code = ErrorCode.fromWire(wire).orElseThrow(() -> new ProtocolException(
-                        ErrorCode.BAD_FIELD, rid, "code: unknown error code '" + printable(wire) + "'"));
+                        ErrorCode.BAD_FIELD, env.rid(), "code: unknown error code '" + printable(wire) + "'"));
                 String msg = f.optionalString("msg");
                 return new ErrorFrame(r, code, msg == null ? "" : msg);
             }
             default:
-                throw new ProtocolException(ErrorCode.UNKNOWN_TYPE, rid,
-                        "t: unknown frame type '" + printable(t.textValue()) + "'");
+                throw env.unknownType();
         }
+    }
+
+    /** A parsed frame: its fields, its rid when readable (else null) and its type {@code t}. */
+    private record Envelope(Fields fields, String rid, String type) {
+        ProtocolException unknownType() {
+            return new ProtocolException(ErrorCode.UNKNOWN_TYPE, rid, "t: unknown frame type '" + printable(type) + "'");
+        }
+    }
+
+    /** Parses a frame of either direction as far as its type; a null text is an empty frame. */
+    private static Envelope open(ObjectMapper mapper, String text) {
+        if (text == null) {
+            throw new ProtocolException(ErrorCode.BAD_JSON, null, "frame is empty");
+        }
+        JsonNode root = parse(mapper, text);
+        String rid = readableRid(root);
+        JsonNode t = root.get("t");
+        if (t == null || !t.isTextual()) {
+            throw new ProtocolException(ErrorCode.UNKNOWN_TYPE, rid, "t: required string naming the frame type");
+        }
+        return new Envelope(new Fields((ObjectNode) root, "", rid), rid, t.textValue());
     }
 
     private static Event event(Fields e) {

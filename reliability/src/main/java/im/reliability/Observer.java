@@ -2,6 +2,7 @@ package im.reliability;
 
 import im.client.ImClient;
 import im.client.PendingSend;
+import im.infra.kafka.KafkaClients;
 import im.topics.EventRecord;
 import im.topics.MalformedRecordException;
 import java.sql.SQLException;
@@ -11,14 +12,12 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
  * What the campaign reads at the end (and while it waits to converge): whether anything still
@@ -135,15 +134,10 @@ final class Observer {
 
     /** The whole event topic from the beginning, until it covers every head (or 60 s passed) and a poll comes back empty. */
     private List<History.TopicRecord> readTopic(Map<String, Long> heads) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         List<History.TopicRecord> out = new ArrayList<>();
         Map<String, Long> max = new HashMap<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
+        try (KafkaConsumer<String, String> consumer = KafkaClients.assignedConsumer(bootstrap,
+                Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"))) {
             String topic = eventsTopic;
             List<TopicPartition> parts = new ArrayList<>();
             consumer.partitionsFor(topic, Duration.ofSeconds(30)).forEach(i -> parts.add(new TopicPartition(topic, i.partition())));

@@ -1,5 +1,8 @@
 package im.testkit;
 
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
+import java.util.Map;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.PostgreSQLContainer;
 import org.testcontainers.kafka.KafkaContainer;
@@ -54,20 +57,16 @@ public final class ContainerStack implements AutoCloseable {
         return stack;
     }
 
-    public String jdbcUrl() {
-        return postgres.getJdbcUrl();
-    }
-
-    public String pgUser() {
-        return postgres.getUsername();
-    }
-
-    public String pgPassword() {
-        return postgres.getPassword();
-    }
-
-    public String kafkaBootstrap() {
-        return kafka.getBootstrapServers();
+    /**
+     * Where the containers listen, in the keys a role reads for an external stack:
+     * IM_PG_URL, IM_PG_USER, IM_PG_PASSWORD and IM_KAFKA_BOOTSTRAP.
+     */
+    public Settings settings() {
+        return Settings.of(Map.of(
+                ConfigKeys.PG_URL.name(), postgres.getJdbcUrl(),
+                ConfigKeys.PG_USER.name(), postgres.getUsername(),
+                ConfigKeys.PG_PASSWORD.name(), postgres.getPassword(),
+                ConfigKeys.KAFKA_BOOTSTRAP.name(), kafka.getBootstrapServers()));
     }
 
     @Override

@@ -5,7 +5,6 @@ import im.embedded.EmbeddedPg;
 import im.infra.config.ConfigException;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
-import im.testkit.ContainerStack;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -38,28 +37,30 @@ final class SharedStack {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        // Where an external PostgreSQL and Kafka are: the containers, or what the environment names.
+        Settings external;
         String kind = s.string(ConfigKeys.STACK);
         if (kind.equals("containers")) {
             if (!ContainerStack.dockerAvailable()) {
                 throw new ConfigException(ConfigKeys.STACK.name(), "'containers' needs a Docker engine, and none answers here");
             }
             containers = ContainerStack.start();
-            externalPgUrl = containers.jdbcUrl();
-            externalKafka = containers.kafkaBootstrap();
+            external = containers.settings();
         } else if (kind.equals("embedded")) {
-            externalPgUrl = s.optional(ConfigKeys.PG_URL).orElse(null);
-            externalKafka = s.optional(ConfigKeys.KAFKA_BOOTSTRAP).orElse(null);
+            external = s;
         } else {
             throw new ConfigException(ConfigKeys.STACK.name(), "must be 'embedded' or 'containers', got '" + kind + "'");
         }
+        externalPgUrl = external.optional(ConfigKeys.PG_URL).orElse(null);
+        externalKafka = external.optional(ConfigKeys.KAFKA_BOOTSTRAP).orElse(null);
         if (externalPgUrl == null) {
             pg = EmbeddedPg.start(workDir.resolve("pg"), 0, false);
             pgUser = EmbeddedPg.USER;
             pgPassword = EmbeddedPg.PASSWORD;
         } else {
             pg = null;
-            pgUser = containers != null ? containers.pgUser() : s.string(ConfigKeys.PG_USER);
-            pgPassword = containers != null ? containers.pgPassword() : s.string(ConfigKeys.PG_PASSWORD);
+            pgUser = external.string(ConfigKeys.PG_USER);
+            pgPassword = external.string(ConfigKeys.PG_PASSWORD);
         }
         Runtime.getRuntime().addShutdownHook(new Thread(this::shutdown, "im-test-stack-shutdown"));
     }

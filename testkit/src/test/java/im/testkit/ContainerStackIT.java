@@ -3,6 +3,8 @@ package im.testkit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
 import im.infra.kafka.Topics;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -40,14 +42,16 @@ class ContainerStackIT {
         }
 
         try (ContainerStack stack = ContainerStack.start()) {
-            try (Connection c = DriverManager.getConnection(stack.jdbcUrl(), stack.pgUser(), stack.pgPassword());
+            Settings where = stack.settings();
+            try (Connection c = DriverManager.getConnection(where.string(ConfigKeys.PG_URL), where.string(ConfigKeys.PG_USER),
+                    where.string(ConfigKeys.PG_PASSWORD));
                  Statement s = c.createStatement();
                  ResultSet rs = s.executeQuery("SELECT 1")) {
                 assertTrue(rs.next());
                 assertEquals(1, rs.getInt(1));
             }
 
-            String bootstrap = stack.kafkaBootstrap();
+            String bootstrap = where.string(ConfigKeys.KAFKA_BOOTSTRAP);
             Topics.create(bootstrap, List.of("roundtrip"), 1);
             Properties pp = new Properties();
             pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);

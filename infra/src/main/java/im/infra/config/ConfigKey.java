@@ -10,28 +10,26 @@ import java.util.function.Function;
  * the range or rule a value must satisfy, and a one-line description. {@link Settings#get} parses
  * and validates a value by its key, so a call site reads a typed value and never repeats a range.
  * Every key the platform reads is declared in {@link ConfigKeys}, which is also the source of the
- * README's settings table.
+ * README's settings table; a key declared elsewhere can never get a value, since {@link Settings}
+ * rejects names that {@code ConfigKeys} does not list.
  *
- * @param <T> the type a value is read as
+ * @param <T>          the type a value is read as
+ * @param name         the environment variable, {@code IM_*}
+ * @param type         what a value is read as
+ * @param defaultValue the default as text; empty means unset
+ * @param range        the allowed range, e.g. {@code 1-200}, or empty when any text is taken
+ * @param doc          the one-line description of the README's settings table
+ * @param parser       parses and validates a (trimmed) value; its error names this key
  */
-public final class ConfigKey<T> {
-    private final String name;
-    private final Class<T> type;
-    private final String defaultValue;
-    private final String range;
-    private final String doc;
-    private final Function<String, T> parser;
+public record ConfigKey<T>(String name, Class<T> type, String defaultValue, String range, String doc,
+                           Function<String, T> parser) {
 
-    private ConfigKey(String name, Class<T> type, String defaultValue, String range, String doc, Function<String, T> parser) {
+    /** A key must look like {@code IM_NAME} and have a default (empty for none). */
+    public ConfigKey {
         if (!name.matches("IM_[A-Z0-9_]+")) {
             throw new IllegalArgumentException("config key must look like IM_NAME: " + name);
         }
-        this.name = name;
-        this.type = type;
-        this.defaultValue = Objects.requireNonNull(defaultValue, "defaultValue");
-        this.range = range;
-        this.doc = doc;
-        this.parser = parser;
+        Objects.requireNonNull(defaultValue, "defaultValue");
     }
 
     /** Text, taken as it is (trimmed); empty means unset. */
@@ -52,29 +50,6 @@ public final class ConfigKey<T> {
     /** A duration in seconds from {@code min} to {@code max}. */
     static ConfigKey<Duration> seconds(String name, String def, long min, long max, String doc) {
         return new ConfigKey<>(name, Duration.class, def, min + "-" + max + " s", doc, v -> Duration.ofSeconds(parseLong(name, v, min, max)));
-    }
-
-    public String name() {
-        return name;
-    }
-
-    /** What a value is read as. */
-    public Class<T> type() {
-        return type;
-    }
-
-    /** The default as text; empty means unset. */
-    public String defaultValue() {
-        return defaultValue;
-    }
-
-    /** The allowed range, e.g. {@code 1-200}, or empty when any text is taken. */
-    public String range() {
-        return range;
-    }
-
-    public String doc() {
-        return doc;
     }
 
     /** Parses and validates a (trimmed) value; the error names this key. */

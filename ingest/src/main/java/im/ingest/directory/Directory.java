@@ -1,5 +1,6 @@
 package im.ingest.directory;
 
+import im.infra.db.Rows;
 import im.infra.db.Transactions;
 import im.infra.identity.DevicePrincipal;
 import im.ingest.ConversationLog;
@@ -12,7 +13,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -283,16 +283,9 @@ public final class Directory {
                     head = rs.getLong(2);
                 }
             }
-            List<Membership> ms = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT user_id, from_seq, to_seq FROM memberships WHERE conv_id = ? ORDER BY from_seq, user_id")) {
-                ps.setString(1, conv);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        ms.add(new Membership(rs.getString(1), rs.getLong(2), rs.getObject(3, Long.class)));
-                    }
-                }
-            }
+            List<Membership> ms = Rows.list(c,
+                    "SELECT user_id, from_seq, to_seq FROM memberships WHERE conv_id = ? ORDER BY from_seq, user_id",
+                    ps -> ps.setString(1, conv), rs -> new Membership(rs.getString(1), rs.getLong(2), rs.getObject(3, Long.class)));
             return new ConversationInfo(conv, kind, head, ms);
         });
     }

@@ -1,5 +1,6 @@
 package im.ingest.directory;
 
+import im.infra.db.Rows;
 import im.infra.db.Transactions;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -37,20 +38,14 @@ public final class DirectoryListing {
         Directory.checkId("user", user);
         return Transactions.run(db, "list devices", c -> {
             Directory.requireUser(c, user);
-            List<DeviceSummary> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT device_id, install_epoch, created_at, updated_at, token_expires_at FROM devices WHERE user_id = ? ORDER BY device_id")) {
-                ps.setString(1, user);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
+            return Rows.list(c,
+                    "SELECT device_id, install_epoch, created_at, updated_at, token_expires_at FROM devices WHERE user_id = ? ORDER BY device_id",
+                    ps -> ps.setString(1, user), rs -> {
                         java.sql.Timestamp expires = rs.getTimestamp(5);
-                        out.add(new DeviceSummary(user, rs.getString(1), rs.getInt(2),
+                        return new DeviceSummary(user, rs.getString(1), rs.getInt(2),
                                 rs.getTimestamp(3).getTime(), rs.getTimestamp(4).getTime(),
-                                expires == null ? null : expires.getTime()));
-                    }
-                }
-            }
-            return out;
+                                expires == null ? null : expires.getTime());
+                    });
         });
     }
 
@@ -106,33 +101,24 @@ public final class DirectoryListing {
      */
     public List<LaggingDevice> mostLagging(int top) {
         if (top < 1 || top > MAX_PAGE) throw Directory.invalid("top: must be from 1 to " + MAX_PAGE);
-        return Transactions.run(db, "most lagging", c -> {
-            List<LaggingDevice> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT q.conv_id, q.user_id, q.device_id, q.member, q.visible, q.delivered, q.updated_at,"
-                    + " (SELECT (extract(epoch FROM clock_timestamp() - e.created_at) * 1000)::bigint FROM events e"
-                    + "   WHERE e.conv_id = q.conv_id AND e.seq = q.delivered + 1)"
-                    + " FROM (SELECT m.conv_id, d.user_id, d.device_id, bool_or(m.to_seq IS NULL) AS member,"
-                    + "   max(COALESCE(m.to_seq, c.head_seq)) AS visible, COALESCE(dc.delivered_seq, 0) AS delivered, dc.updated_at"
-                    + "   FROM memberships m"
-                    + "   JOIN conversations c ON c.conv_id = m.conv_id"
-                    + "   JOIN devices d ON d.user_id = m.user_id"
-                    + "   LEFT JOIN device_cursors dc ON dc.device_id = d.device_id AND dc.conv_id = m.conv_id"
-                    + "       AND dc.install_epoch = d.install_epoch"
-                    + "   GROUP BY m.conv_id, d.user_id, d.device_id, dc.delivered_seq, dc.updated_at"
-                    + "   HAVING max(COALESCE(m.to_seq, c.head_seq)) > COALESCE(dc.delivered_seq, 0)"
-                    + "   ORDER BY max(COALESCE(m.to_seq, c.head_seq)) - COALESCE(dc.delivered_seq, 0) DESC, m.conv_id, d.device_id"
-                    + "   LIMIT ?) q"
-                    + " ORDER BY q.visible - q.delivered DESC, q.conv_id, q.device_id")) {
-                ps.setInt(1, top);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        out.add(new LaggingDevice(rs.getString(1), deviceCursor(rs), Math.max(0, rs.getLong(8))));
-                    }
-                }
-            }
-            return out;
-        });
+        return Transactions.run(db, "most lagging", c -> Rows.list(c,
+                "SELECT q.conv_id, q.user_id, q.device_id, q.member, q.visible, q.delivered, q.updated_at,"
+                + " (SELECT (extract(epoch FROM clock_timestamp() - e.created_at) * 1000)::bigint FROM events e"
+                + "   WHERE e.conv_id = q.conv_id AND e.seq = q.delivered + 1)"
+                + " FROM (SELECT m.conv_id, d.user_id, d.device_id, bool_or(m.to_seq IS NULL) AS member,"
+                + "   max(COALESCE(m.to_seq, c.head_seq)) AS visible, COALESCE(dc.delivered_seq, 0) AS delivered, dc.updated_at"
+                + "   FROM memberships m"
+                + "   JOIN conversations c ON c.conv_id = m.conv_id"
+                + "   JOIN devices d ON d.user_id = m.user_id"
+                + "   LEFT JOIN device_cursors dc ON dc.device_id = d.device_id AND dc.conv_id = m.conv_id"
+                + "       AND dc.install_epoch = d.install_epoch"
+                + "   GROUP BY m.conv_id, d.user_id, d.device_id, dc.delivered_seq, dc.updated_at"
+                + "   HAVING max(COALESCE(m.to_seq, c.head_seq)) > COALESCE(dc.delivered_seq, 0)"
+                + "   ORDER BY max(COALESCE(m.to_seq, c.head_seq)) - COALESCE(dc.delivered_seq, 0) DESC, m.conv_id, d.device_id"
+                + "   LIMIT ?) q"
+                + " ORDER BY q.visible - q.delivered DESC, q.conv_id, q.device_id",
+                ps -> ps.setInt(1, top),
+                rs -> new LaggingDevice(rs.getString(1), deviceCursor(rs), Math.max(0, rs.getLong(8)))));
     }
 
     /** Columns 2-7 of a cursor row: user, device, member now, visible head, delivered, updated_at. */
@@ -142,27 +128,18 @@ public final class DirectoryListing {
                 updated == null ? null : updated.getTime());
     }
 
-    /** Reads one row of a listing. */
-    private interface RowReader<T> {
-        T read(ResultSet rs) throws SQLException;
-    }
-
     /**
      * One page of a listing: {@code sql} takes the id to start after and a row limit, and lists ids
      * in order; one row more than {@code limit} is read, only to tell that another page exists.
      */
-    private <T> Page<T> listPage(String what, String after, int limit, String sql, RowReader<T> row, Function<T, String> id) {
+    private <T> Page<T> listPage(String what, String after, int limit, String sql, Rows.Reader<T> row, Function<T, String> id) {
         if (after != null) Directory.checkId("after", after);
         if (limit < 1 || limit > MAX_PAGE) throw Directory.invalid("limit: must be from 1 to " + MAX_PAGE);
         return Transactions.run(db, what, c -> {
-            List<T> rows = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
+            List<T> rows = Rows.list(c, sql, ps -> {
                 ps.setString(1, after == null ? "" : after);
                 ps.setInt(2, limit + 1);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) rows.add(row.read(rs));
-                }
-            }
+            }, row);
             if (rows.size() <= limit) return new Page<>(rows, null);
             List<T> items = rows.subList(0, limit);
             return new Page<>(items, id.apply(items.get(limit - 1)));

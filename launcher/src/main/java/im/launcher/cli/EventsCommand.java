@@ -2,6 +2,7 @@ package im.launcher.cli;
 
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
+import im.infra.kafka.KafkaClients;
 import im.infra.kafka.TopicNames;
 import im.topics.EventRecord;
 import im.topics.MalformedRecordException;
@@ -11,7 +12,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -21,7 +22,6 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.utils.Utils;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -87,14 +87,9 @@ public final class EventsCommand {
             PrintWriter err = spec.commandLine().getErr();
             err.println("connecting to Kafka at " + servers + " ...");
             err.flush();
-            Properties p = new Properties();
-            p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
-            p.put(ConsumerConfig.CLIENT_ID_CONFIG, "im-events-tail");
-            p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-            p.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
-            p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-            p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-            try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
+            try (KafkaConsumer<String, String> consumer = KafkaClients.assignedConsumer(servers, Map.of(
+                    ConsumerConfig.CLIENT_ID_CONFIG, "im-events-tail",
+                    ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false"))) {
                 List<PartitionInfo> infos;
                 try {
                     infos = consumer.partitionsFor(topic, Duration.ofSeconds(timeoutSeconds));
