@@ -1,12 +1,13 @@
 package im.cursor;
 
 import im.infra.db.DatabaseUnavailableException;
+import im.infra.kafka.KafkaClients;
 import im.infra.kafka.TopicNames;
 import im.topics.CursorRecord;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +17,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,24 +32,20 @@ public final class KafkaCursorSink implements CursorSink {
     /** The longest a publish may hold the cursor transaction (and its row locks) open. */
     public static final Duration TIMEOUT = Duration.ofSeconds(5);
 
-    private final Properties props;
+    private final String bootstrap;
+    private final Map<String, Object> settings;
     private final String topic;
     private KafkaProducer<String, String> producer;   // guarded by this; null until first use or after a failure
 
     public KafkaCursorSink(String bootstrap, TopicNames topics, String clientId) {
+        this.bootstrap = bootstrap;
         this.topic = topics.cursors();
-        props = new Properties();
-        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        props.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
-        props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        props.put(ProducerConfig.LINGER_MS_CONFIG, "0");
         long ms = TIMEOUT.toMillis();
-        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(ms));
-        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(ms - 1000));
-        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, String.valueOf(ms));
-        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        settings = Map.of(ProducerConfig.CLIENT_ID_CONFIG, clientId,
+                ProducerConfig.LINGER_MS_CONFIG, "0",
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(ms),
+                ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(ms - 1000),
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, String.valueOf(ms));
     }
 
     @Override
@@ -72,7 +68,7 @@ public final class KafkaCursorSink implements CursorSink {
     }
 
     private synchronized KafkaProducer<String, String> producer() {
-        if (producer == null) producer = new KafkaProducer<>(props);
+        if (producer == null) producer = KafkaClients.durableProducer(bootstrap, settings);
         return producer;
     }
 
