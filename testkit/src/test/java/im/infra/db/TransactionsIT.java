@@ -2,6 +2,7 @@ package im.infra.db;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
@@ -46,7 +47,14 @@ class TransactionsIT {
         } finally {
             pool.shutdownNow();
         }
-        assertEquals(3, attempts.get(), "two first runs, one of them aborted as a deadlock and run once more");
+        // Two first runs, one of them aborted as a deadlock and run again. The rerun can deadlock once
+        // more: a row lock is not handed to the transaction that waited for it, so when the machine
+        // is busy the victim's rerun can take its first row before the survivor, woken by the abort,
+        // takes it, and the two wait for each other again (seen in a clean-clone run: 4 runs). Each
+        // side is bounded by MAX_ATTEMPTS; both commit exactly once either way (checked below).
+        int runs = attempts.get();
+        assertTrue(runs >= 3 && runs <= 2 * Transactions.MAX_ATTEMPTS,
+                "at least one rerun after the deadlock, at most MAX_ATTEMPTS runs per side: " + runs);
         try (Connection c = db.getConnection(); Statement st = c.createStatement();
              var rs = st.executeQuery("SELECT string_agg(display_name, ',' ORDER BY user_id) FROM users")) {
             rs.next();
