@@ -2,6 +2,7 @@ package im.gateway;
 
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
+import im.infra.kafka.ConsumerDefaults;
 import im.infra.kafka.Replication;
 import im.infra.kafka.TopicNames;
 import im.infra.kafka.Topics;
@@ -117,7 +118,7 @@ final class PushHub implements AutoCloseable {
         Properties cp = new Properties();
         cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         cp.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        cp.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "50");
+        cp.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, ConsumerDefaults.FETCH_MAX_WAIT_MS);
         cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         consumer = new KafkaConsumer<>(cp);
