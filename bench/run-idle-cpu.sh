@@ -51,18 +51,20 @@ if [ "$THREADS" -gt 0 ]; then
   for t in /proc/"$JVM"/task/*; do tstart[${t##*/}]=$(ticks "$JVM/task/${t##*/}"); done
 fi
 sleep "$WINDOW"
+# every reading first, then jcmd (its Attach Listener would count otherwise)
+declare -A pend tend tname
+for p in "${!start[@]}"; do pend[$p]=$(ticks "$p"); done
 if [ "$THREADS" -gt 0 ]; then
-  declare -A tname
+  for t in /proc/"$JVM"/task/*; do tend[${t##*/}]=$(ticks "$JVM/task/${t##*/}"); done
   # jcmd names every Java thread in full and gives its native id (nid=0x...)
   if command -v jcmd >/dev/null && dump=$(jcmd "$JVM" Thread.print 2>/dev/null); then
     while IFS=$'\t' read -r nid tn; do tname[$nid]=$tn; done < <(printf '%s\n' "$dump" \
       | sed -n 's/^"\(.*\)" .* nid=\(0x[0-9a-f]*\) .*/\2\t\1/p' | while IFS=$'\t' read -r h n; do printf '%d\t%s\n' "$h" "$n"; done)
   fi
   trows=""
-  for t in /proc/"$JVM"/task/*; do
-    tid=${t##*/}
-    d=$(( $(ticks "$JVM/task/$tid") - ${tstart[$tid]:-0} )); [ "$d" -le 0 ] && continue
-    n=${tname[$tid]:-$(cat "$t/comm" 2>/dev/null || echo '?')}
+  for tid in "${!tend[@]}"; do
+    d=$(( ${tend[$tid]} - ${tstart[$tid]:-0} )); [ "$d" -le 0 ] && continue
+    n=${tname[$tid]:-$(cat "/proc/$JVM/task/$tid/comm" 2>/dev/null || echo '?')}
     trows+="$(printf '%-8s %8s  %s' "$tid" "$(awk -v d="$d" -v t="$TCK" -v w="$WINDOW" 'BEGIN{printf "%.2f", 100*d/t/w}')" "$n")"$'\n'
   done
   printf 'busiest threads of the platform JVM (pid %s) over %s s:\n' "$JVM" "$WINDOW"
@@ -73,7 +75,7 @@ fi
 total=0
 rows=""
 for p in "${!start[@]}"; do
-  d=$(( $(ticks "$p") - ${start[$p]} )); [ "$d" -lt 0 ] && d=0
+  d=$(( ${pend[$p]} - ${start[$p]} )); [ "$d" -lt 0 ] && d=0
   total=$(( total + d ))
   rows+="$(printf '%-8s %8s  %s' "$p" "$(awk -v d="$d" -v t="$TCK" -v w="$WINDOW" 'BEGIN{printf "%.1f", 100*d/t/w}')" "${name[$p]}")"$'\n'
 done
