@@ -2,6 +2,7 @@ package im.gateway;
 
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
+import im.infra.kafka.ConsumerDefaults;
 import im.infra.kafka.KafkaClients;
 import im.infra.kafka.Topics;
 import im.protocol.Event;
@@ -95,7 +96,7 @@ final class PushHub implements AutoCloseable {
         producer = KafkaClients.durableProducer(bootstrap, Map.of(ProducerConfig.LINGER_MS_CONFIG, "0",
                 ProducerConfig.MAX_BLOCK_MS_CONFIG, "2000"));
         publishHeartbeat();
-        consumer = KafkaClients.assignedConsumer(bootstrap, Map.of(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "50"));
+        consumer = KafkaClients.assignedConsumer(bootstrap, Map.of(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, ConsumerDefaults.FETCH_MAX_WAIT_MS));
         List<TopicPartition> parts = List.of(new TopicPartition(cfg.topics().channel(cfg.gatewayId()), 0),
                 new TopicPartition(cfg.topics().notices(), 0));
         consumer.assign(parts);

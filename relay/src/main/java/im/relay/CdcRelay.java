@@ -245,7 +245,14 @@ public final class CdcRelay implements AutoCloseable {
                             done.complete(success ? null : error != null ? error : new IllegalStateException(message)))
                     .notifying(this::handleBatch)
                     .build();
-            Thread t = new Thread(engine, "relay-engine-" + cfg.slot());
+            DebeziumEngine<RecordChangeEvent<SourceRecord>> started = engine;
+            Thread t = new Thread(() -> {
+                // inherited by the engine's threads: ends the change queue's spin (TimerSlack)
+                if (!TimerSlack.setForThisThread(TimerSlack.ENGINE_NANOS)) {
+                    log.debug("relay cannot set the engine threads' timer slack (not Linux?)");
+                }
+                started.run();
+            }, "relay-engine-" + cfg.slot());
             t.setDaemon(true);
             t.start();
             boolean lockLost = false;

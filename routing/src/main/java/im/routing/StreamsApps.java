@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.util.Properties;
+import im.infra.kafka.ConsumerDefaults;
 import im.infra.kafka.Replication;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -35,7 +36,7 @@ public final class StreamsApps {
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), "1500");
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
-        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), "50");
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), ConsumerDefaults.FETCH_MAX_WAIT_MS);
         // Internal topics hold the stores' state: replicated as the platform's own topics are, and
         // written by an idempotent acks=all producer (the Kafka 4 defaults, stated so no one relaxes them).
         p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, Integer.toString(replication.factor()));
