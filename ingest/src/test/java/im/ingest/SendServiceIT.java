@@ -329,7 +329,7 @@ class SendServiceIT {
     /**
      * A statement of the batch fails: the (sender, cmid) key is taken by a transaction that
      * commits while the batch's insert waits on it (as a send of another lane would). The batch
-     * rolls back and runs again without that send, which then runs on its own: the others commit,
+     * rolls back and runs again, and its pre-check now finds the winner: the others commit,
      * gap-free, and the racing one gets the outcome a single send would (here CMID_CONFLICT: the
      * winner is in another conversation).
      */
@@ -357,6 +357,65 @@ class SendServiceIT {
             assertEquals(List.of(1L, 2L, 3L, 4L), msgSeqs("c-ab"));
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /**
+     * One conversation, one batch, every kind of outcome: each send is decided in order, a refused
+     * one takes no seq, a cmid whose first use was refused is free for a later send, and the dup
+     * of a send of the same batch gets that send's seq, mid and commit time.
+     */
+    @Test
+    void aBatchMixingRefusedAndAcceptedSendsOfOneConversationNumbersOnlyTheAccepted() throws Exception {
+        dir.reinstallDevice("d-bo");   // bo's principal is now a stale install
+        var out = sends.sendAsOneBatch(List.of(
+                new SendService.Request(cy, "c-ab", "cm-1", "cy is not a member"),
+                new SendService.Request(ana, "c-ab", "cm-1", "one"),
+                new SendService.Request(bo, "c-ab", "cm-9", "from the old install"),
+                new SendService.Request(ana, "c-ab", "cm-1", "one"),
+                new SendService.Request(ana, "c-ab", "cm-1", "cm-1 again with another body"),
+                new SendService.Request(ana, "c-ab", "cm-2", "two")));
+        assertEquals(ErrorCode.NOT_MEMBER, refused(out.get(0)));
+        SendResult one = ok(out.get(1));
+        assertEquals(3, one.seq(), "cy's cmid cm-1 was refused, so ana's cm-1 is a new send and the first seq");
+        assertFalse(one.dup());
+        assertEquals(ErrorCode.STALE_INSTALL, refused(out.get(2)));
+        SendResult dup = ok(out.get(3));
+        assertTrue(dup.dup());
+        assertEquals(List.of(one.seq(), one.mid(), one.at()), List.of(dup.seq(), dup.mid(), dup.at()));
+        assertEquals(ErrorCode.CMID_CONFLICT, refused(out.get(4)));
+        assertEquals(4, ok(out.get(5)).seq());
+        assertEquals(List.of(1L, 2L, 3L, 4L), msgSeqs("c-ab"));
+        assertEquals(4, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"));
+        assertEquals(one.at(), ((java.sql.Timestamp) single("SELECT created_at FROM events WHERE seq = 3 AND conv_id = 'c-ab'")).toInstant());
+    }
+
+    /**
+     * A send whose row PostgreSQL (here the driver) refuses fails the batch's insert statement:
+     * the batch is split until that send is alone, it gets its own failure, and the others commit
+     * with gap-free seqs in the order they came.
+     */
+    @Test
+    void aSendWhoseRowIsRefusedByTheDatabaseFailsAloneAndTheOthersCommitGapFree() throws Exception {
+        var out = sends.sendAsOneBatch(List.of(
+                new SendService.Request(ana, "c-ab", "cm-1", "one"),
+                new SendService.Request(bo, "c-ab", "cm-2", "two"),
+                new SendService.Request(ana, "c-ab", "cm-3", "a NUL \u0000 the codec would have refused"),
+                new SendService.Request(bo, "c-ab", "cm-4", "four")));
+        assertEquals(3, ok(out.get(0)).seq());
+        assertEquals(4, ok(out.get(1)).seq());
+        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> out.get(2).get(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof IllegalStateException, "its own failure: " + e.getCause());
+        assertEquals(5, ok(out.get(3)).seq());
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L), msgSeqs("c-ab"));
+        assertEquals(0, count("SELECT count(*) FROM events WHERE cmid = 'cm-3'"));
+    }
+
+    private Object single(String sql) throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getObject(1);
         }
     }
 
