@@ -319,13 +319,8 @@ public final class SendService implements AutoCloseable {
             ps.setString(9, user);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
-                    // The sender left while we waited for the conversation's lock. Give the seq
-                    // back (we hold the lock, and it was the last one allocated) so a batch's later
-                    // sends stay gap-free; a transaction of its own would roll it back anyway.
-                    try (PreparedStatement undo = c.prepareStatement(SendSql.UNDO_SEQ)) {
-                        undo.setString(1, conv);
-                        undo.executeUpdate();
-                    }
+                    // The sender left while we waited for the conversation's lock; the rollback
+                    // that follows this refusal gives the seq back.
                     throw new SendRejectedException(ErrorCode.NOT_MEMBER, "not a member of " + conv);
                 }
                 return new SendResult(conv, seq, mid, false, who.installEpoch(), rs.getTimestamp(1).toInstant());

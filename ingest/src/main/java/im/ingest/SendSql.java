@@ -23,10 +23,6 @@ public final class SendSql {
     public static final String NEXT_SEQ =
             "UPDATE conversations SET head_seq = head_seq + 1 WHERE conv_id = ? RETURNING head_seq";
 
-    /** Gives back the seq just allocated, while its lock is still held (a send refused after allocation). */
-    public static final String UNDO_SEQ =
-            "UPDATE conversations SET head_seq = head_seq - 1 WHERE conv_id = ?";
-
     /**
      * Inserts the event only if the sender is still a member, checked after the conversation
      * lock is held (a statement-level snapshot taken after any concurrent leave committed).
