@@ -15,6 +15,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -32,11 +33,21 @@ abstract class SendTestBase {
     void setUp(TestStack stack) {
         db = stack.dataSource();
         dir = new Directory(db, Clock.systemUTC());
-        sends = new SendService(db, Faults.none(), Clock.systemUTC());
+        sends = newSendService();
         ana = register("u-ana", "d-ana");
         bo = register("u-bo", "d-bo");
         cy = register("u-cy", "d-cy");
         dir.createConversation("c-ab", "direct", List.of("u-ana", "u-bo"));   // join events: seq 1, 2
+    }
+
+    /** The service under test: group commit with the default lanes. */
+    SendService newSendService() {
+        return new SendService(db, Faults.none(), Clock.systemUTC());
+    }
+
+    @AfterEach
+    void closeSends() {
+        sends.close();
     }
 
     DevicePrincipal register(String user, String device) {
