@@ -60,7 +60,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * Send path benchmark: {@code sent} latency through the gateway (SDK and raw WebSocket) beside
+ * Send path benchmark: {@code sent} latency through the gateway (SDK, raw and lean WebSocket) beside
  * the floor, which is the very SQL of one send ({@link SendSql}) run by pgbench against the same
  * PostgreSQL, database and conversations, in the same run.
  *
@@ -90,7 +90,8 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
     int warmup = 5;
     @Option(names = "--body-bytes", description = "message body size, default ${DEFAULT-VALUE}")
     int bodyBytes = 200;
-    @Option(names = "--modes", split = ",", description = "any of sdk,raw,pgbench; default ${DEFAULT-VALUE}")
+    @Option(names = "--modes", split = ",", description = "any of sdk,raw,lean,pgbench (lean: blocking WebSocket"
+            + " clients without the JDK HttpClient's threads, the cheapest load generator); default ${DEFAULT-VALUE}")
     List<String> modes = List.of("sdk", "raw", "pgbench");
     @Option(names = "--raw", description = "only the raw WebSocket mode (same as --modes raw,pgbench)")
     boolean rawOnly;
@@ -127,6 +128,11 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
         if (rawOnly) modes = List.of("raw", "pgbench");
         if (senders < 1 || conversations < 1 || seconds < 1 || warmup < 0 || bodyBytes < 1) {
             System.err.println("senders, conversations, seconds, body-bytes must be >= 1");
+            return 2;
+        }
+        List<String> unknown = modes.stream().filter(m -> !List.of("sdk", "raw", "lean", "pgbench").contains(m)).toList();
+        if (!unknown.isEmpty()) {
+            System.err.println("unknown --modes " + unknown + ": use any of sdk,raw,lean,pgbench");
             return 2;
         }
         boolean wantPgbench = modes.contains("pgbench");
@@ -167,8 +173,9 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
                 try (Gateway gw = new Gateway(GatewayConfig.from(Settings.of(env)), db.dataSource(), Faults.none(),
                         Clock.systemUTC()).start()) {
                     URI uri = URI.create("ws://127.0.0.1:" + gw.port() + "/ws");
-                    if (modes.contains("sdk")) runGateway("gateway sdk", uri, tokens, groups, body, tmp, true);
-                    if (modes.contains("raw")) runGateway("gateway raw", uri, tokens, groups, body, tmp, false);
+                    if (modes.contains("sdk")) runGateway("gateway sdk", uri, tokens, groups, body, tmp);
+                    if (modes.contains("raw")) runGateway("gateway raw", uri, tokens, groups, body, tmp);
+                    if (modes.contains("lean")) runGateway("gateway lean", uri, tokens, groups, body, tmp);
                 }
                 if (wantPgbench) {
                     Path script = writeScript(tmp);
@@ -231,10 +238,12 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
         void close();
     }
 
-    private void runGateway(String mode, URI uri, List<String> tokens, int groups, String body, Path tmp, boolean sdk)
+    private void runGateway(String mode, URI uri, List<String> tokens, int groups, String body, Path tmp)
             throws Exception {
         List<Sender> conns = new ArrayList<>();
-        HttpClient http = sdk ? null : HttpClient.newBuilder().executor(Executors.newCachedThreadPool(r -> {
+        boolean sdk = mode.endsWith("sdk");
+        boolean lean = mode.endsWith("lean");
+        HttpClient http = sdk || lean ? null : HttpClient.newBuilder().executor(Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "raw-ws-io");
             t.setDaemon(true);
             return t;
@@ -242,6 +251,7 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
         try {
             for (int i = 0; i < senders; i++) {
                 conns.add(sdk ? sdkSender(uri, tokens.get(i), tmp.resolve("client-" + mode.replace(' ', '-') + "-" + i))
+                        : lean ? leanSender(uri, tokens.get(i), i)
                         : rawSender(http, uri, tokens.get(i), i));
             }
             Row r = closedLoop(mode, conns, groups, body);
@@ -310,6 +320,32 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
             @Override
             public void close() {
                 ws.sendClose(WebSocket.NORMAL_CLOSURE, "bye").orTimeout(2, TimeUnit.SECONDS).exceptionally(e -> null).join();
+            }
+        };
+    }
+
+    /** A sender on {@link BlockingWs}: the sending thread writes the frame and reads the reply itself. */
+    private Sender leanSender(URI uri, String token, int idx) throws Exception {
+        BlockingWs ws = BlockingWs.open(uri);
+        ws.sendText(codec.encode(new Auth("a", token)));
+        ServerFrame authed = codec.decodeServer(ws.readText());
+        if (!(authed instanceof Authed)) throw new IllegalStateException("auth failed: " + authed);
+        String prefix = "l" + idx + "-" + Long.toString(System.nanoTime(), 36) + "-";
+        long[] rid = new long[1];
+        return new Sender() {
+            @Override
+            public void sendOne(String conv, String body) throws Exception {
+                String r = "r" + ++rid[0];
+                ws.sendText(codec.encode(new Send(r, conv, prefix + rid[0], body)));
+                ServerFrame f = codec.decodeServer(ws.readText());
+                if (!(f instanceof Sent s) || !s.rid().equals(r) || s.dup()) {
+                    throw new IllegalStateException("unexpected reply " + f);
+                }
+            }
+
+            @Override
+            public void close() {
+                ws.close();
             }
         };
     }

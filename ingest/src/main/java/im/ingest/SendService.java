@@ -30,16 +30,17 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Group commit.</b> With {@code lanes > 0} concurrent sends are committed together: each
  * conversation belongs to one lane (by hash), a lane's thread takes every send waiting for it (up
- * to {@code batchMax}) and runs them in order in one transaction with one COMMIT (one WAL flush
- * instead of one per send). Every send of a batch is answered only after that COMMIT. Within a
- * batch a send sees the ones before it, so two sends with the same cmid are a send and its dup.
- * A refused send writes nothing (its seq allocation is undone before the next send runs), so the
- * others keep gap-free seqs. A send whose statements fail is taken out: the batch is rolled back
- * and run again without it, and the failed one gets its own outcome. A failed COMMIT leaves every
- * send of the batch unknown: each caller gets {@link DatabaseUnavailableException} and resends
- * with the same cmid. The lanes' queues are not bounded here: each caller is a thread blocked on
- * its own send, so the gateway's worker pool bounds them. {@code lanes = 0} runs each send in a
- * transaction of its own on the caller's thread.
+ * to {@code batchMax}) and commits them in one transaction with one COMMIT (one WAL flush instead
+ * of one per send), as a few set-based statements whatever the batch's size ({@link SendBatch}).
+ * Every send of a batch is answered only after that COMMIT. Within a batch a send sees the ones
+ * before it, so two sends with the same cmid are a send and its dup. A refused send takes no seq,
+ * so the others keep gap-free seqs. A statement that fails for a reason other than the database's
+ * state splits the batch until the send that fails is alone and gets its own failure. A failed
+ * COMMIT leaves every send of the batch unknown: each caller gets
+ * {@link DatabaseUnavailableException} and resends with the same cmid. The lanes' queues are not
+ * bounded here: each caller is a thread blocked on its own send, so the gateway's worker pool
+ * bounds them. {@code lanes = 0} runs each send in a transaction of its own on the caller's
+ * thread, with the per-send statements of {@link SendSql} (the ones the benchmark gives pgbench).
  */
 public final class SendService implements AutoCloseable {
     private static final String UNIQUE_VIOLATION = "23505";
@@ -55,6 +56,7 @@ public final class SendService implements AutoCloseable {
     private final Clock clock;
     private final int batchMax;
     private final Lane[] lanes;
+    private final SendBatch setBased;
     private final AtomicLong transactions = new AtomicLong();
     private final AtomicLong committedSends = new AtomicLong();
     private volatile boolean closed;
@@ -75,6 +77,7 @@ public final class SendService implements AutoCloseable {
         this.faults = faults;
         this.clock = clock;
         this.batchMax = batchMax;
+        this.setBased = new SendBatch(db, faults, clock);
         this.lanes = new Lane[lanes];
         for (int i = 0; i < lanes; i++) this.lanes[i] = new Lane(i);
     }
@@ -153,7 +156,8 @@ public final class SendService implements AutoCloseable {
         }
     }
 
-    private record Pending(Request request, CompletableFuture<SendResult> outcome) {}
+    /** A send waiting for its batch's outcome. */
+    record Pending(Request request, CompletableFuture<SendResult> outcome) {}
 
     private final class Lane {
         final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
@@ -186,104 +190,53 @@ public final class SendService implements AutoCloseable {
     }
 
     /**
-     * Runs the batch in one transaction until it commits: a send whose statements fail is taken
-     * out (answered on its own) and the rest run again; a deadlock or serialization failure runs
-     * the whole batch again, at most {@value #CONFLICT_ATTEMPTS} times.
+     * Runs the batch until it is answered: a deadlock or serialization failure runs it again (at
+     * most {@value #CONFLICT_ATTEMPTS} times); a row skipped because a concurrent transaction
+     * committed its cmid runs it again (the pre-check then finds that row); a statement that fails
+     * for any other reason splits the batch in halves, run one after the other, until the send
+     * that fails is alone and gets its own failure.
      */
     private void commitBatch(List<Pending> batch) {
-        List<Pending> todo = new ArrayList<>(batch);
         int conflicts = 0;
-        while (!todo.isEmpty()) {
-            Round r = oneTransaction(todo);
-            if (r.conflict != null) {
-                if (++conflicts >= CONFLICT_ATTEMPTS) {
-                    failAll(todo, DatabaseUnavailableException.classify("send", r.conflict));
+        int reruns = 0;
+        while (true) {
+            SendBatch.Outcome r = setBased.run(batch, events -> {
+                transactions.incrementAndGet();
+                committedSends.addAndGet(events);
+            });
+            switch (r.kind()) {
+                case DONE -> {
                     return;
                 }
-                continue;
-            }
-            if (r.culprit < 0) return;   // committed (or failed as a whole): every send answered
-            Pending bad = todo.remove(r.culprit);
-            if (r.culpritError instanceof CmidRace) {
-                // A send with this cmid in another lane committed first: alone, it finds it as a dup.
-                Request req = bad.request();
-                complete(bad, () -> sendAlone(req.who(), req.conv(), req.cmid(), req.body()));
-            } else {
-                bad.outcome.completeExceptionally(r.culpritError);
-            }
-        }
-    }
-
-    /** The result of one try: all answered (culprit -1), one send to take out, or a conflict. */
-    private record Round(int culprit, RuntimeException culpritError, SQLException conflict) {}
-
-    private Round oneTransaction(List<Pending> todo) {
-        int n = todo.size();
-        Object[] out = new Object[n];   // SendResult or SendRejectedException
-        try (Connection c = db.getConnection()) {
-            c.setAutoCommit(false);
-            int writes = 0;
-            for (int i = 0; i < n; i++) {
-                Request req = todo.get(i).request();
-                try {
-                    SendResult r = inTransaction(c, req.who(), req.conv(), req.cmid(), req.body());
-                    out[i] = r;
-                    if (!r.dup()) writes++;
-                } catch (SendRejectedException e) {
-                    out[i] = e;
-                } catch (SQLException | RuntimeException e) {
-                    Transactions.rollbackQuietly(c, e);
-                    if (e instanceof SQLException sql) {
-                        if (DatabaseUnavailableException.isTransientConflict(sql)) return new Round(-1, null, sql);
-                        if (DatabaseUnavailableException.isUnavailable(sql)) {
-                            failAll(todo, DatabaseUnavailableException.classify("send", sql));
-                            return new Round(-1, null, null);
-                        }
-                        return new Round(i, isCmidRace(sql) ? new CmidRace() : DatabaseUnavailableException.classify("send", sql), null);
+                case CONFLICT -> {
+                    if (++conflicts >= CONFLICT_ATTEMPTS) {
+                        failAll(batch, r.error());
+                        return;
                     }
-                    return new Round(i, (RuntimeException) e, null);
+                }
+                case RERUN -> {
+                    // Each rerun turns at least one send into a dup or a refusal, so this ends.
+                    if (++reruns > batch.size()) {
+                        failAll(batch, new DatabaseUnavailableException("send: the batch kept losing races (nothing written; resend)", null));
+                        return;
+                    }
+                }
+                case SPLIT -> {
+                    if (batch.size() == 1) {
+                        batch.get(0).outcome.completeExceptionally(r.error());
+                    } else {
+                        int half = batch.size() / 2;
+                        commitBatch(new ArrayList<>(batch.subList(0, half)));
+                        commitBatch(new ArrayList<>(batch.subList(half, batch.size())));
+                    }
+                    return;
                 }
             }
-            try {
-                if (writes > 0) {
-                    faults.maybeHalt(FaultPoint.SEND_BEFORE_COMMIT);
-                    if (writes > 1) faults.maybeHalt(FaultPoint.SEND_BATCH_BEFORE_COMMIT);
-                    c.commit();
-                    transactions.incrementAndGet();
-                } else {
-                    c.rollback();   // dups and refusals only: read only
-                }
-            } catch (SQLException e) {
-                Transactions.rollbackQuietly(c, e);
-                if (DatabaseUnavailableException.isTransientConflict(e)) return new Round(-1, null, e);
-                failAll(todo, DatabaseUnavailableException.classify("send (commit: outcome unknown)", e));
-                return new Round(-1, null, null);
-            }
-        } catch (SQLException e) {   // no connection
-            failAll(todo, DatabaseUnavailableException.classify("send", e));
-            return new Round(-1, null, null);
         }
-        for (int i = 0; i < n; i++) {
-            if (out[i] instanceof SendResult r) {
-                if (!r.dup()) committedSends.incrementAndGet();
-                todo.get(i).outcome.complete(r);
-            } else {
-                todo.get(i).outcome.completeExceptionally((SendRejectedException) out[i]);
-            }
-        }
-        return new Round(-1, null, null);
     }
 
     private static void failAll(List<Pending> todo, RuntimeException e) {
-        todo.forEach(p -> p.outcome.completeExceptionally(e));
-    }
-
-    private static void complete(Pending p, java.util.function.Supplier<SendResult> run) {
-        try {
-            p.outcome.complete(run.get());
-        } catch (RuntimeException e) {
-            p.outcome.completeExceptionally(e);
-        }
+        SendBatch.failAll(todo, e);
     }
 
     private static boolean isCmidRace(SQLException e) {
@@ -366,13 +319,8 @@ public final class SendService implements AutoCloseable {
             ps.setString(9, user);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
-                    // The sender left while we waited for the conversation's lock. Give the seq
-                    // back (we hold the lock, and it was the last one allocated) so a batch's later
-                    // sends stay gap-free; a transaction of its own would roll it back anyway.
-                    try (PreparedStatement undo = c.prepareStatement(SendSql.UNDO_SEQ)) {
-                        undo.setString(1, conv);
-                        undo.executeUpdate();
-                    }
+                    // The sender left while we waited for the conversation's lock; the rollback
+                    // that follows this refusal gives the seq back.
                     throw new SendRejectedException(ErrorCode.NOT_MEMBER, "not a member of " + conv);
                 }
                 return new SendResult(conv, seq, mid, false, who.installEpoch(), rs.getTimestamp(1).toInstant());
