@@ -307,16 +307,7 @@ public final class FrameCodec {
     }
 
     /** Reads and checks the fields of one JSON object; {@code path} prefixes field names in messages. */
-    private static final class Fields {
-        private final ObjectNode obj;
-        private final String path;
-        private final String rid;
-
-        Fields(ObjectNode obj, String path, String rid) {
-            this.obj = obj;
-            this.path = path;
-            this.rid = rid;
-        }
+    private record Fields(ObjectNode obj, String path, String rid) {
 
         private ProtocolException error(ErrorCode code, String name, String problem) {
             return new ProtocolException(code, rid, path + name + ": " + problem);
