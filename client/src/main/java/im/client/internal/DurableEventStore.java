@@ -83,6 +83,8 @@ public final class DurableEventStore {
     private final Path stateFile;
     private final Map<String, Conv> convs;
     private long logBytes;
+    /** The log, kept open between commits (opening it per batch was a tenth of the receive thread's samples); null until the first commit. */
+    private FileChannel appender;
 
     private DurableEventStore(Path logFile, Path stateFile, Map<String, Conv> convs, long logBytes) {
         this.logFile = logFile;
@@ -262,7 +264,8 @@ public final class DurableEventStore {
         buf.write(EventStoreFiles.encodeCommit(events, changed));
         buf.write('\n');
         byte[] bytes = buf.toByteArray();
-        try (FileChannel ch = FileChannel.open(logFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+        {
+            FileChannel ch = logChannel();
             ch.truncate(logBytes); // drop the tail of an earlier failed commit
             ByteBuffer bb = ByteBuffer.wrap(bytes);
             long pos = logBytes;
@@ -288,6 +291,29 @@ public final class DurableEventStore {
             c.cursor = after.get(conv);
         }
         return new Result(List.copyOf(addedFlat), before, after);
+    }
+
+    /** The open log; reopened if closed (an interrupt during a write closes a channel). */
+    private FileChannel logChannel() throws IOException {
+        if (appender == null || !appender.isOpen()) {
+            appender = FileChannel.open(logFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        }
+        return appender;
+    }
+
+    /**
+     * Closes the log file; waits for a commit under way (commits hold the same monitor). A later
+     * commit would reopen the file. Called by the client before it releases the state directory.
+     */
+    public synchronized void close() {
+        if (appender != null) {
+            try {
+                appender.close();
+            } catch (IOException e) {
+                log.debug("closing {}: {}", logFile, e.toString());
+            }
+            appender = null;
+        }
     }
 
     /** From {@code from}, moves over seqs stored (or about to be) one by one. */
