@@ -83,7 +83,7 @@ public final class DurableEventStore {
     private final Path stateFile;
     private final Map<String, Conv> convs;
     private long logBytes;
-    /** The log, kept open between commits (opening it per batch was a tenth of the receive thread's samples); null until the first commit. */
+    /** The log, kept open between commits (opening it per batch was a third of the store's Java samples); null until the first commit. */
     private FileChannel appender;
 
     private DurableEventStore(Path logFile, Path stateFile, Map<String, Conv> convs, long logBytes) {
