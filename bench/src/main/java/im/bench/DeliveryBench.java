@@ -637,7 +637,10 @@ public final class DeliveryBench implements Callable<Integer> {
         SendBench.CpuSample cpu1 = SendBench.CpuSample.now();
         RoleCpu.Snapshot roles1 = RoleCpu.now(pgDataDir);
         roleCpuMs = roles0 == null ? Map.of() : RoleCpu.between(roles0, roles1);
-        if (roles0 != null) System.out.println("# CPU of threads no role claimed, busiest:" + RoleCpu.topOthers(roles0, roles1, 6));
+        if (roles0 != null) {
+            System.out.println("# CPU of threads no role claimed, busiest:" + RoleCpu.top(roles0, roles1, "other", 6));
+            System.out.println("# CPU of the bench clients' threads, busiest:" + RoleCpu.top(roles0, roles1, "bench clients", 8));
+        }
         // Changes committed in the window reach the relay a little later; keep observing for 1 s.
         Thread.sleep(1000);
         lagSink.set(null);

@@ -58,11 +58,14 @@ final class RoleCpu {
         return ms;
     }
 
-    /** The busiest thread names (digits folded) that no role claimed, for the next look at {@link #roleOf}. */
-    static String topOthers(Snapshot a, Snapshot b, int k) {
+    /**
+     * The busiest thread names (digits folded) of {@code role}, with their total ms: for "other",
+     * the next look at {@link #roleOf}; for "bench clients", which SDK thread takes the CPU.
+     */
+    static String top(Snapshot a, Snapshot b, String role, int k) {
         Map<String, Double> byName = new HashMap<>();
         for (Map.Entry<Long, Long> e : b.threadNanos().entrySet()) {
-            if (!"other".equals(b.threadRole().get(e.getKey()))) continue;
+            if (!role.equals(b.threadRole().get(e.getKey()))) continue;
             String name = b.threadName().get(e.getKey()).replaceAll("[0-9]+", "N");
             byName.merge(name, (e.getValue() - a.threadNanos().getOrDefault(e.getKey(), 0L)) / 1e6, Double::sum);
         }
@@ -74,6 +77,7 @@ final class RoleCpu {
 
     static String roleOf(String thread) {
         String t = thread.toLowerCase(java.util.Locale.ROOT);
+        if (t.startsWith("bench-delivery")) return "delivery"; // the bench's delivery Streams app, not a client
         if (t.startsWith("bench-") || t.startsWith("httpclient") || t.contains("websocket") || t.startsWith("im-client")) return "bench clients";
         if (t.contains("delivery")) return "delivery";
         if (t.contains("sweeper")) return "sweeper";

@@ -34,9 +34,11 @@ public final class ClientCore implements AutoCloseable {
     private final StateDirLock lock;
     /** Prefix of every thread of this client ({@code im-client-N-}). */
     private final String threadPrefix;
+    private final DurableEventStore store;
 
     private ClientCore(ClientOptions options, Clock clock, DurableOutbox outbox, DurableEventStore store, ClientFaults faults,
                        StateDirLock lock) {
+        this.store = store;
         String name = "im-client-" + INSTANCES.incrementAndGet();
         this.lock = lock;
         this.threadPrefix = name + "-";
@@ -127,6 +129,7 @@ public final class ClientCore implements AutoCloseable {
                 log.warn("the receive thread did not stop within {} ms; releasing the state directory anyway", STOP_WAIT_MILLIS);
             }
         }
+        store.close(); // after the receive thread: a commit under way finishes first
         lock.close();
     }
 

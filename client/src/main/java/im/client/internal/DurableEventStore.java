@@ -23,20 +23,25 @@ import org.slf4j.LoggerFactory;
  * The device's durable event store, beside the outbox in {@code stateDir}:
  *
  * <ul>
- *   <li>{@code events.log}: append-only, one JSON event per line, each event once per (conv, seq).</li>
- *   <li>{@code events.state}: replaced atomically ({@link AtomicFile}) after every batch: the format
- *       version, the committed length of the log ({@code logBytes}) and the contiguous cursor of
- *       every conversation.</li>
+ *   <li>{@code events.log}: append-only. A batch (one push batch or one sync page) is its new
+ *       events, one JSON line each (each (conv, seq) once), then one commit record: the batch's
+ *       length and CRC-32 and the cursors it moved.</li>
+ *   <li>{@code events.state}: a checkpoint, replaced atomically ({@link AtomicFile}) only at open:
+ *       the format version, a committed length of the log ({@code logBytes}) and every cursor at
+ *       that point.</li>
  * </ul>
  *
- * <p>A batch (one push batch or one sync page) commits in two steps: append its new events to the
- * log at {@code logBytes} and fsync, then atomically replace the state with the new length and
- * cursors. It is committed when the state is replaced; only then does a method return, so a caller
- * that acks afterwards never acks anything a restarted process would not see. Log bytes past
- * {@code logBytes} belong to a batch whose commit never returned (nothing was acked or reported for
- * it) and are cut off at open. A log <em>shorter</em> than {@code logBytes}, or a damaged record or
- * state file, fails {@link #open} with a message naming the file: committed state is never dropped
- * silently.
+ * <p>A batch commits with one write and one fsync of the log; only then does a method return, so
+ * a caller that acks afterwards never acks anything a restarted process would not see. (Format 1
+ * replaced the state file after every batch: three fsyncs, a file creation and a rename per batch,
+ * which made the SDK the largest CPU consumer of the delivery bench; see docs/benchmarks.md.) At
+ * open, past the checkpoint, a batch counts once its commit record follows it whole with matching
+ * length and CRC; the first that does not is a write cut short by a crash (never acked or reported)
+ * and is cut off with everything after it. A log <em>shorter</em> than the checkpoint, a damaged
+ * record before it, a valid commit record after a damaged batch, or a damaged state file fails
+ * {@link #open} with a message naming the file: committed state is never dropped silently, except
+ * that damage to the last batch cannot be told from a torn write (as in a database's WAL); the
+ * cursor then falls back to the previous commit and the client syncs the rest again.
  *
  * <p>The cursor of a conversation is contiguous: every visible event with seq &le; cursor is stored.
  * It advances over stored seqs cursor+1, cursor+2, ... and, for a sync page whose {@code after} is
@@ -78,6 +83,8 @@ public final class DurableEventStore {
     private final Path stateFile;
     private final Map<String, Conv> convs;
     private long logBytes;
+    /** The log, kept open between commits (opening it per batch was a third of the store's Java samples); null until the first commit. */
+    private FileChannel appender;
 
     private DurableEventStore(Path logFile, Path stateFile, Map<String, Conv> convs, long logBytes) {
         this.logFile = logFile;
@@ -97,29 +104,39 @@ public final class DurableEventStore {
         Path stateFile = stateDir.resolve(STATE_FILE);
         AtomicFile.deleteStaleTemps(stateFile);
         Map<String, Conv> convs = new HashMap<>();
-        long committed = 0;
+        long checkpoint = 0;
+        boolean current = false;
         if (Files.exists(stateFile)) {
             EventStoreFiles.State st = EventStoreFiles.readState(stateFile);
-            committed = st.logBytes();
+            checkpoint = st.logBytes();
+            current = EventStoreFiles.isCurrent(st);
             st.cursors().forEach((conv, cur) -> convs.computeIfAbsent(conv, k -> new Conv()).cursor = cur);
         }
-        long size = Files.exists(logFile) ? Files.size(logFile) : 0;
-        if (size < committed) {
-            throw EventStoreFiles.corrupt(logFile, "truncated: " + size + " bytes, but " + stateFile.getFileName()
-                    + " says " + committed + " bytes are committed", null);
-        }
-        if (committed > 0) {
-            for (ReceivedEvent e : EventStoreFiles.readLog(logFile, committed)) {
+        long committed = checkpoint;
+        if (Files.exists(logFile)) {
+            EventStoreFiles.Log read = EventStoreFiles.readLog(logFile, checkpoint);
+            for (ReceivedEvent e : read.events()) {
                 convs.computeIfAbsent(e.conv(), k -> new Conv()).events.put(e.seq(), e);
             }
-        }
-        if (size > committed) {
-            log.info("cutting {} uncommitted bytes off {} (a batch whose commit did not finish; never acked)",
-                    size - committed, logFile);
-            try (FileChannel ch = FileChannel.open(logFile, StandardOpenOption.WRITE)) {
-                ch.truncate(committed);
-                ch.force(true);
+            read.cursors().forEach((conv, cur) -> convs.computeIfAbsent(conv, k -> new Conv()).cursor = cur);
+            committed = read.committed();
+            long size = Files.size(logFile);
+            if (size > committed) {
+                log.info("cutting {} uncommitted bytes off {} (a batch whose commit did not finish; never acked)",
+                        size - committed, logFile);
+                try (FileChannel ch = FileChannel.open(logFile, StandardOpenOption.WRITE)) {
+                    ch.truncate(committed);
+                    ch.force(true);
+                }
             }
+        }
+        if (!current || committed != checkpoint) {
+            // The checkpoint: later opens read the log up to here without commit records, and an SDK that
+            // only knows format 1 (where this file alone committed) refuses the directory instead of
+            // cutting off the batches committed by commit records.
+            Map<String, Long> cursors = new TreeMap<>();
+            convs.forEach((k, v) -> cursors.put(k, v.cursor));
+            AtomicFile.write(stateFile, EventStoreFiles.encodeState(committed, cursors));
         }
         return new DurableEventStore(logFile, stateFile, convs, committed);
     }
@@ -225,45 +242,44 @@ public final class DurableEventStore {
             }
             after.put(conv, cur);
         }
-        boolean cursorsChanged = false;
+        // The cursors this commit records: those that moved, and those of conversations new to the store.
+        Map<String, Long> changed = new TreeMap<>();
         for (String conv : touched) {
             if (!after.get(conv).equals(before.get(conv)) || !convs.containsKey(conv)) {
-                cursorsChanged = true;
+                changed.put(conv, after.get(conv));
             }
         }
-        if (added.isEmpty() && !cursorsChanged) {
+        if (added.isEmpty() && changed.isEmpty()) {
             return new Result(List.of(), before, after);
         }
-        // 2. Append the events and fsync, 3. replace the state: the commit point.
-        long newLogBytes = logBytes;
-        if (!added.isEmpty()) {
-            ByteArrayOutputStream buf = new ByteArrayOutputStream();
-            for (List<ReceivedEvent> list : added.values()) {
-                for (ReceivedEvent e : list) {
-                    buf.write(EventStoreFiles.encode(e));
-                    buf.write('\n');
-                }
+        // 2. Append the events and their commit record, one write and one fsync: the commit point.
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        for (List<ReceivedEvent> list : added.values()) {
+            for (ReceivedEvent e : list) {
+                buf.write(EventStoreFiles.encode(e));
+                buf.write('\n');
             }
-            byte[] bytes = buf.toByteArray();
-            try (FileChannel ch = FileChannel.open(logFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
-                ch.truncate(logBytes); // drop the tail of an earlier failed commit
-                ByteBuffer bb = ByteBuffer.wrap(bytes);
-                long pos = logBytes;
-                while (bb.hasRemaining()) {
-                    pos += ch.write(bb, pos);
-                }
-                ch.force(true);
-            }
-            if (logBytes == 0) {
-                AtomicFile.fsyncDirectory(logFile.toAbsolutePath().getParent()); // the log file's creation
-            }
-            newLogBytes = logBytes + bytes.length;
         }
-        Map<String, Long> allCursors = new TreeMap<>();
-        convs.forEach((k, v) -> allCursors.put(k, v.cursor));
-        allCursors.putAll(after);
-        AtomicFile.write(stateFile, EventStoreFiles.encodeState(newLogBytes, allCursors));
-        // 4. Committed: now memory.
+        byte[] events = buf.toByteArray();
+        buf.write(EventStoreFiles.encodeCommit(events, changed));
+        buf.write('\n');
+        byte[] bytes = buf.toByteArray();
+        {
+            FileChannel ch = logChannel();
+            ch.truncate(logBytes); // drop the tail of an earlier failed commit
+            ByteBuffer bb = ByteBuffer.wrap(bytes);
+            long pos = logBytes;
+            while (bb.hasRemaining()) {
+                pos += ch.write(bb, pos);
+            }
+            // fdatasync: the data and the file length (the metadata needed to read it back), not the times.
+            ch.force(false);
+        }
+        if (logBytes == 0) {
+            AtomicFile.fsyncDirectory(logFile.toAbsolutePath().getParent()); // the log file's creation
+        }
+        long newLogBytes = logBytes + bytes.length;
+        // 3. Committed: now memory.
         logBytes = newLogBytes;
         List<ReceivedEvent> addedFlat = new ArrayList<>();
         for (String conv : touched) {
@@ -275,6 +291,29 @@ public final class DurableEventStore {
             c.cursor = after.get(conv);
         }
         return new Result(List.copyOf(addedFlat), before, after);
+    }
+
+    /** The open log; reopened if closed (an interrupt during a write closes a channel). */
+    private FileChannel logChannel() throws IOException {
+        if (appender == null || !appender.isOpen()) {
+            appender = FileChannel.open(logFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        }
+        return appender;
+    }
+
+    /**
+     * Closes the log file; waits for a commit under way (commits hold the same monitor). A later
+     * commit would reopen the file. Called by the client before it releases the state directory.
+     */
+    public synchronized void close() {
+        if (appender != null) {
+            try {
+                appender.close();
+            } catch (IOException e) {
+                log.debug("closing {}: {}", logFile, e.toString());
+            }
+            appender = null;
+        }
     }
 
     /** From {@code from}, moves over seqs stored (or about to be) one by one. */

@@ -34,6 +34,11 @@ final class JsonFields {
 
     /** Parses a state file's root: a JSON object whose {@code version} is {@code expectedVersion}. */
     static JsonNode versionedRoot(byte[] bytes, int expectedVersion, Corrupt corrupt) throws IOException {
+        return versionedRoot(bytes, new int[] {expectedVersion}, corrupt);
+    }
+
+    /** Parses a state file's root: a JSON object whose {@code version} is one of {@code readable}. */
+    static JsonNode versionedRoot(byte[] bytes, int[] readable, Corrupt corrupt) throws IOException {
         JsonNode root;
         try {
             root = MAPPER.readTree(bytes);
@@ -44,8 +49,9 @@ final class JsonFields {
             throw corrupt.at("expected a JSON object");
         }
         JsonNode version = root.get("version");
-        if (version == null || !version.isInt() || version.intValue() != expectedVersion) {
-            throw corrupt.at("unsupported or missing version (expected " + expectedVersion + ")");
+        if (version == null || !version.isInt() || java.util.Arrays.stream(readable).noneMatch(v -> v == version.intValue())) {
+            throw corrupt.at("unsupported or missing version (expected "
+                    + (readable.length == 1 ? String.valueOf(readable[0]) : "one of " + java.util.Arrays.toString(readable)) + ")");
         }
         return root;
     }

@@ -1,5 +1,6 @@
 package im.client.internal;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -137,6 +138,7 @@ class DurableEventStoreTest {
     void truncatedLogFailsAtOpenNamingTheFile() throws IOException {
         DurableEventStore s = DurableEventStore.open(dir);
         s.applyPushes(List.of(ev("c", 1), ev("c", 2)));
+        DurableEventStore.open(dir); // the checkpoint now covers both events
         Path log = dir.resolve(DurableEventStore.LOG_FILE);
         try (FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE)) {
             ch.truncate(Files.size(log) - 10);
@@ -170,5 +172,87 @@ class DurableEventStoreTest {
         Files.write(state, java.util.Arrays.copyOf(b, b.length / 2));
         IOException e = assertThrows(IOException.class, () -> DurableEventStore.open(dir));
         assertTrue(e.getMessage().contains(state.toAbsolutePath().toString()), e.getMessage());
+    }
+
+    @Test
+    void oneBatchIsOneAppendWithItsCommitRecordAndNoStateFileWrite() throws IOException {
+        DurableEventStore s = DurableEventStore.open(dir);
+        Path state = dir.resolve(DurableEventStore.STATE_FILE);
+        byte[] checkpoint = Files.readAllBytes(state);
+        s.applyPushes(List.of(ev("c", 1), ev("c", 2)));
+        s.applyPage("c", 2, List.of(), false, 4);
+        assertArrayEquals(checkpoint, Files.readAllBytes(state));
+        List<String> lines = Files.readAllLines(dir.resolve(DurableEventStore.LOG_FILE));
+        assertEquals(4, lines.size(), lines.toString());
+        assertTrue(lines.get(2).startsWith("{\"commit\":"), lines.get(2));
+        assertTrue(lines.get(2).endsWith("\"cursors\":{\"c\":2}}"), lines.get(2));
+        assertTrue(lines.get(3).endsWith("\"cursors\":{\"c\":4}}"), lines.get(3));
+        assertEquals(4, DurableEventStore.open(dir).cursor("c"));
+    }
+
+    /** Damage done to the log after its second batch was committed. */
+    private interface Damage {
+        void to(Path log) throws IOException;
+    }
+
+    /** Commits c:1, then c:2..3, damages the log, and expects the second batch gone at open. */
+    private void secondBatchIsCutOffAfter(Damage damage) throws IOException {
+        DurableEventStore s = DurableEventStore.open(dir);
+        s.applyPushes(List.of(ev("c", 1)));
+        Path log = dir.resolve(DurableEventStore.LOG_FILE);
+        long committed = Files.size(log);
+        s.applyPushes(List.of(ev("c", 2), ev("c", 3)));
+        damage.to(log);
+        DurableEventStore r = DurableEventStore.open(dir);
+        assertEquals(List.of(1L), seqs(r, "c"));
+        assertEquals(1, r.cursor("c"));
+        assertEquals(committed, Files.size(log));
+    }
+
+    @Test
+    void lastBatchWithoutItsWholeCommitRecordIsCutOffAndItsCursorIsNotKept() throws IOException {
+        secondBatchIsCutOffAfter(log -> {
+            try (FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE)) {
+                ch.truncate(Files.size(log) - 5); // a crash mid-write: the commit record is incomplete
+            }
+        });
+    }
+
+    @Test
+    void lastBatchWhoseEventsDoNotMatchItsCommitRecordIsCutOff() throws IOException {
+        // Still valid JSON, but not what the commit record's CRC covers (pages written out of order).
+        secondBatchIsCutOffAfter(log -> Files.writeString(log, Files.readString(log).replace("body 2", "Body 2")));
+    }
+
+    @Test
+    void damagedBatchFollowedByACommittedOneFailsAtOpen() throws IOException {
+        DurableEventStore s = DurableEventStore.open(dir);
+        s.applyPushes(List.of(ev("c", 1)));
+        s.applyPushes(List.of(ev("c", 2)));
+        Path log = dir.resolve(DurableEventStore.LOG_FILE);
+        byte[] b = Files.readAllBytes(log);
+        int body = new String(b, StandardCharsets.UTF_8).indexOf("body 1");
+        b[body] = 'B';
+        Files.write(log, b);
+        IOException e = assertThrows(IOException.class, () -> DurableEventStore.open(dir));
+        assertTrue(e.getMessage().contains(log.toAbsolutePath().toString()), e.getMessage());
+        assertTrue(e.getMessage().contains("line 4"), e.getMessage());
+    }
+
+    @Test
+    void formatOneDirectoryOpensAndIsCheckpointedSoAnOldSdkRefusesIt() throws IOException {
+        Path log = dir.resolve(DurableEventStore.LOG_FILE);
+        String e1 = new String(EventStoreFiles.encode(ReceivedEvent.of(ev("c", 1))), StandardCharsets.UTF_8) + "\n";
+        String uncommitted = new String(EventStoreFiles.encode(ReceivedEvent.of(ev("c", 2))), StandardCharsets.UTF_8) + "\n";
+        Files.writeString(log, e1 + uncommitted);
+        Files.writeString(dir.resolve(DurableEventStore.STATE_FILE),
+                "{\"version\":1,\"logBytes\":" + e1.getBytes(StandardCharsets.UTF_8).length + ",\"cursors\":{\"c\":1}}");
+        DurableEventStore r = DurableEventStore.open(dir);
+        assertEquals(List.of(1L), seqs(r, "c"));
+        assertEquals(1, r.cursor("c"));
+        assertEquals(e1, Files.readString(log));
+        assertTrue(Files.readString(dir.resolve(DurableEventStore.STATE_FILE)).startsWith("{\"version\":2,"));
+        r.applyPushes(List.of(ev("c", 2)));
+        assertEquals(2, DurableEventStore.open(dir).cursor("c"));
     }
 }
