@@ -205,7 +205,7 @@ public final class Gateway implements AutoCloseable {
         return meters.get("im.acked.latency").tag("gateway", cfg.gatewayId()).timer();
     }
 
-        /** Acks received, and the cursor transactions that wrote them (batches). */
+    /** Acks received, and the cursor transactions that wrote them (batches). */
     public long acksReceived() {
         return cursorWriter.acks();
     }

@@ -48,9 +48,4 @@ final class RequestMeters {
     void ackedWritten(long receivedNanos) {
         ackedLatency.record(System.nanoTime() - receivedNanos, TimeUnit.NANOSECONDS);
     }
-
-    /** The {@code acked} latency: frame received to reply written. */
-    Timer ackedLatency() {
-        return ackedLatency;
-    }
 }

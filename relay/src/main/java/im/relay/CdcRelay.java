@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The CDC relay: Debezium Embedded (pgoutput) streams committed inserts of {@code events} and
- * changes of {@code device_cursors} to Kafka, keyed by conversation, as clean JSON
- * ({@link ChangeMapper}). Only committed rows are ever published, in commit order.
+ * of {@code cursor_resets} (a reinstall's cursor removals) to Kafka, keyed by conversation, as
+ * clean JSON ({@link ChangeMapper}); cursor moves are published by the cursor service. Only committed rows are ever published, in commit order.
  *
  * <p>At-least-once: a batch is marked processed only after Kafka acknowledged every record of
  * it ({@code acks=all}, idempotent producer); if publishing fails it is retried with back-off,
