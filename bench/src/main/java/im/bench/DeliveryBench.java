@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import im.client.ClientListener;
 import im.client.ClientOptions;
+import im.client.ClientRuntime;
 import im.client.ImClient;
 import im.client.ReceivedEvent;
 import im.delivery.route.DeliveryConfig;
@@ -141,6 +142,13 @@ public final class DeliveryBench implements Callable<Integer> {
     int floorMessages = 1000;
     @Option(names = "--work-dir", description = "parent of the temp dir (databases, broker, client state); default java.io.tmpdir")
     Path workDir;
+    @Option(names = "--sdk-workers", description = "sdk mode: the recipients share one ClientRuntime with this many workers;"
+            + " 0 = every ImClient has threads of its own; default ${DEFAULT-VALUE}")
+    int sdkWorkers = im.client.ClientRuntime.DEFAULT_WORKERS;
+    @Option(names = "--client-dir", description = "parent of the SDK recipients' state directories (sdk mode); default the temp dir,"
+            + " on the disk PostgreSQL and the broker write to. A devices' own storage is not the server's disk: /dev/shm"
+            + " keeps their fsyncs off it (their CPU still counts)")
+    Path clientDir;
     @Option(names = "--keep", description = "keep the temp dir")
     boolean keep;
 
@@ -202,14 +210,14 @@ public final class DeliveryBench implements Callable<Integer> {
                 "delivery-bench-");
         long wall0 = System.nanoTime();
         System.out.printf("# delivery bench: groups=%d members=%d (recipients %d) rate=%d/s warmup=%ds (first mode %ds) measured=%ds body=%dB"
-                        + " modes=%s partitions=%d relay-poll=%dms ack-throttle=%dms send-lanes=%d%n",
+                        + " modes=%s partitions=%d relay-poll=%dms ack-throttle=%dms send-lanes=%d sdk-workers=%s%n",
                 groups, members, members - 1, rate, warmup, Math.max(warmup, firstWarmup), seconds, bodyBytes, modes, partitions, relayPollMs,
-                ackThrottleMs, sendLanes);
+                ackThrottleMs, sendLanes, sdkWorkers == 0 ? "0 (own threads per client)" : sdkWorkers + " (one shared ClientRuntime)");
         System.out.printf("# machine: nproc=%d, java %s (%s), %s %s, load avg at start %s%n",
                 Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
                 System.getProperty("java.vm.name"), System.getProperty("os.name"), System.getProperty("os.version"),
                 loadAvg());
-        System.out.println("# temp dir: " + tmp);
+        System.out.println("# temp dir: " + tmp + (clientDir == null ? "" : "; SDK client state under " + clientDir));
         try (EmbeddedPg pg = EmbeddedPg.start(tmp.resolve("pg"), 0, false);
              EmbeddedKafkaBroker kafka = EmbeddedKafkaBroker.start(tmp.resolve("kafka"))) {
             pg.createDatabase("bench");
@@ -442,16 +450,19 @@ public final class DeliveryBench implements Callable<Integer> {
         List<RawWs> senders = new ArrayList<>();
         List<RawWs> rawRecipients = new ArrayList<>();
         List<ImClient> sdkRecipients = new ArrayList<>();
+        ClientRuntime sdkRuntime = mode.equals("sdk") && sdkWorkers > 0 ? ClientRuntime.create(sdkWorkers) : null;
         String body = SendBench.body(bodyBytes);
         // The previous mode's tail (relay backlog, cursor writes) must not spill into this one.
         settle(relay::published, 500, 20_000);
         settle(gw::acksReceived, 300, 5_000);
         System.out.printf("# %s: starting, load avg %s%n", mode, loadAvg());
         long c0 = System.nanoTime();
+        Path clientStates = null;
         try {
             // Recipients first (connect, auth, sub), then senders.
             if (mode.equals("sdk")) {
-                connectSdk(run, fx, uri, tmp.resolve("clients-" + mode), sdkRecipients);
+                clientStates = Files.createTempDirectory(clientDir == null ? tmp : clientDir, "clients-" + mode);
+                connectSdk(run, fx, uri, clientStates, sdkRuntime, sdkRecipients);
             } else {
                 boolean each = mode.equals("raw-each");
                 for (List<String> tokens : fx.recipientTokens()) {
@@ -512,13 +523,15 @@ public final class DeliveryBench implements Callable<Integer> {
             printResult(results.get(results.size() - 1));
         } finally {
             for (ImClient c : sdkRecipients) c.close();
+            if (sdkRuntime != null) sdkRuntime.close();
             for (RawWs c : rawRecipients) c.close();
             for (RawWs c : senders) c.close();
             io.shutdownNow();
+            if (clientStates != null && clientDir != null && !keep) deleteTree(clientStates);
         }
     }
 
-    private void connectSdk(Run run, Fixture fx, URI uri, Path stateRoot, List<ImClient> out) throws Exception {
+    private void connectSdk(Run run, Fixture fx, URI uri, Path stateRoot, ClientRuntime runtime, List<ImClient> out) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(8);
         try {
             List<Future<ImClient>> fs = new ArrayList<>();
@@ -527,8 +540,8 @@ public final class DeliveryBench implements Callable<Integer> {
                 for (String token : tokens) {
                     Path dir = stateRoot.resolve("r" + (n++));
                     fs.add(pool.submit(() -> {
-                        ImClient c = ImClient.open(ClientOptions.of(uri, token, dir).withAutoReconnect(false)
-                                .withRequestTimeout(Duration.ofSeconds(30)));
+                        ClientOptions o = ClientOptions.of(uri, token, dir).withAutoReconnect(false).withRequestTimeout(Duration.ofSeconds(30));
+                        ImClient c = runtime == null ? ImClient.open(o) : ImClient.open(o, runtime);
                         c.addListener(new ClientListener() {
                             @Override
                             public void onPush(ServerFrame frame) {

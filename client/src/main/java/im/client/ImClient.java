@@ -35,11 +35,11 @@ import java.util.Objects;
  *
  * <p>This class is the API; the machinery is in {@code im.client.internal} (not for applications).
  *
- * <p>Threads: the JDK WebSocket reads on a client-owned pool; listener callbacks run in order on
- * one client thread; reconnects and automatic resends run on one scheduler thread; the receive
- * path (store writes with fsync, sync/ack decisions) runs on one receive thread, never on the
- * socket reader. All threads are daemons and are stopped by {@link #close()}. All public methods
- * are thread-safe.
+ * <p>Threads: listener callbacks run in order, one at a time, never on the socket reader;
+ * reconnects and automatic resends run one at a time; the receive path (store writes with fsync,
+ * sync/ack decisions) runs one task at a time, never on the socket reader. By default the client
+ * has threads of its own (daemons, stopped by {@link #close()}); clients opened with a
+ * {@link ClientRuntime} run on its shared threads instead. All public methods are thread-safe.
  */
 public final class ImClient implements AutoCloseable {
     private final ClientOptions options;
@@ -63,7 +63,17 @@ public final class ImClient implements AutoCloseable {
     public static ImClient open(ClientOptions options, Clock clock) throws IOException {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(clock, "clock");
-        return new ImClient(options, ClientCore.open(options, clock));
+        return new ImClient(options, ClientCore.open(options, clock, null));
+    }
+
+    /**
+     * As {@link #open(ClientOptions)}, on the shared threads of {@code runtime} instead of threads of
+     * its own; {@code runtime} must stay open while this client is.
+     */
+    public static ImClient open(ClientOptions options, ClientRuntime runtime) throws IOException {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(runtime, "runtime");
+        return new ImClient(options, ClientCore.open(options, Clock.systemUTC(), runtime.threads()));
     }
 
     public ClientOptions options() {
@@ -100,7 +110,7 @@ public final class ImClient implements AutoCloseable {
         core.sessions().disconnect();
     }
 
-    /** Disconnects and stops the client's threads. Idempotent. */
+    /** Disconnects and stops the client's threads (or its tasks on a {@link ClientRuntime}'s). Idempotent. */
     @Override
     public void close() {
         core.close();

@@ -85,6 +85,11 @@ public final class DurableEventStore {
     private long logBytes;
     /** The log, kept open between commits (opening it per batch was a third of the store's Java samples); null until the first commit. */
     private FileChannel appender;
+    /**
+     * A commit failed after it may have written: the log may hold bytes past {@code logBytes}, which
+     * the next commit cuts off first (a truncate per commit would cost a metadata change each time).
+     */
+    private boolean tailDirty;
 
     private DurableEventStore(Path logFile, Path stateFile, Map<String, Conv> convs, long logBytes) {
         this.logFile = logFile;
@@ -266,7 +271,10 @@ public final class DurableEventStore {
         byte[] bytes = buf.toByteArray();
         {
             FileChannel ch = logChannel();
-            ch.truncate(logBytes); // drop the tail of an earlier failed commit
+            if (tailDirty) {
+                ch.truncate(logBytes); // drop the tail of the earlier commit that failed
+            }
+            tailDirty = true; // until this commit's fsync returned
             ByteBuffer bb = ByteBuffer.wrap(bytes);
             long pos = logBytes;
             while (bb.hasRemaining()) {
@@ -274,6 +282,7 @@ public final class DurableEventStore {
             }
             // fdatasync: the data and the file length (the metadata needed to read it back), not the times.
             ch.force(false);
+            tailDirty = false;
         }
         if (logBytes == 0) {
             AtomicFile.fsyncDirectory(logFile.toAbsolutePath().getParent()); // the log file's creation

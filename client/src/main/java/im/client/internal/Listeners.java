@@ -4,8 +4,6 @@ import im.client.ClientListener;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -13,15 +11,15 @@ import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The client's listeners and the one thread that calls them, in order, off the socket reader. */
+/** The client's listeners and the lane that calls them, in order, one at a time, off the socket reader. */
 public final class Listeners {
     private static final Logger log = LoggerFactory.getLogger(Listeners.class);
 
     private final List<ClientListener> listeners = new CopyOnWriteArrayList<>();
-    private final ExecutorService callbacks;
+    private final Lane callbacks;
 
-    public Listeners(String threadName) {
-        this.callbacks = Executors.newSingleThreadExecutor(daemonThreads(threadName));
+    Listeners(Lane callbacks) {
+        this.callbacks = callbacks;
     }
 
     public void add(ClientListener l) {
@@ -32,7 +30,7 @@ public final class Listeners {
         fire(what, call, null);
     }
 
-    /** Calls every listener on the callback thread; {@code before} (if any) runs there first. */
+    /** Calls every listener on the callback lane; {@code before} (if any) runs there first. */
     void fire(String what, Consumer<ClientListener> call, Runnable before) {
         try {
             callbacks.execute(() -> {
@@ -53,7 +51,7 @@ public final class Listeners {
         }
     }
 
-    /** Queued callbacks (e.g. the final onDisconnected) still run on the daemon thread. */
+    /** Queued callbacks (e.g. the final onDisconnected) still run. */
     public void shutdown() {
         callbacks.shutdown();
     }

@@ -25,9 +25,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
@@ -35,7 +33,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The receive path, on one receive thread (never the socket reader): {@code sub} after every
+ * The receive path, on one receive lane (one task at a time, in order; never the socket reader): {@code sub} after every
  * connect, pushed events stored in batches, sync loops, cumulative acks of the durable cursor, and
  * the retries of those requests. The decisions are {@link ReceiveLogic}'s; this class performs
  * them against the {@link DurableEventStore} and the current connection.
@@ -52,23 +50,23 @@ public final class ReceivePath {
     private final ClientFaults faults;
     /** Closes the whole client (a fault hook simulated a crash). */
     private final Runnable closeClient;
-    /** The receive thread: store writes, sync/ack decisions, in order. */
-    private final ScheduledExecutorService receiver;
-    /** Receive thread only. */
+    /** The receive lane: store writes, sync/ack decisions, in order. */
+    private final Lane receiver;
+    /** Receive lane only. */
     private final ReceiveLogic logic;
-    /** Receive thread only: the connection the receive state belongs to; replies of older ones are ignored. */
+    /** Receive lane only: the connection the receive state belongs to; replies of older ones are ignored. */
     private Connection recvConn;
-    /** Receive thread only: consecutive failed subs of the current connection, and INTERNAL answers among them. */
+    /** Receive lane only: consecutive failed subs of the current connection, and INTERNAL answers among them. */
     private int subFailures;
     private int subInternalErrors;
-    /** Pushed events not yet stored; drained in batches by the receive thread (one fsync per batch). */
+    /** Pushed events not yet stored; drained in batches by the receive lane (one fsync per batch). */
     private final ConcurrentLinkedQueue<Event> pushQueue = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
     /** Set when a {@link ClientFaults} hook simulated a crash: the receive path does nothing more. */
     private volatile boolean crashed;
 
     ReceivePath(ClientOptions options, DurableEventStore store, Sessions sessions, Listeners listeners, RetryRule retry,
-                PendingRequests.Rids rids, ClientFaults faults, Runnable closeClient, String threadName) {
+                PendingRequests.Rids rids, ClientFaults faults, Runnable closeClient, Lane receiver) {
         this.options = options;
         this.store = store;
         this.sessions = sessions;
@@ -77,7 +75,7 @@ public final class ReceivePath {
         this.rids = rids;
         this.faults = faults;
         this.closeClient = closeClient;
-        this.receiver = Executors.newSingleThreadScheduledExecutor(Listeners.daemonThreads(threadName));
+        this.receiver = receiver;
         this.logic = new ReceiveLogic(retry);
         store.cursors().forEach(logic::cursor);
     }
@@ -86,14 +84,14 @@ public final class ReceivePath {
         receiver.shutdownNow();
     }
 
-    /** After {@link #shutdown}: waits up to {@code millis} for the receive thread to finish its task; false if it did not. */
+    /** After {@link #shutdown}: waits up to {@code millis} for the receive lane to finish its task; false if it did not. */
     boolean awaitStopped(long millis) {
-        try {
-            return receiver.awaitTermination(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+        return receiver.awaitStopped(millis);
+    }
+
+    /** True on the receive lane (a simulated crash closes the client from there). */
+    boolean runsHere() {
+        return receiver.runsHere();
     }
 
     /** A connection was installed: reset the receive state and subscribe (with autoReceive). */
@@ -150,28 +148,32 @@ public final class ReceivePath {
 
     private void onReceiver(Runnable task) {
         try {
-            receiver.execute(() -> {
-                if (crashed) {
-                    return;
-                }
-                try {
-                    task.run();
-                } catch (RuntimeException e) {
-                    log.error("receive task failed", e);
-                }
-            });
+            receiver.execute(unlessCrashed(task));
         } catch (RejectedExecutionException e) {
             log.debug("client closed; receive task dropped");
         }
     }
 
-    /** Runs {@code task} on the receive thread after {@code delayMillis}. */
+    /** Runs {@code task} on the receive lane after {@code delayMillis}. */
     private void onReceiverAfter(long delayMillis, Runnable task) {
         try {
-            receiver.schedule(() -> onReceiver(task), delayMillis, TimeUnit.MILLISECONDS);
+            receiver.schedule(unlessCrashed(task), delayMillis, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             log.debug("client closed; delayed receive task dropped");
         }
+    }
+
+    private Runnable unlessCrashed(Runnable task) {
+        return () -> {
+            if (crashed) {
+                return;
+            }
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                log.error("receive task failed", e);
+            }
+        };
     }
 
     /** After auth: reset the per-connection receive state and subscribe. */
@@ -225,7 +227,7 @@ public final class ReceivePath {
         listeners.fire("onSubscribeFailed", l -> l.onSubscribeFailed(cause));
     }
 
-    /** Sends a request whose reply (or failure, timeout) is handled on the receive thread. */
+    /** Sends a request whose reply (or failure, timeout) is handled on the receive lane. */
     private void reply(Connection conn, ClientFrame frame, BiConsumer<ServerFrame, Throwable> then) {
         conn.submit(frame, false)
                 .orTimeout(options.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)

@@ -23,7 +23,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,14 +43,14 @@ public final class SendPath {
     private final RetryRule retry;
     private final PendingRequests.Rids rids;
     /** Automatic resends (the same thread as reconnects, so they never overlap). */
-    private final ScheduledExecutorService scheduler;
+    private final Lane scheduler;
     /** Judges error replies off the socket reader (the outbox is fsynced) and off the scheduler (which may be waiting). */
     private final Executor judges;
     /** The one outstanding attempt per cmid, so concurrent resends of an entry share it (and its verdict). */
     private final ConcurrentHashMap<String, CompletableFuture<ServerFrame>> inflight = new ConcurrentHashMap<>();
 
     SendPath(ClientOptions options, Clock clock, DurableOutbox outbox, Sessions sessions, Listeners listeners,
-             RetryRule retry, PendingRequests.Rids rids, ScheduledExecutorService scheduler, Executor judges) {
+             RetryRule retry, PendingRequests.Rids rids, Lane scheduler, Executor judges) {
         this.options = options;
         this.clock = clock;
         this.outbox = outbox;
@@ -107,7 +106,7 @@ public final class SendPath {
         return outbox.snapshot();
     }
 
-    /** After a connect (with autoReconnect): resends the outbox on the scheduler thread. */
+    /** After a connect (with autoReconnect): resends the outbox on the scheduler lane. */
     void resendLater() {
         try {
             scheduler.execute(() -> {

@@ -19,9 +19,7 @@ import java.net.http.WebSocket;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -51,8 +49,8 @@ public final class Sessions {
 
     private final ClientOptions options;
     private final HttpClient http;
-    /** Reconnects (and, from the client, automatic resends: one thread, so they never overlap). */
-    private final ScheduledExecutorService scheduler;
+    /** Reconnects (and, from the client, automatic resends: one lane, so they never overlap). */
+    private final Lane scheduler;
     private final Listeners listeners;
     private final RetryRule retry;
     private final PendingRequests.Rids rids;
@@ -73,10 +71,9 @@ public final class Sessions {
     private boolean closed;
     private volatile DeviceInfo device;
 
-    Sessions(ClientOptions options, ExecutorService httpExecutor, ScheduledExecutorService scheduler, Listeners listeners,
-             RetryRule retry, PendingRequests.Rids rids) {
+    Sessions(ClientOptions options, HttpClient http, Lane scheduler, Listeners listeners, RetryRule retry, PendingRequests.Rids rids) {
         this.options = options;
-        this.http = HttpClient.newBuilder().executor(httpExecutor).connectTimeout(options.requestTimeout()).build();
+        this.http = http;
         this.scheduler = scheduler;
         this.listeners = listeners;
         this.retry = retry;

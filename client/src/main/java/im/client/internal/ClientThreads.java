@@ -1,0 +1,99 @@
+package im.client.internal;
+
+import java.net.http.HttpClient;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The threads clients run on, and the JDK {@link HttpClient} (with its selector thread) that opens
+ * their WebSockets. Either one client's own ({@link #ofOneClient}: pools that grow with demand, as
+ * if each lane had a thread) or shared by many clients of one process ({@link #shared}: a fixed
+ * number of worker threads, one selector for every socket), which costs far less CPU per message
+ * when a process hosts hundreds of clients: fewer threads wake up, and a busy thread takes the
+ * next client's task without sleeping.
+ *
+ * <ul>
+ *   <li>{@code io}: the HttpClient's executor (socket reads, reply dispatch; never blocks for long)
+ *       and the outbox's error judgements;</li>
+ *   <li>{@code work}: the lanes of the receive path (store writes with fsync) and of the listener callbacks;</li>
+ *   <li>{@code blocking}: the scheduler lanes (reconnects and resends wait for replies), a pool
+ *       that grows with demand, so waiting clients never hold up the others;</li>
+ *   <li>{@code timer}: delays (ack windows, backoffs); its tasks only queue work on a lane.</li>
+ * </ul>
+ */
+public final class ClientThreads implements AutoCloseable {
+    final ScheduledThreadPoolExecutor timer;
+    final ExecutorService io;
+    final ExecutorService work;
+    final ExecutorService blocking;
+    final HttpClient http;
+    private final boolean shared;
+
+    private ClientThreads(String name, int workers) {
+        this.shared = workers > 0;
+        this.timer = new ScheduledThreadPoolExecutor(1, Listeners.daemonThreads(name + "-timer"));
+        timer.setRemoveOnCancelPolicy(true); // cancelled ack windows and backoffs leave the queue at once
+        if (shared) {
+            this.io = Executors.newFixedThreadPool(workers, Listeners.daemonThreads(name + "-io"));
+            this.work = Executors.newFixedThreadPool(workers, Listeners.daemonThreads(name + "-work"));
+            this.blocking = Executors.newCachedThreadPool(Listeners.daemonThreads(name + "-blocking"));
+        } else {
+            this.io = Executors.newCachedThreadPool(Listeners.daemonThreads(name + "-io"));
+            this.work = Executors.newCachedThreadPool(Listeners.daemonThreads(name + "-work"));
+            this.blocking = work;
+        }
+        this.http = HttpClient.newBuilder().executor(io).build();
+    }
+
+    /** One client's threads, named {@code name-io-1}, {@code name-work-1}, ...; closed with the client. */
+    public static ClientThreads ofOneClient(String name) {
+        return new ClientThreads(name, 0);
+    }
+
+    /** Threads for many clients: {@code workers} io and {@code workers} work threads (at least 1 each). */
+    public static ClientThreads shared(String name, int workers) {
+        if (workers < 1) {
+            throw new IllegalArgumentException("workers: must be at least 1, got " + workers);
+        }
+        return new ClientThreads(name, workers);
+    }
+
+    public boolean isShared() {
+        return shared;
+    }
+
+    /** A serial lane for the receive path or the callbacks. */
+    Lane workLane(String name) {
+        return new Lane(name, work, timer);
+    }
+
+    /** A serial lane whose tasks may wait for replies (reconnects, resends). */
+    Lane blockingLane(String name) {
+        return new Lane(name, blocking, timer);
+    }
+
+    /**
+     * Stops every thread once the lanes' queued tasks (e.g. final callbacks) ran; pending delays
+     * are dropped. Close the clients using these threads first: their later work is dropped.
+     */
+    @Override
+    public void close() {
+        timer.shutdownNow();
+        io.shutdownNow();
+        work.shutdown();
+        blocking.shutdown();
+    }
+
+    /** Waits up to {@code millis} for the pools' threads to end after {@link #close}. */
+    public boolean awaitClosed(long millis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        for (ExecutorService e : new ExecutorService[] {timer, work, blocking, io}) {
+            if (!e.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,112 @@
+package im.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import im.protocol.Ack;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Many clients of one process on one {@link ClientRuntime}: the SDK's guarantees hold, on the shared threads only. */
+class ClientRuntimeTest {
+    private static final Pattern OWN_CLIENT_THREAD = Pattern.compile("im-client-\\d+-.*");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void manyClientsOnOneWorkerStoreSyncAndAckWithoutThreadsOfTheirOwn() throws Exception {
+        int clients = 40;
+        try (FakeGateway gw = new FakeGateway(FakeGateway::oneUnstoredEvent);
+             ClientRuntime runtime = ClientRuntime.create(1)) {
+            Set<String> before = threadNames();
+            List<ImClient> all = new ArrayList<>();
+            CountDownLatch stored = new CountDownLatch(clients);
+            try {
+                for (int i = 0; i < clients; i++) {
+                    ImClient c = ImClient.open(ClientOptions.of(gw.uri(), "t-" + i, dir.resolve("c" + i)), runtime);
+                    all.add(c);
+                    c.addListener(new ClientListener() {
+                        @Override
+                        public void onCursor(String conv, long cursor) {
+                            stored.countDown();
+                        }
+                    });
+                    c.connect();
+                }
+                assertTrue(stored.await(30, TimeUnit.SECONDS), "every client stored the event");
+                for (ImClient c : all) assertEquals(1, c.cursor("c-ab"));
+                until(() -> gw.received(Ack.class).size() >= clients, "every client acked");
+                Set<String> created = threadNames();
+                created.removeAll(before);
+                assertEquals(Set.of(), created.stream().filter(n -> OWN_CLIENT_THREAD.matcher(n).matches()).collect(Collectors.toSet()),
+                        "clients on a runtime started threads of their own");
+            } finally {
+                all.forEach(ImClient::close);
+            }
+        }
+    }
+
+    @Test
+    void aListenerThatClosesItsClientOnTheOnlyWorkerNeitherHangsNorStopsTheOthers() throws Exception {
+        try (FakeGateway gw = new FakeGateway(FakeGateway::oneUnstoredEvent);
+             ClientRuntime runtime = ClientRuntime.create(1)) {
+            ImClient first = ImClient.open(ClientOptions.of(gw.uri(), "t-1", dir.resolve("c1")), runtime);
+            CountDownLatch closed = new CountDownLatch(1);
+            first.addListener(new ClientListener() {
+                @Override
+                public void onCursor(String conv, long cursor) {
+                    first.close(); // on the callbacks lane, which holds the runtime's only work thread
+                    closed.countDown();
+                }
+            });
+            first.connect();
+            // close() waits up to 30 s for a receive lane that cannot run; anything near that is a hang.
+            assertTrue(closed.await(10, TimeUnit.SECONDS), "close() from a listener hung");
+            try (ImClient second = ImClient.open(ClientOptions.of(gw.uri(), "t-2", dir.resolve("c2")), runtime)) {
+                second.connect();
+                until(() -> second.cursor("c-ab") == 1, "the second client stored the event");
+            }
+            // The state directory was released by the close from the listener.
+            try (ImClient again = ImClient.open(ClientOptions.of(gw.uri(), "t-1", dir.resolve("c1")), runtime)) {
+                assertEquals(1, again.cursor("c-ab"));
+            }
+        }
+    }
+
+    @Test
+    void aRuntimeNeedsAWorkerAndItsThreadsEndWhenClosed() throws Exception {
+        assertThrows(IllegalArgumentException.class, () -> ClientRuntime.create(0));
+        ClientRuntime runtime = ClientRuntime.create(2);
+        try (FakeGateway gw = new FakeGateway(FakeGateway::oneUnstoredEvent);
+             ImClient c = ImClient.open(ClientOptions.of(gw.uri(), "t-1", dir.resolve("c1")), runtime)) {
+            c.connect();
+            until(() -> c.cursor("c-ab") == 1, "the client stored the event");
+        }
+        runtime.close();
+        until(() -> threadNames().stream().noneMatch(n -> n.startsWith(runtime.name() + "-")), "the runtime's threads ended");
+    }
+
+    /** Polls {@code condition} for up to 30 s (the client module has no testkit). */
+    private static void until(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) throw new AssertionError("not within 30 s: " + what);
+            Thread.sleep(10);
+        }
+    }
+
+    private static Set<String> threadNames() {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .collect(Collectors.toCollection(java.util.HashSet::new));
+    }
+}
