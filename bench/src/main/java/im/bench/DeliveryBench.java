@@ -135,7 +135,7 @@ public final class DeliveryBench implements Callable<Integer> {
     @Option(names = "--relay-poll-ms", description = "IM_RELAY_POLL_MS (Debezium poll.interval.ms), default ${DEFAULT-VALUE}")
     int relayPollMs = 10;
     @Option(names = "--ack-throttle-ms", description = "IM_ACK_THROTTLE_MS (cursor writes per device and conversation), default ${DEFAULT-VALUE}")
-    int ackThrottleMs = 300;
+    int ackThrottleMs = Integer.parseInt(ConfigKeys.ACK_THROTTLE_MS.defaultValue());
     @Option(names = "--send-lanes", description = "IM_SEND_LANES (group commit; 0 = one transaction per send), default ${DEFAULT-VALUE}")
     int sendLanes = im.ingest.SendService.DEFAULT_LANES;
     @Option(names = "--floor-messages", description = "messages per Kafka floor measurement, default ${DEFAULT-VALUE}")

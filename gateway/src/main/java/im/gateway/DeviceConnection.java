@@ -83,13 +83,34 @@ final class DeviceConnection {
 
     /** Writes a push if the socket is open and the outbound queue has room; otherwise returns false. */
     boolean push(ServerFrame frame) {
+        return push(new PushText(frame));
+    }
+
+    /** As {@link #push(ServerFrame)}, with the frame's text encoded at most once for all its recipients. */
+    boolean push(PushText frame) {
         if (!channel.isOpen()) return false;
         if (queued.get() >= outboundLimit) {
             droppedPushes.incrementAndGet();
             return false;
         }
-        write(CODEC.encode(frame));
+        write(frame.text());
         return true;
+    }
+
+    /** A frame pushed to many devices, encoded on first use only (an event goes to every member's devices). */
+    static final class PushText {
+        private final ServerFrame frame;
+        private String text;
+
+        PushText(ServerFrame frame) {
+            this.frame = frame;
+        }
+
+        /** Single-threaded use: the push thread. */
+        String text() {
+            if (text == null) text = CODEC.encode(frame);
+            return text;
+        }
     }
 
     /** Sends an error frame and then closes the connection with the given WebSocket status. */

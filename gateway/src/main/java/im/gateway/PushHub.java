@@ -245,10 +245,10 @@ final class PushHub implements AutoCloseable {
 
     private void onChannel(ChannelRecord msg) {
         if (msg instanceof ChannelRecord.HintFor h) {
+            DeviceConnection.PushText hint = new DeviceConnection.PushText(new Hint(h.conv(), h.head(), h.why()));
             for (String d : h.devices()) {
                 DeviceConnection c = byDevice.get(d);
-                if (c != null && c.visibility.visible(h.conv(), h.head())
-                        && c.push(new Hint(h.conv(), h.head(), h.why()))) {
+                if (c != null && c.visibility.visible(h.conv(), h.head()) && c.push(hint)) {
                     hintsDelivered.incrementAndGet();
                 }
             }
@@ -256,7 +256,7 @@ final class PushHub implements AutoCloseable {
         }
         ChannelRecord.Push push = (ChannelRecord.Push) msg;
         EventRecord ev = push.ev();
-        EventPush frame = new EventPush(ev.toWire());
+        DeviceConnection.PushText frame = new DeviceConnection.PushText(new EventPush(ev.toWire()));
         for (String d : push.devices()) {
             DeviceConnection c = byDevice.get(d);
             if (c == null) continue;
@@ -273,7 +273,7 @@ final class PushHub implements AutoCloseable {
         EventRecord ev = msg.ev();
         Set<DeviceConnection> conns = byUser.get(msg.user());
         if (conns == null) return;
-        EventPush frame = new EventPush(ev.toWire());
+        DeviceConnection.PushText frame = new DeviceConnection.PushText(new EventPush(ev.toWire()));
         for (DeviceConnection c : conns) {
             if (msg.isJoin()) {
                 if (c.visibility.joined(ev.conv(), ev.seq())) {
@@ -291,7 +291,7 @@ final class PushHub implements AutoCloseable {
     }
 
     /** Writes the event's frame if the device's period covers it. */
-    private void deliver(DeviceConnection c, EventRecord ev, EventPush frame) {
+    private void deliver(DeviceConnection c, EventRecord ev, DeviceConnection.PushText frame) {
         if (Event.LEAVE.equals(ev.kind()) && ev.sender().equals(c.principal().userId())) {
             c.visibility.left(ev.conv(), ev.seq());   // the leave itself is still visible to the leaver
         }

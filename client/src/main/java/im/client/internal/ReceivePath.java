@@ -252,10 +252,12 @@ public final class ReceivePath {
         for (Event e : batch) {
             maxSeq.merge(e.conv(), e.seq(), Math::max);
         }
-        for (Map.Entry<String, List<ReceivedEvent>> f : store.newEvents(batch).entrySet()) {
-            List<Long> seqs = f.getValue().stream().map(ReceivedEvent::seq).toList();
-            if (!fault("beforeStore", () -> faults.beforeStore(f.getKey(), seqs))) {
-                return;
+        if (faults != ClientFaults.NONE) { // (finding the new events twice costs a tenth of the receive lane)
+            for (Map.Entry<String, List<ReceivedEvent>> f : store.newEvents(batch).entrySet()) {
+                List<Long> seqs = f.getValue().stream().map(ReceivedEvent::seq).toList();
+                if (!fault("beforeStore", () -> faults.beforeStore(f.getKey(), seqs))) {
+                    return;
+                }
             }
         }
         DurableEventStore.Result r;
