@@ -145,6 +145,13 @@ public final class DeliveryBench implements Callable<Integer> {
     @Option(names = "--sdk-workers", description = "sdk mode: the recipients share one ClientRuntime with this many workers;"
             + " 0 = every ImClient has threads of its own; default ${DEFAULT-VALUE}")
     int sdkWorkers = im.client.ClientRuntime.DEFAULT_WORKERS;
+    @Option(names = "--pgbench", description = "with --rates: after the steps, the send transaction alone through this pgbench"
+            + " (-M prepared, closed loop), printed beside the capacity; default ${DEFAULT-VALUE}")
+    String pgbench = "/usr/bin/pgbench";
+    @Option(names = "--pgbench-clients", description = "pgbench clients, default ${DEFAULT-VALUE}")
+    int pgbenchClients = 16;
+    @Option(names = "--pgbench-convs", description = "conversations pgbench sends to, default ${DEFAULT-VALUE}")
+    int pgbenchConvs = 1000;
     @Option(names = "--client-dir", description = "parent of the SDK recipients' state directories (sdk mode); default the temp dir,"
             + " on the disk PostgreSQL and the broker write to. A devices' own storage is not the server's disk: /dev/shm"
             + " keeps their fsyncs off it (their CPU still counts)")
@@ -153,6 +160,8 @@ public final class DeliveryBench implements Callable<Integer> {
     boolean keep;
 
     private final ObjectMapper json = new ObjectMapper();
+    /** The send transaction alone through pgbench, after the capacity steps; null if not run. */
+    private PgbenchFloor.Result sendFloor;
     private final List<Result> results = new ArrayList<>();
     private final Map<String, Histogram> floors = new LinkedHashMap<>();
     /** cmid -> {Kafka record timestamp ms, tap receipt epoch µs}, from the tap consumer on events. */
@@ -288,6 +297,7 @@ public final class DeliveryBench implements Callable<Integer> {
                         }
                     }
                 }
+                if (!rates.isEmpty()) sendFloor(pg, db, tmp);
             }
         } finally {
             timer.shutdownNow();
@@ -875,6 +885,20 @@ public final class DeliveryBench implements Callable<Integer> {
         }
     }
 
+    /** The send transaction alone, through pgbench on the same PostgreSQL, once the platform is stopped. */
+    private void sendFloor(EmbeddedPg pg, Database db, Path tmp) throws Exception {
+        if (!PgbenchFloor.available(pgbench)) {
+            System.out.println("# " + PgbenchFloor.missing(pgbench) + "; no send-transaction floor in this run");
+            return;
+        }
+        PgbenchFloor f = new PgbenchFloor(pgbench, pgbenchClients, pgbenchConvs, Math.max(1, Math.min(pgbenchConvs, pgbenchClients / 2)));
+        f.fixtures(new Directory(db.dataSource(), Clock.systemUTC()), "pgbench client");
+        System.out.printf("# send transaction alone: pgbench -M prepared, %d clients, %d conversations, %d s after %d s warm-up, load avg %s%n",
+                pgbenchClients, pgbenchConvs, seconds, warmup, loadAvg());
+        sendFloor = f.run(db, pg.port(), EmbeddedPg.USER, EmbeddedPg.PASSWORD, "bench", SendBench.body(bodyBytes), "prepared",
+                warmup, seconds, tmp, () -> { });
+    }
+
     private void printCapacity() {
         if (rates.isEmpty()) return;
         System.out.println();
@@ -889,6 +913,15 @@ public final class DeliveryBench implements Callable<Integer> {
                 if (r.holds() && r.rate() > best) best = r.rate();
             }
             System.out.printf("  %-9s highest rate that holds: %s;%s%n", m, best == 0 ? "none" : best + " sends/s", steps);
+            if (sendFloor != null && best > 0) {
+                System.out.printf(Locale.ROOT, "  %-9s that rate / the send transaction alone through pgbench: %.2fx%n", m,
+                        best / sendFloor.rate());
+            }
+        }
+        if (sendFloor != null) {
+            System.out.printf(Locale.ROOT, "  the send transaction alone (%s, %d clients, %d conversations, closed loop, nothing else running):"
+                            + " %.0f sends/s, p50 %.2f ms, p99 %.2f ms%n", sendFloor.mode(), pgbenchClients, pgbenchConvs, sendFloor.rate(),
+                    sendFloor.latencyMicros().getValueAtPercentile(50) / 1000.0, sendFloor.latencyMicros().getValueAtPercentile(99) / 1000.0);
         }
     }
 

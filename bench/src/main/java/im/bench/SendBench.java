@@ -27,13 +27,9 @@ import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,9 +47,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -74,9 +67,6 @@ import picocli.CommandLine.Option;
 @Command(name = "send-bench", mixinStandardHelpOptions = true,
         description = "sent latency via the gateway vs the same SQL through pgbench, in one run")
 public final class SendBench implements java.util.concurrent.Callable<Integer> {
-    static final int USER_BASE = 100_000;
-    static final int PGB_DEVICE_BASE = 200_000;
-    static final int CONV_BASE = 300_000;
 
     @Option(names = "--senders", description = "concurrent senders (and pgbench clients), default ${DEFAULT-VALUE}")
     int senders = 16;
@@ -136,10 +126,8 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
             return 2;
         }
         boolean wantPgbench = modes.contains("pgbench");
-        if (wantPgbench && !Files.isExecutable(Path.of(pgbench))) {
-            System.err.println("pgbench not found at " + pgbench
-                    + ": install it (Debian/Ubuntu: apt-get install postgresql-client) or pass --pgbench PATH,"
-                    + " or run without it: --modes sdk,raw");
+        if (wantPgbench && !PgbenchFloor.available(pgbench)) {
+            System.err.println(PgbenchFloor.missing(pgbench) + ", or run without it: --modes sdk,raw");
             return 2;
         }
         Path tmp = Files.createTempDirectory(workDir == null ? Path.of(System.getProperty("java.io.tmpdir")) : workDir,
@@ -178,9 +166,8 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
                     if (modes.contains("lean")) runGateway("gateway lean", uri, tokens, groups, body, tmp);
                 }
                 if (wantPgbench) {
-                    Path script = writeScript(tmp);
-                    runPgbench(pg, db, script, groups, body, tmp, "prepared");
-                    runPgbench(pg, db, script, groups, body, tmp, "extended");
+                    runPgbench(pg, db, groups, body, tmp, "prepared");
+                    runPgbench(pg, db, groups, body, tmp, "extended");
                 }
             }
         } finally {
@@ -195,29 +182,24 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
     private List<String> fixtures(Database db, int groups) {
         long t0 = System.nanoTime();
         Directory dir = new Directory(db.dataSource(), Clock.systemUTC());
+        floor(groups).fixtures(dir, "bench sender");
         List<String> tokens = new ArrayList<>();
         for (int i = 0; i < senders; i++) {
-            String user = String.valueOf(USER_BASE + i);
-            dir.createUser(user, "bench sender " + i);
-            tokens.add(dir.registerDevice(user, "g" + i).token());
-            dir.registerDevice(user, String.valueOf(PGB_DEVICE_BASE + i));
-        }
-        for (int j = 0; j < conversations; j++) {
-            List<String> members = new ArrayList<>();
-            for (int i = 0; i < senders; i++) {
-                if (i % groups == j % groups) members.add(String.valueOf(USER_BASE + i));
-            }
-            dir.createConversation(String.valueOf(CONV_BASE + j), "group", members);
+            tokens.add(dir.registerDevice(String.valueOf(PgbenchFloor.USER_BASE + i), "g" + i).token());
         }
         System.out.printf("# fixtures: %d users, %d devices, %d conversations in %d groups (%.1f s)%n",
                 senders, 2 * senders, conversations, groups, (System.nanoTime() - t0) / 1e9);
         return tokens;
     }
 
+    private PgbenchFloor floor(int groups) {
+        return new PgbenchFloor(pgbench, senders, conversations, groups);
+    }
+
     /** The conversations sender {@code i} sends to: those of its group. */
     private List<String> convsOf(int i, int groups) {
         List<String> out = new ArrayList<>();
-        for (int j = i % groups; j < conversations; j += groups) out.add(String.valueOf(CONV_BASE + j));
+        for (int j = i % groups; j < conversations; j += groups) out.add(String.valueOf(PgbenchFloor.CONV_BASE + j));
         return out;
     }
 
@@ -418,128 +400,17 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
 
     // ------------------------------------------------------------------ pgbench
 
-    /**
-     * The pgbench script: exactly {@link SendSql}'s statements in one transaction, {@code ?}
-     * replaced in order by pgbench variables. The event id (a UUIDv7 made by the gateway in Java)
-     * becomes a time-ordered UUID built in SQL, since pgbench variables are numbers.
-     */
-    static String script() {
-        String mid = "(lpad(to_hex((extract(epoch from clock_timestamp()) * 1000)::bigint), 12, '0')"
-                + " || substr(gen_random_uuid()::text, 14))";
-        return String.join("\n",
-                "\\set grp :client_id % :groups",
-                "\\set conv " + CONV_BASE + " + :grp + :groups * random(0, (:nconv - 1 - :grp) / :groups)",
-                "\\set usr " + USER_BASE + " + :client_id",
-                "\\set dev " + PGB_DEVICE_BASE + " + :client_id",
-                "\\set cmid random(1, 9000000000000000000)",
-                "BEGIN;",
-                // conv, conv, cmid, device
-                bind(SendSql.PRECHECK, ":conv", ":conv", ":cmid", ":dev") + ";",
-                bind(SendSql.NEXT_SEQ, ":conv") + " \\gset",
-                // conv, seq, mid, sender, device, cmid, body, conv, sender
-                bind(SendSql.INSERT_MSG, ":conv", ":head_seq", mid, ":usr", ":dev", ":cmid", ":body", ":conv", ":usr") + ";",
-                "COMMIT;",
-                "");
-    }
-
-    /** Replaces each {@code ?} in order; the count must match exactly. */
-    static String bind(String sql, String... vars) {
-        StringBuilder out = new StringBuilder();
-        int k = 0;
-        for (int p = 0; p < sql.length(); p++) {
-            char ch = sql.charAt(p);
-            if (ch == '?') {
-                if (k == vars.length) throw new IllegalStateException("more placeholders than variables in " + sql);
-                out.append(vars[k++]);
-            } else {
-                out.append(ch);
-            }
-        }
-        if (k != vars.length) throw new IllegalStateException(k + " placeholders, " + vars.length + " variables: " + sql);
-        return out.toString();
-    }
-
-    private static Path writeScript(Path tmp) throws IOException {
-        Path p = tmp.resolve("send.sql");
-        Files.writeString(p, script(), StandardCharsets.UTF_8);
-        return p;
-    }
-
-    private void runPgbench(EmbeddedPg pg, Database db, Path script, int groups, String body, Path tmp, String protocol)
-            throws Exception {
-        String mode = "pgbench -M " + protocol;
-        Path logDir = Files.createDirectories(tmp.resolve("pgb-" + protocol));
-        List<String> cmd = List.of(pgbench, "-n", "-h", "127.0.0.1", "-p", String.valueOf(pg.port()), "-U", EmbeddedPg.USER,
-                "-c", String.valueOf(senders), "-j", String.valueOf(Math.min(2, senders)),
-                "-T", String.valueOf(warmup + seconds), "-M", protocol, "-f", script.toString(),
-                "-D", "nconv=" + conversations, "-D", "groups=" + groups, "-D", "body=" + body,
-                "--log", "--log-prefix=" + logDir.resolve("tx"), "bench");
-        long before = pgbenchEvents(db);
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).directory(logDir.toFile());
-        pb.environment().put("PGPASSWORD", EmbeddedPg.PASSWORD);
-        Process proc = pb.start();
+    private void runPgbench(EmbeddedPg pg, Database db, int groups, String body, Path tmp, String protocol) throws Exception {
         CpuSample[] cpu = new CpuSample[1];
-        Thread sampler = new Thread(() -> {
-            try {
-                Thread.sleep(TimeUnit.SECONDS.toMillis(warmup));
-                cpu[0] = CpuSample.now();
-            } catch (InterruptedException ignored) {
-                // stopped
-            }
-        });
-        sampler.start();
-        String out = new String(proc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        int rc = proc.waitFor();
+        PgbenchFloor.Result f = floor(groups).run(db, pg.port(), EmbeddedPg.USER, EmbeddedPg.PASSWORD, "bench", body, protocol,
+                warmup, seconds, tmp, () -> cpu[0] = CpuSample.now());
         CpuSample end = CpuSample.now();
-        sampler.join();
-        long inserted = pgbenchEvents(db) - before;
-        long processed = find(out, "number of transactions actually processed: (\\d+)").map(Long::parseLong).orElse(-1L);
-        double tps = find(out, "tps = ([0-9.]+) \\(without initial connection time\\)").map(Double::parseDouble).orElse(Double.NaN);
-        double avg = find(out, "latency average = ([0-9.]+) ms").map(Double::parseDouble).orElse(Double.NaN);
-        if (rc != 0 || processed <= 0 || out.contains("aborted")) {
-            System.err.println("# pgbench failed (exit " + rc + "): " + String.join(" ", cmd) + "\n" + out);
-            throw new IllegalStateException("pgbench failed");
-        }
-        if (inserted != processed) {
-            // The INSERT's membership EXISTS would silently insert nothing: the floor would be wrong.
-            throw new IllegalStateException("pgbench processed " + processed + " transactions but inserted " + inserted
-                    + " events: the script's variables do not match the fixtures");
-        }
-        // Per-transaction log: client_id tx_no latency_us script_no epoch_s epoch_us. Measure the last
-        // `seconds` seconds (completion time), after the warm-up, as the gateway modes do.
-        List<long[]> tx = new ArrayList<>();
-        try (Stream<Path> files = Files.list(logDir)) {
-            for (Path f : files.filter(f -> f.getFileName().toString().startsWith("tx.")).toList()) {
-                for (String line : Files.readAllLines(f)) {
-                    String[] p = line.trim().split("\\s+");
-                    if (p.length < 6) continue;
-                    tx.add(new long[] {Long.parseLong(p[2]), Long.parseLong(p[4]) * 1_000_000L + Long.parseLong(p[5])});
-                }
-            }
-        }
-        long last = tx.stream().mapToLong(t -> t[1]).max().orElseThrow();
-        long from = last - TimeUnit.SECONDS.toMicros(seconds);
-        Histogram h = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
-        tx.stream().filter(t -> t[1] > from).forEach(t -> h.recordValue(Math.max(1, t[0])));
         double[] busy = cpu[0] == null ? new double[] {Double.NaN, Double.NaN} : cpu[0].until(end);
-        Row r = new Row(mode, senders, conversations, h.getTotalCount(), seconds, h, busy[0], busy[1], load1(),
-                String.format(Locale.ROOT, "pgbench itself: %.0f tps, avg %.2f ms over %d s incl. warm-up", tps, avg,
-                        warmup + seconds));
+        Row r = new Row(f.mode(), senders, conversations, f.latencyMicros().getTotalCount(), seconds, f.latencyMicros(),
+                busy[0], busy[1], load1(), String.format(Locale.ROOT, "pgbench itself: %.0f tps, avg %.2f ms over %d s incl. warm-up",
+                f.tps(), f.avgMs(), warmup + seconds));
         rows.add(r);
         printRow(r);
-    }
-
-    private static long pgbenchEvents(Database db) throws SQLException {
-        try (Connection c = db.connection(); Statement st = c.createStatement();
-             ResultSet rs = st.executeQuery("SELECT count(*) FROM events WHERE kind = 'msg' AND sender_device ~ '^[0-9]+$'")) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    private static java.util.Optional<String> find(String text, String regex) {
-        Matcher m = Pattern.compile(regex).matcher(text);
-        return m.find() ? java.util.Optional.of(m.group(1)) : java.util.Optional.empty();
     }
 
     // ------------------------------------------------------------------ output
