@@ -106,7 +106,7 @@ class PgFailoverIT {
                 // Synchronous commit: with the only standby gone no commit returns, so no new `sent`
                 // (one send may have been past its commit when the standby went).
                 long atCrash = load.highestConfirmed();
-                holdsFor(Duration.ofSeconds(3), () -> load.highestConfirmed() <= atCrash + 1, "no commit confirmed without the standby");
+                Await.holdsFor(Duration.ofSeconds(3), () -> load.highestConfirmed() <= atCrash + 1, "no commit confirmed without the standby");
                 assertTrue(load.failures() >= 0);
                 pair.restartStandby();
                 long blockedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - down);
@@ -125,15 +125,6 @@ class PgFailoverIT {
                 rs.next();
                 return rs.getLong(1);
             }
-        }
-    }
-
-    /** Polls {@code cond} for {@code d}; it must hold at every poll. */
-    private static void holdsFor(Duration d, java.util.function.BooleanSupplier cond, String what) {
-        long end = System.nanoTime() + d.toNanos();
-        while (System.nanoTime() < end) {
-            if (!cond.getAsBoolean()) throw new AssertionError("did not hold for " + d + ": " + what);
-            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
         }
     }
 

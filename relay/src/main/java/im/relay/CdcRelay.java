@@ -14,13 +14,11 @@ import io.micrometer.core.instrument.Timer;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -54,15 +52,17 @@ import org.slf4j.LoggerFactory;
  * <p>A holder that freezes (SIGSTOP, a stalled VM) must lose the lock too, and on loopback the
  * kernel keeps a stopped process' TCP connections alive, so keepalive cannot tell. The lock
  * session therefore sets {@code idle_session_timeout} to {@link RelayConfig#lockTimeout()} (T)
- * and the holder runs a heartbeat query on it every T/5: the server itself ends a silent
- * holder's session after T, which releases the lock. The instance that wins the lock then
- * terminates whatever walsender still has the slot (the frozen holder's, which would otherwise
- * keep it until {@code wal_sender_timeout}) before its engine starts. Fencing: the holder
- * publishes a batch only while its lease, T/2 from the start of its last successful heartbeat,
- * runs; the server cannot have ended the session by then. A thawed holder finds its lease
- * lapsed, publishes nothing, sees its heartbeat fail and goes back to standby. A batch whose
- * send started inside the lease can still complete late: it only repeats committed events,
- * which consumers drop by (conv, seq).
+ * and, for as long as the lock is held, a thread of its own ({@link LockKeeper}) runs a heartbeat
+ * query on it every T/5: the server itself ends a silent holder's session after T, which
+ * releases the lock. The heartbeat does not wait for the supervisor, so a slow takeover,
+ * producer or engine start or stop (a loaded machine) never costs the lock. The instance that
+ * wins the lock then terminates whatever walsender still has the slot (the frozen holder's,
+ * which would otherwise keep it until {@code wal_sender_timeout}) before its engine starts.
+ * Fencing: the holder publishes a batch only while its lease, T/2 from the start of its last
+ * successful heartbeat, runs; the server cannot have ended the session by then. A thawed holder
+ * finds its lease lapsed, publishes nothing, sees its heartbeat fail and goes back to standby. A
+ * batch whose send started inside the lease can still complete late: it only repeats committed
+ * events, which consumers drop by (conv, seq).
  *
  * <p>Meters (tag {@code slot}): {@code im.cdc.published} (changes acknowledged by Kafka),
  * {@code im.cdc.lag} (commit in PostgreSQL to Kafka's ack, with a percentile histogram) and
@@ -84,14 +84,15 @@ public final class CdcRelay implements AutoCloseable {
     private final ChangeMapper mapper;
     private final Timer lag;
     private final SlotWal slotWal;
-    private final CountDownLatch stop = new CountDownLatch(1);
+    /** Completed by {@link #close()}. */
+    private final CompletableFuture<Void> stop = new CompletableFuture<>();
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong restarts = new AtomicLong();
     private volatile LongConsumer lagObserver = lag -> { };
+    private volatile Runnable engineStarting = () -> { };
     private final String instance = ProcessHandle.current().pid() + "-" + INSTANCES.incrementAndGet();
     private final byte[] instanceBytes = instance.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    private final long heartbeatNanos;
-    /** Renewed by the supervisor, checked by the engine's handler before every send. */
+    /** Renewed by the lock keeper's heartbeats, checked by the engine's handler before every send. */
     private final LockLease lease;
     private volatile boolean standby;
     private volatile DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
@@ -106,7 +107,6 @@ public final class CdcRelay implements AutoCloseable {
         this.cfg = cfg;
         this.topics = topics;
         this.mapper = new ChangeMapper(topics);
-        this.heartbeatNanos = cfg.lockTimeout().toNanos() / 5;
         this.lease = new LockLease(cfg.lockTimeout(), System::nanoTime);
         this.lag = Timer.builder("im.cdc.lag").description("commit in PostgreSQL to acknowledged by Kafka")
                 .tag("slot", cfg.slot()).publishPercentileHistogram().register(meters);
@@ -122,6 +122,15 @@ public final class CdcRelay implements AutoCloseable {
     /** Receives, per published change, the milliseconds from its commit in PostgreSQL to Kafka's ack. */
     public CdcRelay observeLag(LongConsumer observer) {
         this.lagObserver = observer;
+        return this;
+    }
+
+    /**
+     * Test seam: runs on the thread that builds the engine, each time, right before it does (a
+     * test makes engine construction slow with it).
+     */
+    CdcRelay onEngineStarting(Runnable hook) {
+        this.engineStarting = hook;
         return this;
     }
 
@@ -157,7 +166,7 @@ public final class CdcRelay implements AutoCloseable {
     }
 
     private boolean stopping() {
-        return stop.getCount() == 0;
+        return stop.isDone();
     }
 
     private void supervise() {
@@ -172,8 +181,9 @@ public final class CdcRelay implements AutoCloseable {
                 standby = false;
                 log.info("relay active for slot {} (this instance, {}, holds the lock)", cfg.slot(), instance);
                 lease.acquired(attempt);
-                try {
-                    runWhileHoldingLock(lock);
+                // The keeper heartbeats from here until the lock is let go, whatever the engine's state.
+                try (LockKeeper keeper = LockKeeper.start(lock, lease, slotWal, cfg.lockTimeout(), cfg.slot())) {
+                    runWhileHoldingLock(keeper);
                 } finally {
                     lease.lost();
                     slotWal.clear();
@@ -187,26 +197,8 @@ public final class CdcRelay implements AutoCloseable {
     }
 
     /**
-     * One round trip on the lock session; on success the lease runs T/2 from before it was sent
-     * (the server's idle clock restarts no earlier than that). False when the session is gone.
-     */
-    private boolean heartbeat(Connection lock) {
-        long sent = lease.now();
-        try (Statement st = lock.createStatement()) {
-            st.setQueryTimeout((int) Math.max(1, cfg.lockTimeout().toSeconds()));
-            st.execute("SELECT 1");
-            lease.renewed(sent);
-            return true;
-        } catch (SQLException e) {
-            log.error("relay lost its lock session ({}); it stops publishing so another instance can take over",
-                    e.getMessage());
-            return false;
-        }
-    }
-
-    /**
      * The fence, called before every send: returns while the lease runs. A lapsed lease (a late
-     * heartbeat, or this JVM was frozen) waits for the supervisor's next heartbeat; if it fails,
+     * heartbeat, or this JVM was frozen) waits for the lock keeper's next heartbeat; if it fails,
      * or none succeeds within T, the batch is refused and not marked processed.
      */
     private void requireLease() throws InterruptedException {
@@ -225,22 +217,32 @@ public final class CdcRelay implements AutoCloseable {
         }
     }
 
-    /** Runs (and restarts) the engine until stopped or the lock is lost; then returns. */
-    private void runWhileHoldingLock(Connection lock) throws SQLException {
-        while (!stopping()) {
-            if (!heartbeat(lock)) return;   // lost the lock: back to the supervisor, i.e. standby
-            LockSession.takeOverSlot(lock, cfg);
+    /**
+     * Runs (and restarts) the engine until stopped or the lock is lost; then returns. The keeper
+     * heartbeats the lock session all the while, so nothing here is bounded by the lock timeout.
+     */
+    private void runWhileHoldingLock(LockKeeper keeper) throws SQLException {
+        while (!stopping() && lease.held()) {   // lost when a heartbeat failed, or Kafka fenced this relay
+            keeper.call(lock -> {
+                LockSession.takeOverSlot(lock, cfg);
+                return null;
+            });
             try {
                 producer = RelayClients.producer(cfg, topics);   // fences an earlier holder's producer at the brokers
             } catch (org.apache.kafka.common.KafkaException e) {
                 restarts.incrementAndGet();
                 log.warn("relay cannot open its producer ({}); retrying", e.getMessage());
-                pause(RESTART_BACKOFF);   // the next round heartbeats first
+                pause(RESTART_BACKOFF);
                 continue;
+            }
+            engineStarting.run();
+            if (!lease.held()) {   // lost meanwhile: an engine now could take the slot from the new holder
+                producer.close(Duration.ofSeconds(5));
+                return;
             }
             CompletableFuture<Throwable> done = new CompletableFuture<>();
             engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
-                    .using(RelayClients.engineProperties(cfg, topics, LockSession.server(lock)))
+                    .using(RelayClients.engineProperties(cfg, topics, keeper.call(LockSession::server)))
                     .using((success, message, error) ->
                             done.complete(success ? null : error != null ? error : new IllegalStateException(message)))
                     .notifying(this::handleBatch)
@@ -255,30 +257,14 @@ public final class CdcRelay implements AutoCloseable {
             }, "relay-engine-" + cfg.slot());
             t.setDaemon(true);
             t.start();
-            boolean lockLost = false;
-            while (!stopping() && !done.isDone()) {
-                if (!heartbeat(lock)) {
-                    lease.lost();   // at once: the handler refuses further batches, the gauge drops
-                    lockLost = true;
-                    break;
-                }
-                slotWal.sample(lock);
-                try {
-                    done.get(heartbeatNanos, TimeUnit.NANOSECONDS);
-                } catch (TimeoutException e) {
-                    // still running
-                } catch (Exception e) {
-                    break;
-                }
-            }
+            CompletableFuture.anyOf(done, keeper.lost(), stop).join();   // all three only ever complete normally
             closeEngine();
             producer.close(Duration.ofSeconds(5));
-            if (stopping()) return;
-            if (lockLost) return;
+            if (stopping() || !lease.held()) return;
             Throwable err = done.getNow(null);
             restarts.incrementAndGet();
             log.warn("relay engine stopped ({}); restarting", err == null ? "no error" : err.toString());
-            pause(RESTART_BACKOFF);   // shorter than the lock timeout; the next round heartbeats first
+            pause(RESTART_BACKOFF);
         }
     }
 
@@ -373,15 +359,19 @@ public final class CdcRelay implements AutoCloseable {
 
     private void pause(Duration d) {
         try {
-            stop.await(d.toMillis(), TimeUnit.MILLISECONDS);
+            stop.get(d.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            // paused in full
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e);   // cannot happen: stop only completes normally
         }
     }
 
     @Override
     public void close() {
-        stop.countDown();
+        stop.complete(null);
         closeEngine();
         if (supervisor != null) {
             try {

@@ -1,5 +1,8 @@
 package im.relay;
 
+import static im.relay.TopicReader.assertCompleteAndOrdered;
+import static im.relay.TopicReader.publisher;
+import static im.relay.TopicReader.reached;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,9 +16,9 @@ import im.infra.kafka.TopicNames;
 import im.infra.kafka.Topics;
 import im.ingest.SendService;
 import im.ingest.directory.Directory;
+import im.testkit.Await;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Clock;
@@ -23,6 +26,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -65,39 +69,6 @@ class CdcRelayIT {
         dir.createConversation("c1", "direct", List.of("u-ana", "u-bo"));
         dir.createConversation("c2", "group", List.of("u-ana", "u-bo"));
         sends = new SendService(stack.dataSource(), Faults.none(), Clock.systemUTC());
-    }
-
-    /**
-     * Checks the topic holds every seq 1..head of each conversation, in order once duplicates
-     * (replays after a restart) are dropped by (conv, seq); returns the number of duplicates.
-     */
-    private static int assertCompleteAndOrdered(List<ConsumerRecord<String, String>> records, Map<String, Long> heads) {
-        Map<String, Long> max = new HashMap<>();
-        int dups = 0;
-        for (ConsumerRecord<String, String> r : records) {
-            JsonNode v = TopicReader.json(r);
-            String conv = v.get("conv").asText();
-            assertEquals(conv, r.key(), "keyed by conversation");
-            long seq = v.get("seq").asLong();
-            long seen = max.getOrDefault(conv, 0L);
-            if (seq <= seen) {
-                dups++;
-                continue;
-            }
-            assertEquals(seen + 1, seq, "conv " + conv + ": after " + seen + " came " + seq + " (a gap or reordering)");
-            max.put(conv, seq);
-        }
-        assertEquals(heads, max, "every committed event is on the topic");
-        return dups;
-    }
-
-    private static boolean reached(List<ConsumerRecord<String, String>> records, Map<String, Long> heads) {
-        Map<String, Long> max = new HashMap<>();
-        for (ConsumerRecord<String, String> r : records) {
-            JsonNode v = TopicReader.json(r);
-            max.merge(v.get("conv").asText(), v.get("seq").asLong(), Math::max);
-        }
-        return max.equals(heads);
     }
 
     @Test
@@ -170,16 +141,81 @@ class CdcRelayIT {
         try (TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events());
              CdcRelay second = new CdcRelay(RelayConfig.from(settings), topics)) {
             CdcRelay first = new CdcRelay(RelayConfig.from(settings), topics).start();
-            awaitTrue(first::isActive, "first relay active");
+            Await.until(Duration.ofSeconds(60), first::isActive, "first relay active");
             second.start();
             sends.send(ana, "c1", "before", "before takeover");
             reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 2L)));
             assertFalse(second.isActive(), "one active relay per slot; the second waits");
             first.close();
-            awaitTrue(second::isActive, "standby took over");
+            Await.until(Duration.ofSeconds(60), second::isActive, "standby took over");
             sends.send(ana, "c1", "after", "after takeover");
             List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 4L, "c2", 2L)));
             assertCompleteAndOrdered(all, Map.of("c1", 4L, "c2", 2L));
+        }
+    }
+
+    /**
+     * The lock session lives for the whole time the lock is held, not only while the engine runs:
+     * a new holder whose engine takes longer than the lock timeout to build (a loaded machine)
+     * keeps its lock through it, the standby stays a standby, and every event is published once,
+     * by the holder. A hook holds engine construction up for three lock timeouts.
+     */
+    @Test
+    void theHolderKeepsItsLockWhileItsEngineIsSlowToBuild() throws Exception {
+        Duration lockTimeout = Duration.ofSeconds(2);
+        Settings s = stack.settings(Map.of(ConfigKeys.RELAY_SLOT.name(), "s_" + stack.database(),
+                ConfigKeys.RELAY_LOCK_TIMEOUT_MS.name(), String.valueOf(lockTimeout.toMillis())));
+        CountDownLatch building = new CountDownLatch(1);
+        CountDownLatch built = new CountDownLatch(1);
+        Runnable slowBuild = () -> {
+            building.countDown();
+            try {
+                built.await(120, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        try (TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events());
+             CdcRelay holder = new CdcRelay(RelayConfig.from(s), topics).onEngineStarting(slowBuild).start();
+             CdcRelay standby = new CdcRelay(RelayConfig.from(s), topics)) {
+            try {
+                Await.until(Duration.ofSeconds(60), () -> building.getCount() == 0, "the holder builds its engine");
+                long buildingSince = System.nanoTime();
+                long pid = lockHolderPid();
+                assertTrue(holder.isActive() && pid > 0, "the holder still has the lock as its engine's build begins (backend "
+                        + pid + ", -1: nobody)");
+                standby.start();
+                Await.until(Duration.ofSeconds(30), standby::isReady, "the standby waits on the lock");
+                Await.holdsFor(lockTimeout.multipliedBy(3), () -> {
+                    long now = lockHolderPid();
+                    if (now != pid) {
+                        throw new AssertionError("the lock passed from backend " + pid + " to " + now + " (-1: nobody) "
+                                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - buildingSince) + " ms into the engine's build");
+                    }
+                    return holder.isActive() && !standby.isActive();
+                }, "the holder keeps its lock, and the standby waits, while the holder's engine is being built");
+                built.countDown();
+                sends.send(ana, "c1", "after", "after a slow engine build");
+                Map<String, Long> heads = Map.of("c1", 3L, "c2", 2L);
+                List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, heads));
+                assertEquals(0, assertCompleteAndOrdered(all, heads), "each event published once: no takeover, no replay");
+                assertEquals(1, all.stream().map(TopicReader::publisher).distinct().count(), "one relay published everything");
+                assertEquals(pid, lockHolderPid(), "still the same lock session");
+                assertTrue(holder.isActive() && !standby.isActive(), "the holder is still the one active relay");
+            } finally {
+                built.countDown();   // before the relays close: a holder blocked in its build cannot stop
+            }
+        }
+    }
+
+    /** The backend that holds this test database's advisory lock (the relay's lock session), or -1. */
+    private long lockHolderPid() {
+        try (Connection c = stack.dataSource().getConnection(); Statement st = c.createStatement();
+             java.sql.ResultSet rs = st.executeQuery("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                     + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")) {
+            return rs.next() ? rs.getLong(1) : -1;
+        } catch (java.sql.SQLException e) {
+            throw new AssertionError("cannot read pg_locks", e);
         }
     }
 
@@ -213,10 +249,10 @@ class CdcRelayIT {
              RelayProcess a = RelayProcess.start("relay-a", env)) {
             sends.send(ana, "c1", "before", "before the freeze");
             reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 2L)));
-            awaitTrue(() -> a.meter("im_relay_active") == 1, "relay-a active", Duration.ofSeconds(10));
+            Await.until(Duration.ofSeconds(10), () -> a.meter("im_relay_active") == 1, "relay-a active");
             String relayA = publisher(reader.records.get(0));
             try (RelayProcess b = RelayProcess.start("relay-b", env)) {
-                awaitTrue(() -> b.ready() && b.meter("im_relay_active") == 0, "relay-b a waiting standby", Duration.ofSeconds(30));
+                Await.until(Duration.ofSeconds(30), () -> b.ready() && b.meter("im_relay_active") == 0, "relay-b a waiting standby");
                 sender.start();
                 int streaming = reader.records.size() + 50;
                 reader.readUntil(Duration.ofSeconds(60), r -> r.size() >= streaming);
@@ -231,8 +267,8 @@ class CdcRelayIT {
 
                 long thawedAt = System.currentTimeMillis();
                 a.signal("CONT");
-                awaitTrue(() -> a.meter("im_relay_active") == 0, "the thawed relay knows it lost the lock", Duration.ofSeconds(5));
-                awaitTrue(() -> a.ready() && a.process.isAlive(), "relay-a went back to standby", Duration.ofSeconds(5));
+                Await.until(Duration.ofSeconds(5), () -> a.meter("im_relay_active") == 0, "the thawed relay knows it lost the lock");
+                Await.until(Duration.ofSeconds(5), () -> a.ready() && a.process.isAlive(), "relay-a went back to standby");
                 sending.set(false);
                 sender.join(30_000);
                 if (senderFailed.get() != null) throw new AssertionError("a send failed", senderFailed.get());
@@ -251,13 +287,6 @@ class CdcRelayIT {
             sending.set(false);
             sender.join(30_000);
         }
-    }
-
-    /** The relay instance that sent a record (its {@link CdcRelay#INSTANCE_HEADER}). */
-    private static String publisher(ConsumerRecord<String, String> r) {
-        org.apache.kafka.common.header.Header h = r.headers().lastHeader(CdcRelay.INSTANCE_HEADER);
-        if (h == null) throw new AssertionError("record without " + CdcRelay.INSTANCE_HEADER + ": " + r);
-        return new String(h.value(), StandardCharsets.UTF_8);
     }
 
     @Test
@@ -328,17 +357,5 @@ class CdcRelayIT {
 
     private static Process startRelayProcess(Map<String, String> env) throws Exception {
         return RelayProcess.start("relay", env).process;
-    }
-
-    private static void awaitTrue(java.util.function.BooleanSupplier c, String what) {
-        awaitTrue(c, what, Duration.ofSeconds(60));
-    }
-
-    private static void awaitTrue(java.util.function.BooleanSupplier c, String what, Duration within) {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (!c.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("not within " + within + ": " + what);
-            LockSupport.parkNanos(20_000_000);
-        }
     }
 }

@@ -1,19 +1,28 @@
 package im.relay;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
-/** Reads a whole topic from the beginning (all partitions, no group) for assertions. */
+/**
+ * Reads a whole topic from the beginning (all partitions, no group) for assertions, and checks
+ * what the relay published there.
+ */
 final class TopicReader implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     private final KafkaConsumer<String, String> consumer;
@@ -50,6 +59,46 @@ final class TopicReader implements AutoCloseable {
         } catch (Exception e) {
             throw new AssertionError("not JSON: " + r.value(), e);
         }
+    }
+
+    /**
+     * Checks the topic holds every seq 1..head of each conversation, in order once duplicates
+     * (replays after a restart) are dropped by (conv, seq); returns the number of duplicates.
+     */
+    static int assertCompleteAndOrdered(List<ConsumerRecord<String, String>> records, Map<String, Long> heads) {
+        Map<String, Long> max = new HashMap<>();
+        int dups = 0;
+        for (ConsumerRecord<String, String> r : records) {
+            JsonNode v = json(r);
+            String conv = v.get("conv").asText();
+            assertEquals(conv, r.key(), "keyed by conversation");
+            long seq = v.get("seq").asLong();
+            long seen = max.getOrDefault(conv, 0L);
+            if (seq <= seen) {
+                dups++;
+                continue;
+            }
+            assertEquals(seen + 1, seq, "conv " + conv + ": after " + seen + " came " + seq + " (a gap or reordering)");
+            max.put(conv, seq);
+        }
+        assertEquals(heads, max, "every committed event is on the topic");
+        return dups;
+    }
+
+    static boolean reached(List<ConsumerRecord<String, String>> records, Map<String, Long> heads) {
+        Map<String, Long> max = new HashMap<>();
+        for (ConsumerRecord<String, String> r : records) {
+            JsonNode v = json(r);
+            max.merge(v.get("conv").asText(), v.get("seq").asLong(), Math::max);
+        }
+        return max.equals(heads);
+    }
+
+    /** The relay instance that sent a record (its {@link CdcRelay#INSTANCE_HEADER}). */
+    static String publisher(ConsumerRecord<String, String> r) {
+        Header h = r.headers().lastHeader(CdcRelay.INSTANCE_HEADER);
+        if (h == null) throw new AssertionError("record without " + CdcRelay.INSTANCE_HEADER + ": " + r);
+        return new String(h.value(), StandardCharsets.UTF_8);
     }
 
     @Override

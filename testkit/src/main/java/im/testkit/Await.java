@@ -16,4 +16,13 @@ public final class Await {
             LockSupport.parkNanos(10_000_000);
         }
     }
+
+    /** Polls {@code condition} for {@code period}; fails naming {@code what} at the first poll where it does not hold. */
+    public static void holdsFor(Duration period, BooleanSupplier condition, String what) {
+        long end = System.nanoTime() + period.toNanos();
+        while (System.nanoTime() < end) {
+            if (!condition.getAsBoolean()) throw new AssertionError("did not hold for " + period + ": " + what);
+            LockSupport.parkNanos(10_000_000);
+        }
+    }
 }
