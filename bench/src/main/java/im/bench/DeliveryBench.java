@@ -133,7 +133,7 @@ public final class DeliveryBench implements Callable<Integer> {
     @Option(names = "--partitions", description = "IM_PARTITIONS (conversation-keyed topics), default ${DEFAULT-VALUE}")
     int partitions = 8;
     @Option(names = "--relay-poll-ms", description = "IM_RELAY_POLL_MS (Debezium poll.interval.ms), default ${DEFAULT-VALUE}")
-    int relayPollMs = 10;
+    int relayPollMs = Integer.parseInt(ConfigKeys.RELAY_POLL_MS.defaultValue());
     @Option(names = "--ack-throttle-ms", description = "IM_ACK_THROTTLE_MS (cursor writes per device and conversation), default ${DEFAULT-VALUE}")
     int ackThrottleMs = Integer.parseInt(ConfigKeys.ACK_THROTTLE_MS.defaultValue());
     @Option(names = "--send-lanes", description = "IM_SEND_LANES (group commit; 0 = one transaction per send), default ${DEFAULT-VALUE}")

@@ -59,8 +59,8 @@ public final class ConfigKeys {
     // --- CDC relay
     public static final ConfigKey<String> RELAY_SLOT = key("IM_RELAY_SLOT", "im_relay",
             "CDC relay: replication slot and publication name (created if missing, never dropped). One active relay per slot.");
-    public static final ConfigKey<Duration> RELAY_POLL_MS = ms("IM_RELAY_POLL_MS", "10", 1, 10_000,
-            "CDC relay: Debezium poll.interval.ms. Lower = less commit-to-Kafka lag, more idle CPU (10 ms: ~10 ms p50 lag; the idle platform uses ~11% of a core, 2.7 points of it the relay waking every interval; docs/benchmarks.md).");
+    public static final ConfigKey<Duration> RELAY_POLL_MS = ms("IM_RELAY_POLL_MS", "7", 1, 10_000,
+            "CDC relay: Debezium poll.interval.ms. Lower = less commit-to-Kafka lag, more idle CPU (7 ms: ~7 ms p50 lag at low load; the idle platform uses ~10% of a core, about 3 points of it the relay waking every interval; docs/benchmarks.md).");
     public static final ConfigKey<Duration> RELAY_OFFSET_FLUSH_MS = ms("IM_RELAY_OFFSET_FLUSH_MS", "1000", 100, 600_000,
             "CDC relay: how often published positions are committed (and the slot advanced). Lower = fewer duplicates replayed after a crash.");
 
