@@ -13,9 +13,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>What a client guarantees does not change: its listener callbacks still run in order, one at
  * a time, off the socket reader; its receive path and its reconnects/resends each run one task at
  * a time. They run on the runtime's threads instead of threads of their own, so a listener that
- * blocks for long holds one of the {@code workers} threads for every client: hand long work to an
+ * blocks for long holds one of the {@code workers} callback threads for every client: hand long work to an
  * executor of your own. Reconnects and resends (which wait for replies) run on threads that the
- * runtime adds on demand, so waiting clients never hold up the others.
+ * runtime adds on demand, so waiting clients never hold up the others; store writes have threads of their
+ * own, so a slow disk delays no listener.
  *
  * <p>Close the clients first, then the runtime; a client still open on a closed runtime stops
  * working (its tasks are dropped).
@@ -40,8 +41,10 @@ public final class ClientRuntime implements AutoCloseable {
     }
 
     /**
-     * A runtime with {@code workers} threads for socket reads and as many for the clients' receive
-     * paths and callbacks (named {@code im-clients-N-io-K} and {@code im-clients-N-work-K}).
+     * A runtime with {@code workers} threads each for socket reads, the clients' callbacks and
+     * their receive paths' store writes (named {@code im-clients-N-io-K}, {@code im-clients-N-work-K},
+     * {@code im-clients-N-store-K}): a store write waiting for a slow disk holds up other clients'
+     * store writes, never their callbacks.
      *
      * @throws IllegalArgumentException if {@code workers} is below 1
      */

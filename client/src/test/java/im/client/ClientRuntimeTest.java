@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.client.internal.ClientFaults;
+import im.client.internal.FaultInjection;
 import im.protocol.Ack;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -79,6 +81,45 @@ class ClientRuntimeTest {
             // The state directory was released by the close from the listener.
             try (ImClient again = ImClient.open(ClientOptions.of(gw.uri(), "t-1", dir.resolve("c1")), runtime)) {
                 assertEquals(1, again.cursor("c-ab"));
+            }
+        }
+    }
+
+    @Test
+    void aStoreWriteStuckOnTheDiskDoesNotHoldUpAnotherClientsCallbacks() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch stuck = new CountDownLatch(1);
+        ClientFaults slowDisk = new ClientFaults() {
+            @Override
+            public void beforeStore(String conv, List<Long> seqs) {
+                stuck.countDown();
+                try {
+                    release.await(30, TimeUnit.SECONDS); // a store write that waits for the disk
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        try (FakeGateway gw = new FakeGateway(FakeGateway::oneUnstoredEvent);
+             ClientRuntime runtime = ClientRuntime.create(1)) {
+            ImClient slow = FaultInjection.open(ClientOptions.of(gw.uri(), "t-1", dir.resolve("c1")), slowDisk, runtime);
+            try {
+                slow.connect();
+                assertTrue(stuck.await(10, TimeUnit.SECONDS), "the slow client's store write started");
+                try (ImClient other = ImClient.open(ClientOptions.of(gw.uri(), "t-2", dir.resolve("c2")), runtime)) {
+                    CountDownLatch connected = new CountDownLatch(1);
+                    other.addListener(new ClientListener() {
+                        @Override
+                        public void onConnected() {
+                            connected.countDown();
+                        }
+                    });
+                    other.connect();
+                    assertTrue(connected.await(5, TimeUnit.SECONDS), "a callback of another client waited for the stuck store write");
+                }
+            } finally {
+                release.countDown();
+                slow.close();
             }
         }
     }

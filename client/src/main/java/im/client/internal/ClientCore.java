@@ -46,7 +46,7 @@ public final class ClientCore implements AutoCloseable {
         this.sessions = new Sessions(options, threads.http, scheduler, listeners, retry, rids);
         this.sending = new SendPath(options, clock, outbox, sessions, listeners, retry, rids, scheduler, threads.io);
         this.receiving = new ReceivePath(options, store, sessions, listeners, retry, rids, faults, this::close,
-                threads.workLane(name + "-receive"));
+                threads.storeLane(name + "-receive"));
         sessions.hooks(new Sessions.Hooks() {
             @Override
             public void connected(Connection conn) {

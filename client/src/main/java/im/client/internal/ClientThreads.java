@@ -17,7 +17,9 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@code io}: the HttpClient's executor (socket reads, reply dispatch; never blocks for long)
  *       and the outbox's error judgements;</li>
- *   <li>{@code work}: the lanes of the receive path (store writes with fsync) and of the listener callbacks;</li>
+ *   <li>{@code work}: the lanes of the listener callbacks;</li>
+ *   <li>{@code store}: the lanes of the receive path, whose store writes wait for fsync: apart
+ *       from the callbacks, so a slow disk delays no client's listeners;</li>
  *   <li>{@code blocking}: the scheduler lanes (reconnects and resends wait for replies), a pool
  *       that grows with demand, so waiting clients never hold up the others;</li>
  *   <li>{@code timer}: delays (ack windows, backoffs); its tasks only queue work on a lane.</li>
@@ -27,6 +29,7 @@ public final class ClientThreads implements AutoCloseable {
     final ScheduledThreadPoolExecutor timer;
     final ExecutorService io;
     final ExecutorService work;
+    final ExecutorService store;
     final ExecutorService blocking;
     final HttpClient http;
     private final boolean shared;
@@ -38,10 +41,12 @@ public final class ClientThreads implements AutoCloseable {
         if (shared) {
             this.io = Executors.newFixedThreadPool(workers, Listeners.daemonThreads(name + "-io"));
             this.work = Executors.newFixedThreadPool(workers, Listeners.daemonThreads(name + "-work"));
+            this.store = Executors.newFixedThreadPool(workers, Listeners.daemonThreads(name + "-store"));
             this.blocking = Executors.newCachedThreadPool(Listeners.daemonThreads(name + "-blocking"));
         } else {
             this.io = Executors.newCachedThreadPool(Listeners.daemonThreads(name + "-io"));
             this.work = Executors.newCachedThreadPool(Listeners.daemonThreads(name + "-work"));
+            this.store = work;
             this.blocking = work;
         }
         this.http = HttpClient.newBuilder().executor(io).build();
@@ -64,9 +69,14 @@ public final class ClientThreads implements AutoCloseable {
         return shared;
     }
 
-    /** A serial lane for the receive path or the callbacks. */
+    /** A serial lane for the listener callbacks. */
     Lane workLane(String name) {
         return new Lane(name, work, timer);
+    }
+
+    /** A serial lane for the receive path (store writes). */
+    Lane storeLane(String name) {
+        return new Lane(name, store, timer);
     }
 
     /** A serial lane whose tasks may wait for replies (reconnects, resends). */
@@ -83,13 +93,14 @@ public final class ClientThreads implements AutoCloseable {
         timer.shutdownNow();
         io.shutdownNow();
         work.shutdown();
+        store.shutdown();
         blocking.shutdown();
     }
 
     /** Waits up to {@code millis} for the pools' threads to end after {@link #close}. */
     public boolean awaitClosed(long millis) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        for (ExecutorService e : new ExecutorService[] {timer, work, blocking, io}) {
+        for (ExecutorService e : new ExecutorService[] {timer, work, store, blocking, io}) {
             if (!e.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                 return false;
             }

@@ -27,6 +27,16 @@ public final class FaultInjection {
         }
     }
 
+    /** {@link ImClient#open(ClientOptions, im.client.ClientRuntime)} with {@code faults} installed. */
+    public static ImClient open(ClientOptions options, ClientFaults faults, im.client.ClientRuntime runtime) throws IOException {
+        OPENING.set(java.util.Objects.requireNonNull(faults, "faults"));
+        try {
+            return ImClient.open(options, runtime);
+        } finally {
+            OPENING.remove();
+        }
+    }
+
     /** For {@link ImClient#open}: the hooks of an opening inside {@link #open} on this thread, else none. */
     public static ClientFaults forOpening() {
         ClientFaults f = OPENING.get();
