@@ -81,12 +81,10 @@ final class DeviceConnection {
         write(CODEC.encode(frame));
     }
 
-    /** Writes a push if the socket is open and the outbound queue has room; otherwise returns false. */
-    boolean push(ServerFrame frame) {
-        return push(new PushText(frame));
-    }
-
-    /** As {@link #push(ServerFrame)}, with the frame's text encoded at most once for all its recipients. */
+    /**
+     * Writes a push if the socket is open and the outbound queue has room; otherwise returns false.
+     * The frame's text is encoded at most once for all its recipients.
+     */
     boolean push(PushText frame) {
         if (!channel.isOpen()) return false;
         if (queued.get() >= outboundLimit) {

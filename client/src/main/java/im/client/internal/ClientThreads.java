@@ -4,7 +4,6 @@ import java.net.http.HttpClient;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The threads clients run on, and the JDK {@link HttpClient} (with its selector thread) that opens
@@ -32,13 +31,12 @@ public final class ClientThreads implements AutoCloseable {
     final ExecutorService store;
     final ExecutorService blocking;
     final HttpClient http;
-    private final boolean shared;
 
+    /** {@code workers} 0: one client's pools, which grow with demand. */
     private ClientThreads(String name, int workers) {
-        this.shared = workers > 0;
         this.timer = new ScheduledThreadPoolExecutor(1, Listeners.daemonThreads(name + "-timer"));
         timer.setRemoveOnCancelPolicy(true); // cancelled ack windows and backoffs leave the queue at once
-        if (shared) {
+        if (workers > 0) {
             this.io = Executors.newFixedThreadPool(workers, Listeners.daemonThreads(name + "-io"));
             this.work = Executors.newFixedThreadPool(workers, Listeners.daemonThreads(name + "-work"));
             this.store = Executors.newFixedThreadPool(workers, Listeners.daemonThreads(name + "-store"));
@@ -57,16 +55,12 @@ public final class ClientThreads implements AutoCloseable {
         return new ClientThreads(name, 0);
     }
 
-    /** Threads for many clients: {@code workers} io and {@code workers} work threads (at least 1 each). */
+    /** Threads for many clients: {@code workers} io, work and store threads each (at least 1). */
     public static ClientThreads shared(String name, int workers) {
         if (workers < 1) {
             throw new IllegalArgumentException("workers: must be at least 1, got " + workers);
         }
         return new ClientThreads(name, workers);
-    }
-
-    public boolean isShared() {
-        return shared;
     }
 
     /** A serial lane for the listener callbacks. */
@@ -95,16 +89,5 @@ public final class ClientThreads implements AutoCloseable {
         work.shutdown();
         store.shutdown();
         blocking.shutdown();
-    }
-
-    /** Waits up to {@code millis} for the pools' threads to end after {@link #close}. */
-    public boolean awaitClosed(long millis) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        for (ExecutorService e : new ExecutorService[] {timer, work, store, blocking, io}) {
-            if (!e.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                return false;
-            }
-        }
-        return true;
     }
 }

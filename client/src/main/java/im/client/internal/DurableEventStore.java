@@ -190,7 +190,15 @@ public final class DurableEventStore {
 
     /** Durably stores the pushed events (duplicates are no-ops) and advances cursors over contiguous seqs. */
     public synchronized Result applyPushes(List<Event> pushes) throws IOException {
-        return commit(newEvents(pushes), Map.of());
+        return applyNew(newEvents(pushes));
+    }
+
+    /**
+     * As {@link #applyPushes}, for what {@link #newEvents} returned with no commit since (the
+     * receive lane, the store's only writer, looks at the new events first for its fault hooks).
+     */
+    synchronized Result applyNew(Map<String, List<ReceivedEvent>> fresh) throws IOException {
+        return commit(fresh, Map.of());
     }
 
     /**

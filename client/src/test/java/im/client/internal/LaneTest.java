@@ -100,10 +100,11 @@ class LaneTest {
         CountDownLatch started = new CountDownLatch(1);
         AtomicBoolean interrupted = new AtomicBoolean();
         AtomicBoolean queuedRan = new AtomicBoolean();
+        CountDownLatch never = new CountDownLatch(1);
         lane.execute(() -> {
             started.countDown();
             try {
-                Thread.sleep(30_000);
+                never.await(30, TimeUnit.SECONDS); // only an interrupt ends this wait early
             } catch (InterruptedException e) {
                 interrupted.set(true);
             }
