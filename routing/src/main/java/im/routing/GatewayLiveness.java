@@ -48,13 +48,14 @@ public final class GatewayLiveness {
      * that died while others keep heartbeating expires after the lease. A gateway with no usable
      * heartbeat, or whose latest known heartbeat is of an older generation than the registration
      * (its new heartbeat is on its way on another topic), counts as alive.
+     *
+     * @param h      the gateway's latest heartbeat, or null
+     * @param newest the newest heartbeat of any gateway, or null
      */
-    public static boolean alive(KeyValueStore<String, String> gateways, String gateway, long gen, long now, Duration lease) {
-        Heartbeat h = heartbeat(gateways.get(gateway));
+    private static boolean alive(Heartbeat h, Heartbeat newest, long gen, long now, Duration lease) {
         if (h == null) return true;
         if (h.gen() > gen) return false;
         if (h.gen() < gen) return true;
-        Heartbeat newest = heartbeat(gateways.get(NEWEST));
         long reference = newest == null ? now : Math.min(now, newest.at());
         return h.at() >= reference - lease.toMillis();
     }
@@ -70,11 +71,13 @@ public final class GatewayLiveness {
 
     /**
      * The liveness questions the routing and the sweeper ask, over the global heartbeat store at
-     * one instant. One rule for both apps.
+     * one instant. One rule for both apps. Heartbeats are decoded once per stored value (the
+     * routing asks once per device of every event); one view per processor.
      */
     public static final class View implements Interest.Gateways {
         private final KeyValueStore<String, String> gateways;
         private final Duration lease;
+        private final DecodedValues<Heartbeat> decoded = new DecodedValues<>(1024, GatewayLiveness::heartbeatOrMalformed);
 
         public View(KeyValueStore<String, String> gateways, Duration lease) {
             this.gateways = gateways;
@@ -84,20 +87,33 @@ public final class GatewayLiveness {
         /** {@link GatewayLiveness#alive}. */
         @Override
         public boolean alive(String gateway, long gen, long now) {
-            return GatewayLiveness.alive(gateways, gateway, gen, now, lease);
+            return GatewayLiveness.alive(stored(gateway), stored(NEWEST), gen, now, lease);
         }
 
         @Override
         public boolean restartedSince(String gateway, long gen) {
-            Heartbeat h = heartbeat(gateways.get(gateway));
+            Heartbeat h = stored(gateway);
             return h != null && h.gen() > gen;
         }
 
         @Override
         public long newest() {
-            Heartbeat h = heartbeat(gateways.get(NEWEST));
+            Heartbeat h = stored(NEWEST);
             return h == null ? -1 : h.at();
         }
+
+        private Heartbeat stored(String key) {
+            Heartbeat h = decoded.get(key, gateways.get(key));
+            return h == MALFORMED ? null : h;
+        }
+    }
+
+    /** Stands for a malformed stored heartbeat in the decoded cache (which keeps no nulls). */
+    private static final Heartbeat MALFORMED = new Heartbeat("", -1, -1);
+
+    private static Heartbeat heartbeatOrMalformed(String json) {
+        Heartbeat h = heartbeat(json);
+        return h == null ? MALFORMED : h;
     }
 
     /**

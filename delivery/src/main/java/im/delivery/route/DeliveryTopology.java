@@ -2,6 +2,7 @@ package im.delivery.route;
 
 import im.infra.kafka.TopicNames;
 import im.routing.ConvLog;
+import im.routing.DecodedValues;
 import im.routing.GatewayLiveness;
 import im.routing.MalformedRecords;
 import im.topics.ChannelRecord;
@@ -51,6 +52,8 @@ public final class DeliveryTopology {
     /** conv → {@link ConvLog} JSON. */
     public static final String LOG_STORE = "conv-log";
     public static final String GATEWAY_STORE = GatewayLiveness.STORE;
+    /** Conversations per task whose decoded log and interest set the router keeps (a few KB each). */
+    static final int DECODED_PER_TASK = 4096;
 
     private static final Logger log = LoggerFactory.getLogger(DeliveryTopology.class);
 
@@ -125,6 +128,9 @@ public final class DeliveryTopology {
         private KeyValueStore<String, String> interest;
         private KeyValueStore<String, String> logs;
         private GatewayLiveness.View gateways;
+        // Decoded store values, reused while the stored text is unchanged (see DecodedValues).
+        private final DecodedValues<ConvLog> decodedLogs = new DecodedValues<>(DECODED_PER_TASK, ConvLog::fromJson);
+        private final DecodedValues<InterestSet> decodedInterest = new DecodedValues<>(DECODED_PER_TASK, InterestSet::fromJson);
 
         Router(TopicNames topics, Duration lease) {
             this.topics = topics;
@@ -145,11 +151,19 @@ public final class DeliveryTopology {
             if (ev == null) return;
             String conv = ev.conv();
             long seq = ev.seq();
-            ConvLog convLog = ConvLog.fromJson(logs.get(conv));
-            if (!convLog.apply(seq, ev.kind(), ev.sender())) return;   // a CDC duplicate (replay after a relay restart)
-            logs.put(conv, convLog.toJson());
+            String stored = logs.get(conv);
+            ConvLog taken = decodedLogs.take(conv, stored);
+            ConvLog convLog = taken == null ? ConvLog.empty() : taken;
+            if (!convLog.apply(seq, ev.kind(), ev.sender())) {   // a CDC duplicate (replay after a relay restart)
+                if (stored != null) decodedLogs.put(conv, stored, convLog);   // unchanged
+                return;
+            }
+            String text = convLog.toJson();
+            logs.put(conv, text);
+            decodedLogs.put(conv, text, convLog);
 
-            InterestSet set = InterestSet.fromJson(interest.get(conv));
+            InterestSet storedSet = decodedInterest.get(conv, interest.get(conv));
+            InterestSet set = storedSet == null ? InterestSet.empty() : storedSet;
             long now = context().currentSystemTimeMs();
             Map<String, List<String>> targets = set.byGateway(
                     e -> convLog.visible(e.user(), seq) && e.live(gateways, now));

@@ -218,6 +218,40 @@ class DeliveryTopologyTest {
         assertEquals(List.of("c1:2", "c1:3", "c1:4", "c1:5", "c2:2"), routed);
     }
 
+    /**
+     * The router keeps decoded logs and interest sets between events; what the stores hold (a
+     * restore from the changelog, say) must still decide, never a copy decoded before.
+     */
+    @Test
+    void theStoresDecideNotWhatTheRouterDecodedBefore() {
+        heartbeat("gw-a", 1, now);
+        heartbeat("gw-b", 1, now);
+        joins("c1", "u1", "u2");
+        online("c1", "d1", "u1", "gw-a", 1);
+        online("c1", "d2", "u2", "gw-a", 1);
+        events.pipeInput("c1", event("c1", 3, "msg", "u1"));
+        assertEquals(Set.of("d1", "d2"), devices(gwA.readRecordsToList().get(0)));
+
+        // The stores change under the router: the log now says u2 left at 4 and the head is 9;
+        // d1 moved to gw-b.
+        KeyValueStore<String, String> logStore = driver.getKeyValueStore(DeliveryTopology.LOG_STORE);
+        im.routing.ConvLog changed = im.routing.ConvLog.empty();
+        changed.apply(1, "join", "u1");
+        changed.apply(2, "join", "u2");
+        changed.apply(4, "leave", "u2");
+        changed.apply(9, "msg", "u1");
+        logStore.put("c1", changed.toJson());
+        String set = interestStore().get("c1").replace("\"gateway\":\"gw-a\",\"gen\":1,\"ver\":" + versionOf.get("c1/d1"),
+                "\"gateway\":\"gw-b\",\"gen\":1,\"ver\":" + versionOf.get("c1/d1"));
+        interestStore().put("c1", set);
+
+        events.pipeInput("c1", event("c1", 9, "msg", "u1"));
+        assertTrue(gwA.isEmpty() && gwB.isEmpty(), "seq 9 is at the stored head: a duplicate");
+        events.pipeInput("c1", event("c1", 10, "msg", "u1"));
+        assertTrue(gwA.isEmpty(), "u2 left per the stored log, d1 is on gw-b per the stored set");
+        assertEquals(Set.of("d1"), devices(gwB.readRecordsToList().get(0)));
+    }
+
     // ---------------------------------------------------------------- interest
 
     @Test
