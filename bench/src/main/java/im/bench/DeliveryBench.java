@@ -111,7 +111,8 @@ public final class DeliveryBench implements Callable<Integer> {
     @Option(names = "--rate", description = "target sends per second, all senders together (open loop), default ${DEFAULT-VALUE}")
     int rate = 200;
     @Option(names = "--rates", split = ",", description = "capacity steps: run every mode at each of these rates"
-            + " (fresh fixtures per step) and print the highest that holds p99 send->push <= 150 ms, 0 missing pushes, 0 errors")
+            + " (fresh fixtures per step) and print the highest that holds p99 send->push <= 150 ms, 0 missing pushes, 0 errors;"
+            + " a rate may repeat: --rates 600,600 reads the second step, the first one warms the JVMs up")
     List<Integer> rates = List.of();
     @Option(names = "--seconds", description = "measured seconds per mode, default ${DEFAULT-VALUE}")
     int seconds = 20;
@@ -260,8 +261,11 @@ public final class DeliveryBench implements Callable<Integer> {
                 Map<String, Fixture> fixtures = new LinkedHashMap<>();
                 long f0 = System.nanoTime();
                 List<Integer> steps = rates.isEmpty() ? List.of(rate) : rates;
-                for (int r : steps) {
-                    for (String m : modes) fixtures.put(m + "@" + r, fixtures(db, m.replace("-", "") + (rates.isEmpty() ? "" : "r" + r)));
+                for (int k = 0; k < steps.size(); k++) {   // a rate may repeat (e.g. a warm-up step at the measured rate)
+                    int r = steps.get(k);
+                    for (String m : modes) {
+                        fixtures.put(m + "@" + k, fixtures(db, m.replace("-", "") + (rates.isEmpty() ? "" : "r" + r + (k == steps.indexOf(r) ? "" : "s" + k))));
+                    }
                 }
                 pgDataDir = pg.dataDir();
                 System.out.printf("# fixtures: %d modes x (%d conversations x %d members, one device each) in %.1f s%n",
@@ -289,11 +293,11 @@ public final class DeliveryBench implements Callable<Integer> {
                     floor("kafka produce->consume, busy poll (fetch.max.wait.ms=0)", kafka.bootstrapServers(), "bench.floor-busy", 0);
                     floor("kafka produce->consume, long poll (fetch.max.wait.ms=50)", kafka.bootstrapServers(), "bench.floor-long", 50);
 
-                    for (int r : steps) {
-                        rate = r;
+                    for (int k = 0; k < steps.size(); k++) {
+                        rate = steps.get(k);
                         for (String m : modes) {
                             Gateway gw = m.equals("raw-each") ? gwNoBatch : gwBatch;
-                            runMode(m, fixtures.get(m + "@" + r), gw, relay, db, tmp);
+                            runMode(m, fixtures.get(m + "@" + k), gw, relay, db, tmp);
                         }
                     }
                 }
@@ -646,6 +650,7 @@ public final class DeliveryBench implements Callable<Integer> {
             if (i == run.measuredFrom) {
                 cpu0 = SendBench.CpuSample.now();
                 roles0 = RoleCpu.now(pgDataDir);
+                requests0 = BrokerRequests.now();
                 lagSink.set(lag);
             }
             if (i >= run.measuredFrom) lateMax = Math.max(lateMax, now - target);
@@ -663,6 +668,9 @@ public final class DeliveryBench implements Callable<Integer> {
         if (roles0 != null) {
             System.out.println("# CPU of threads no role claimed, busiest:" + RoleCpu.top(roles0, roles1, "other", 6));
             System.out.println("# CPU of the bench clients' threads, busiest:" + RoleCpu.top(roles0, roles1, "bench clients", 8));
+            System.out.println("# CPU of PostgreSQL's processes, busiest:" + RoleCpu.topPostgres(roles0, roles1, 6));
+            System.out.println("# broker requests per 1,000 sends:"
+                    + BrokerRequests.per1000(requests0, BrokerRequests.now(), run.total - run.measuredFrom, 10));
         }
         // Changes committed in the window reach the relay a little later; keep observing for 1 s.
         Thread.sleep(1000);
@@ -680,6 +688,7 @@ public final class DeliveryBench implements Callable<Integer> {
     private double jvmCpu;
     private Path pgDataDir;
     private RoleCpu.Snapshot roles0;
+    private Map<String, Long> requests0;
     private Map<String, Double> roleCpuMs = Map.of();
     private String loadAtEnd;
     private double lateMaxMs;

@@ -25,7 +25,11 @@ final class RoleCpu {
     private static final long CLOCK_TICK_NANOS = 10_000_000L;   // USER_HZ = 100 on Linux
 
     /** Nanoseconds of CPU per role at one moment; per-thread values so a diff counts only survivors. */
-    record Snapshot(Map<Long, Long> threadNanos, Map<Long, String> threadRole, Map<Long, String> threadName, long postgresNanos) {
+    record Snapshot(Map<Long, Long> threadNanos, Map<Long, String> threadRole, Map<Long, String> threadName,
+                    Map<Long, Long> pgProcessNanos, Map<Long, String> pgProcessKind) {
+        long postgresNanos() {
+            return pgProcessNanos.values().stream().mapToLong(Long::longValue).sum();
+        }
     }
 
     private RoleCpu() {
@@ -43,7 +47,10 @@ final class RoleCpu {
             roles.put(t.getThreadId(), roleOf(t.getThreadName()));
             names.put(t.getThreadId(), t.getThreadName());
         }
-        return new Snapshot(nanos, roles, names, postgresNanos(pgDataDir));
+        Map<Long, Long> pgNanos = new HashMap<>();
+        Map<Long, String> pgKinds = new HashMap<>();
+        postgresProcesses(pgDataDir, pgNanos, pgKinds);
+        return new Snapshot(nanos, roles, names, pgNanos, pgKinds);
     }
 
     /** Milliseconds of CPU per role between {@code a} and {@code b}, in {@link #ROLES} order. */
@@ -75,6 +82,22 @@ final class RoleCpu {
         return sb.toString();
     }
 
+    /**
+     * The busiest kinds of PostgreSQL process (the title a backend shows in {@code ps}, without its
+     * client address and state: "walsender", "bench bench" for a client backend, "walwriter"...).
+     */
+    static String topPostgres(Snapshot a, Snapshot b, int k) {
+        Map<String, Double> byKind = new HashMap<>();
+        for (Map.Entry<Long, Long> e : b.pgProcessNanos().entrySet()) {
+            byKind.merge(b.pgProcessKind().get(e.getKey()),
+                    (e.getValue() - a.pgProcessNanos().getOrDefault(e.getKey(), 0L)) / 1e6, Double::sum);
+        }
+        StringBuilder sb = new StringBuilder();
+        byKind.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed()).limit(k)
+                .forEach(e -> sb.append(String.format(java.util.Locale.ROOT, " %s=%.0fms", e.getKey(), e.getValue())));
+        return sb.toString();
+    }
+
     static String roleOf(String thread) {
         String t = thread.toLowerCase(java.util.Locale.ROOT);
         if (t.startsWith("bench-delivery")) return "delivery"; // the bench's delivery Streams app, not a client
@@ -91,11 +114,15 @@ final class RoleCpu {
         return "other";
     }
 
-    /** CPU of the postmaster whose command line names {@code dataDir}, and of its children. */
-    private static long postgresNanos(Path dataDir) {
-        if (dataDir == null) return 0;
+    /**
+     * CPU of the postmaster whose command line names {@code dataDir}, and of each of its children,
+     * with the kind of each (its process title up to the client address).
+     */
+    private static void postgresProcesses(Path dataDir, Map<Long, Long> nanos, Map<Long, String> kinds) {
+        if (dataDir == null) return;
         String needle = dataDir.toString();
         Map<Long, long[]> stats = new HashMap<>();   // pid -> {ppid, ticks}
+        Map<Long, String> titles = new HashMap<>();
         long postmaster = -1;
         try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"), p -> p.getFileName().toString().matches("\\d+"))) {
             for (Path p : procs) {
@@ -104,19 +131,30 @@ final class RoleCpu {
                     String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
                     long pid = Long.parseLong(p.getFileName().toString());
                     stats.put(pid, new long[] {Long.parseLong(f[1]), Long.parseLong(f[11]) + Long.parseLong(f[12])});
-                    if (postmaster < 0 && new String(Files.readAllBytes(p.resolve("cmdline"))).contains(needle)) postmaster = pid;
+                    String cmdline = new String(Files.readAllBytes(p.resolve("cmdline"))).replace('\0', ' ').trim();
+                    titles.put(pid, cmdline);
+                    if (postmaster < 0 && cmdline.contains(needle)) postmaster = pid;
                 } catch (IOException | RuntimeException gone) {
                     // the process ended while we read it
                 }
             }
         } catch (IOException e) {
-            return 0;
+            return;
         }
-        if (postmaster < 0) return 0;
-        long ticks = 0;
+        if (postmaster < 0) return;
         for (Map.Entry<Long, long[]> e : stats.entrySet()) {
-            if (e.getKey() == postmaster || e.getValue()[0] == postmaster) ticks += e.getValue()[1];
+            long pid = e.getKey();
+            if (pid != postmaster && e.getValue()[0] != postmaster) continue;
+            nanos.put(pid, e.getValue()[1] * CLOCK_TICK_NANOS);
+            kinds.put(pid, pid == postmaster ? "postmaster" : kindOf(titles.getOrDefault(pid, "?")));
         }
-        return ticks * CLOCK_TICK_NANOS;
+    }
+
+    /** "postgres: bench bench 127.0.0.1(4242) idle" -> "bench bench"; "postgres: walwriter" -> "walwriter". */
+    static String kindOf(String title) {
+        String t = title.startsWith("postgres: ") ? title.substring("postgres: ".length()) : title;
+        int addr = t.indexOf(" 127.");
+        if (addr < 0) addr = t.indexOf(" [local]");
+        return (addr < 0 ? t : t.substring(0, addr)).replaceAll("[0-9]+", "N");
     }
 }
