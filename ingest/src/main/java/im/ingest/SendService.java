@@ -46,7 +46,7 @@ public final class SendService implements AutoCloseable {
     private static final String UNIQUE_VIOLATION = "23505";
     private static final Logger log = LoggerFactory.getLogger(SendService.class);
     /** Default lanes and batch size (IM_SEND_LANES, IM_SEND_BATCH_MAX). */
-    public static final int DEFAULT_LANES = 4;
+    public static final int DEFAULT_LANES = 2;
     public static final int DEFAULT_BATCH_MAX = 64;
     /** A batch aborted by a deadlock or serialization failure is run again this often. */
     private static final int CONFLICT_ATTEMPTS = 3;

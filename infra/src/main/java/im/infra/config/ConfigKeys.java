@@ -91,7 +91,7 @@ public final class ConfigKeys {
     public static final ConfigKey<Integer> OUTBOUND_QUEUE = key("IM_OUTBOUND_QUEUE", "1024", 1, 1_000_000,
             "Frames queued per connection for writing; pushes beyond it are dropped (counted) and repaired by sync/hints.");
 
-    public static final ConfigKey<Integer> SEND_LANES = key("IM_SEND_LANES", "4", 0, 256,
+    public static final ConfigKey<Integer> SEND_LANES = key("IM_SEND_LANES", "2", 0, 256,
             "Group commit: threads that commit sends, each owning the conversations that hash to it; concurrent sends of a lane commit in one transaction (0 = one transaction per send on the worker thread; 0-256).");
     public static final ConfigKey<Integer> SEND_BATCH_MAX = key("IM_SEND_BATCH_MAX", "64", 1, 10_000,
             "Group commit: most sends in one transaction (1-10000).");
