@@ -17,9 +17,11 @@ import java.util.Map;
  * is given a role by its name, and the embedded PostgreSQL's processes (the postmaster found by
  * its data directory, and its children) are read from {@code /proc}. Threads that start and end
  * inside the window are missed (the roles here are long-lived threads; client I/O pools are not).
+ * The JVM's own JIT compiler and GC threads count as roles of their own (read from /proc).
  */
 final class RoleCpu {
-    static final List<String> ROLES = List.of("gateway", "relay", "delivery", "sweeper", "broker", "postgres", "bench clients", "other");
+    static final List<String> ROLES = List.of("gateway", "relay", "delivery", "sweeper", "broker", "postgres", "bench clients",
+            "jvm jit", "jvm gc", "other");
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
     private static final long CLOCK_TICK_NANOS = 10_000_000L;   // USER_HZ = 100 on Linux
@@ -47,6 +49,7 @@ final class RoleCpu {
             roles.put(t.getThreadId(), roleOf(t.getThreadName()));
             names.put(t.getThreadId(), t.getThreadName());
         }
+        jvmOwnThreads(nanos, roles, names);
         Map<Long, Long> pgNanos = new HashMap<>();
         Map<Long, String> pgKinds = new HashMap<>();
         postgresProcesses(pgDataDir, pgNanos, pgKinds);
@@ -83,6 +86,35 @@ final class RoleCpu {
     }
 
     /**
+     * The JVM's own threads, which ThreadMXBean does not list: the JIT compilers ("C1/C2
+     * CompilerThread") and the collector ("GC Thread#n", "G1 ..." and the "VM Thread" that runs
+     * safepoint operations), read from {@code /proc/self/task}. Keyed by minus the Linux thread id,
+     * apart from the Java thread ids.
+     */
+    private static void jvmOwnThreads(Map<Long, Long> nanos, Map<Long, String> roles, Map<Long, String> names) {
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path t : tasks) {
+                try {
+                    String comm = Files.readString(t.resolve("comm")).trim();
+                    String role = comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler") ? "jvm jit"
+                            : comm.startsWith("GC Thread") || comm.startsWith("G1 ") || comm.equals("VM Thread") ? "jvm gc" : null;
+                    if (role == null) continue;
+                    String stat = Files.readString(t.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    long id = -Long.parseLong(t.getFileName().toString());
+                    nanos.put(id, (Long.parseLong(f[11]) + Long.parseLong(f[12])) * CLOCK_TICK_NANOS);
+                    roles.put(id, role);
+                    names.put(id, comm);
+                } catch (IOException | RuntimeException gone) {
+                    // the thread ended while we read it
+                }
+            }
+        } catch (IOException e) {
+            // no /proc: the JVM's own threads are not counted
+        }
+    }
+
+    /**
      * The busiest kinds of PostgreSQL process (the title a backend shows in {@code ps}, without its
      * client address and state: "walsender", "bench bench" for a client backend, "walwriter"...).
      */
@@ -101,7 +133,9 @@ final class RoleCpu {
     static String roleOf(String thread) {
         String t = thread.toLowerCase(java.util.Locale.ROOT);
         if (t.startsWith("bench-delivery")) return "delivery"; // the bench's delivery Streams app, not a client
-        if (t.startsWith("bench-") || t.startsWith("httpclient") || t.contains("websocket") || t.startsWith("im-client")) return "bench clients";
+        // main: the pacer, which also writes the raw senders' frames
+        if (t.startsWith("bench-") || t.startsWith("httpclient") || t.contains("websocket") || t.startsWith("im-client")
+                || t.equals("main")) return "bench clients";
         if (t.contains("delivery")) return "delivery";
         if (t.contains("sweeper")) return "sweeper";
         if (t.contains("debezium") || t.startsWith("relay") || t.startsWith("pool-") || t.contains("change-event-source")
@@ -110,7 +144,8 @@ final class RoleCpu {
                 || t.startsWith("gateway") || t.startsWith("install-")) return "gateway";
         if (t.contains("kafka") || t.contains("raft") || t.contains("quorum") || t.contains("controller")
                 || t.contains("reaper") || t.startsWith("executor-") || t.contains("log-cleaner") || t.contains("broker")
-                || t.contains("metadata") || t.contains("group-coordinator") || t.contains("transaction")) return "broker";
+                || t.contains("metadata") || t.contains("group-coordinator") || t.contains("transaction")
+                || t.startsWith("txnmarkersender") || t.startsWith("addpartitionstotxnsender")) return "broker";
         return "other";
     }
 
