@@ -1,6 +1,7 @@
 package im.ingest;
 
 import im.protocol.ErrorCode;
+import im.infra.config.ConfigKeys;
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.db.Transactions;
 import im.infra.fault.FaultPoint;
@@ -45,9 +46,9 @@ import org.slf4j.LoggerFactory;
 public final class SendService implements AutoCloseable {
     private static final String UNIQUE_VIOLATION = "23505";
     private static final Logger log = LoggerFactory.getLogger(SendService.class);
-    /** Default lanes and batch size (IM_SEND_LANES, IM_SEND_BATCH_MAX). */
-    public static final int DEFAULT_LANES = 2;
-    public static final int DEFAULT_BATCH_MAX = 64;
+    /** Default lanes and batch size: those of IM_SEND_LANES and IM_SEND_BATCH_MAX, declared once in ConfigKeys. */
+    public static final int DEFAULT_LANES = Integer.parseInt(ConfigKeys.SEND_LANES.defaultValue());
+    public static final int DEFAULT_BATCH_MAX = Integer.parseInt(ConfigKeys.SEND_BATCH_MAX.defaultValue());
     /** A batch aborted by a deadlock or serialization failure is run again this often. */
     private static final int CONFLICT_ATTEMPTS = 3;
 
