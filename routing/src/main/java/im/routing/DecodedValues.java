@@ -1,7 +1,7 @@
 package im.routing;
 
+import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -14,27 +14,30 @@ import java.util.function.Function;
  * delivery thread in those parses).
  *
  * <p>Values must not be changed while cached: a caller that mutates one first {@linkplain #take
- * takes} it out and {@linkplain #put puts} it back with its new text once that is stored. At most
- * {@code capacity} keys are kept, least recently used first out. Not thread-safe: one per
- * processor (a Streams task runs on one thread).
+ * takes} it out and {@linkplain #put puts} it back with its new text once that is stored. The
+ * cache is bounded by the length of the texts it keeps, not by a count of keys (the interest set of
+ * a conversation of thousands of members is a hundred KB of JSON, that of a group of eight a few
+ * hundred bytes): least recently used keys leave first, and a text longer than the whole budget is
+ * decoded but not kept. Not thread-safe: one per processor (a Streams task runs on one thread).
  */
 public final class DecodedValues<V> {
     private record Entry<V>(String text, V value) {
     }
 
     private final Function<String, V> decode;
-    private final Map<String, Entry<V>> byKey;
+    private final long maxChars;
+    /** Access order: the first entry is the least recently used. */
+    private final LinkedHashMap<String, Entry<V>> byKey = new LinkedHashMap<>(16, 0.75f, true);
+    private long chars;
 
-    /** @param decode text → value; never given null */
-    public DecodedValues(int capacity, Function<String, V> decode) {
-        if (capacity < 1) throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
+    /**
+     * @param maxChars at most this many characters of stored text are kept, with their decoded values
+     * @param decode   text → value; never given null
+     */
+    public DecodedValues(long maxChars, Function<String, V> decode) {
+        if (maxChars < 1) throw new IllegalArgumentException("maxChars must be at least 1, got " + maxChars);
+        this.maxChars = maxChars;
         this.decode = decode;
-        this.byKey = new LinkedHashMap<>(16, 0.75f, true) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<String, Entry<V>> eldest) {
-                return size() > capacity;
-            }
-        };
     }
 
     /**
@@ -43,13 +46,13 @@ public final class DecodedValues<V> {
      */
     public V get(String key, String text) {
         if (text == null) {
-            byKey.remove(key);
+            forget(key);
             return null;
         }
         Entry<V> e = byKey.get(key);
         if (e != null && e.text().equals(text)) return e.value();
         V v = decode.apply(text);
-        byKey.put(key, new Entry<>(text, v));
+        put(key, text, v);
         return v;
     }
 
@@ -58,18 +61,37 @@ public final class DecodedValues<V> {
      * it back after its new text is stored.
      */
     public V take(String key, String text) {
-        Entry<V> e = byKey.remove(key);
+        Entry<V> e = forget(key);
         if (text == null) return null;
         return e != null && e.text().equals(text) ? e.value() : decode.apply(text);
     }
 
     /** {@code value} is what the store now holds as {@code text} under {@code key}. */
     public void put(String key, String text, V value) {
+        forget(key);
+        if (text.length() > maxChars) return;
         byKey.put(key, new Entry<>(text, value));
+        chars += text.length();
+        Iterator<Entry<V>> eldest = byKey.values().iterator();
+        while (chars > maxChars) {
+            chars -= eldest.next().text().length();
+            eldest.remove();
+        }
+    }
+
+    private Entry<V> forget(String key) {
+        Entry<V> e = byKey.remove(key);
+        if (e != null) chars -= e.text().length();
+        return e;
     }
 
     /** Keys cached now (for tests). */
     int size() {
         return byKey.size();
+    }
+
+    /** Characters of text cached now (for tests). */
+    long chars() {
+        return chars;
     }
 }

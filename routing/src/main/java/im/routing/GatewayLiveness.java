@@ -77,7 +77,7 @@ public final class GatewayLiveness {
     public static final class View implements Interest.Gateways {
         private final KeyValueStore<String, String> gateways;
         private final Duration lease;
-        private final DecodedValues<Heartbeat> decoded = new DecodedValues<>(1024, GatewayLiveness::heartbeatOrMalformed);
+        private final DecodedValues<Heartbeat> decoded = new DecodedValues<>(64 * 1024, GatewayLiveness::heartbeatOrMalformed);
 
         public View(KeyValueStore<String, String> gateways, Duration lease) {
             this.gateways = gateways;

@@ -9,10 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** {@link DecodedValues}: a decoded value is reused only while the store holds the same text. */
+/** {@link DecodedValues}: a decoded value is reused only while the store holds the same text; the cache is bounded by text length. */
 class DecodedValuesTest {
     private final AtomicInteger decodes = new AtomicInteger();
-    private final DecodedValues<ConvLog> logs = new DecodedValues<>(2, t -> {
+    /** Room for two logs of one member (all the texts below are as long as {@code logText(1)}). */
+    private final DecodedValues<ConvLog> logs = new DecodedValues<>(2L * logText(1).length(), t -> {
         decodes.incrementAndGet();
         return ConvLog.fromJson(t);
     });
@@ -63,11 +64,27 @@ class DecodedValuesTest {
         logs.get("c1", logText(1));
         logs.get("c3", logText(1));
         assertEquals(2, logs.size());
+        assertEquals(2L * logText(1).length(), logs.chars());
         int before = decodes.get();
         logs.get("c1", logText(1));
         assertEquals(before, decodes.get(), "c1 was used last, so c2 went");
         logs.get("c2", logText(1));
         assertEquals(before + 1, decodes.get());
+    }
+
+    @Test
+    void aTextLongerThanTheWholeBudgetIsDecodedButNotKept() {
+        logs.get("c1", logText(1));
+        ConvLog big = ConvLog.empty();
+        for (int u = 1; u <= 20; u++) big.apply(u, "join", "user-" + u);
+        String text = big.toJson();
+        assertEquals(20, logs.get("c2", text).head());
+        assertEquals(20, logs.get("c2", text).head());
+        assertEquals(3, decodes.get(), "decoded each time: it does not fit");
+        assertEquals(1, logs.size(), "and it did not push c1 out");
+        logs.put("c1", text, big);
+        assertEquals(0, logs.size(), "a put of a text that does not fit forgets the key's old value");
+        assertEquals(0, logs.chars());
     }
 
     @Test

@@ -52,8 +52,13 @@ public final class DeliveryTopology {
     /** conv → {@link ConvLog} JSON. */
     public static final String LOG_STORE = "conv-log";
     public static final String GATEWAY_STORE = GatewayLiveness.STORE;
-    /** Conversations per task whose decoded log and interest set the router keeps (a few KB each). */
-    static final int DECODED_PER_TASK = 4096;
+    /**
+     * Characters of stored text per task whose decoded log, and as many whose decoded interest set,
+     * the router keeps: a group of eight takes about 200 characters of log and 900 of interest
+     * set, so a thousand or more busy conversations per task stay decoded; a group of thousands,
+     * fewer. The decoded objects take a few times their text.
+     */
+    static final long DECODED_CHARS_PER_TASK = 1 << 20;
 
     private static final Logger log = LoggerFactory.getLogger(DeliveryTopology.class);
 
@@ -129,8 +134,8 @@ public final class DeliveryTopology {
         private KeyValueStore<String, String> logs;
         private GatewayLiveness.View gateways;
         // Decoded store values, reused while the stored text is unchanged (see DecodedValues).
-        private final DecodedValues<ConvLog> decodedLogs = new DecodedValues<>(DECODED_PER_TASK, ConvLog::fromJson);
-        private final DecodedValues<InterestSet> decodedInterest = new DecodedValues<>(DECODED_PER_TASK, InterestSet::fromJson);
+        private final DecodedValues<ConvLog> decodedLogs = new DecodedValues<>(DECODED_CHARS_PER_TASK, ConvLog::fromJson);
+        private final DecodedValues<InterestSet> decodedInterest = new DecodedValues<>(DECODED_CHARS_PER_TASK, InterestSet::fromJson);
 
         Router(TopicNames topics, Duration lease) {
             this.topics = topics;
