@@ -141,16 +141,61 @@ final class BrokerSettings {
     }
 
     /**
-     * A port that was free on 127.0.0.1 a moment ago. There is a window between this check and
-     * the broker's bind; acceptable for tests and local runs, and the bind error is explicit.
+     * A port that was free on 127.0.0.1 a moment ago, chosen at random below the kernel's
+     * ephemeral range ({@code ip_local_port_range}). A port from {@code bind(0)} comes from that
+     * range, the same one every outgoing connection takes its local port from: a cluster picks all
+     * its nodes' ports before it starts them one by one, and the nodes started first (and any
+     * client, PostgreSQL backend...) connect out meanwhile, so such a port could be taken before
+     * the last node binds it (the cluster campaign once lost node 2 that way, "exited with code 1
+     * before it was ready"). Below the range only another explicit bind can take it.
      */
     static int freePort() {
+        int low = EPHEMERAL_LOW;
+        int from = Math.max(1024, low - 12_000);
+        if (low - from < 1000) return ephemeralPort();   // no room below the range: the old way
+        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = from + random.nextInt(low - from);
+            try (ServerSocket s = new ServerSocket()) {
+                s.setReuseAddress(true);
+                s.bind(new InetSocketAddress(InetAddress.getByName(HOST), port));
+                return port;
+            } catch (IOException inUse) {
+                // taken: try another
+            }
+        }
+        throw new UncheckedIOException(new IOException("no free port on " + HOST + " in " + from + "-" + (low - 1)));
+    }
+
+    private static int ephemeralPort() {
         try (ServerSocket s = new ServerSocket()) {
             s.setReuseAddress(true);
             s.bind(new InetSocketAddress(InetAddress.getByName(HOST), 0));
             return s.getLocalPort();
         } catch (IOException e) {
             throw new UncheckedIOException("no free port on " + HOST, e);
+        }
+    }
+
+    /** The first port of the kernel's ephemeral range, 32768 if it cannot be read (not Linux). */
+    private static final int EPHEMERAL_LOW = ephemeralLow();
+
+    private static int ephemeralLow() {
+        try {
+            String range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim();
+            return Integer.parseInt(range.split("\\s+")[0]);
+        } catch (IOException | RuntimeException e) {
+            return 32768;
+        }
+    }
+
+    /** The last lines of a broker's log, for an exception whose log file is deleted with its temp dir. */
+    static String tail(Path logFile, int lines) {
+        try {
+            java.util.List<String> all = Files.readAllLines(logFile, StandardCharsets.UTF_8);
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException | RuntimeException e) {
+            return "(cannot read " + logFile + ": " + e + ")";
         }
     }
 

@@ -182,7 +182,8 @@ public final class KafkaBrokerProcess extends LocalBroker {
             p = process;
         }
         BrokerSettings.awaitReady(bootstrapServers(), nodeId, BrokerSettings.READY_DEADLINE, () -> p.isAlive() ? null
-                : "Kafka broker process exited with code " + p.exitValue() + " before it was ready; see " + logFile());
+                : "Kafka broker process exited with code " + p.exitValue() + " before it was ready; see " + logFile()
+                        + ", which ends:\n" + BrokerSettings.tail(logFile(), 30));
         log.info("Kafka node {} (pid {}) ready at {} (data {})", nodeId, p.pid(), bootstrapServers(), dataDir);
     }
 
