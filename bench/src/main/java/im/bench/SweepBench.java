@@ -7,7 +7,9 @@ import static im.bench.BenchEnv.printServer;
 import im.embedded.EmbeddedPg;
 import im.infra.db.Database;
 import im.infra.kafka.TopicNames;
-import im.routing.ConvLog;
+import im.routing.ConvLogStore;
+import im.routing.PairKey;
+import im.routing.Period;
 import im.sweeper.SweeperTopology;
 import im.topics.Interest;
 import im.topics.RouteJson;
@@ -442,19 +444,21 @@ public final class SweepBench implements Callable<Integer> {
         void prefill(int lagging) {
             long t0 = System.nanoTime();
             boolean[] lags = shape.laggingSet(lagging);
-            KeyValueStore<String, String> heads = driver.getKeyValueStore(SweeperTopology.LOG_STORE);
+            KeyValueStore<String, Long> heads = driver.getKeyValueStore(ConvLogStore.HEADS);
+            KeyValueStore<String, String> periods = driver.getKeyValueStore(ConvLogStore.PERIODS);
             KeyValueStore<String, String> cur = driver.getKeyValueStore(SweeperTopology.CURSORS_STORE);
             KeyValueStore<String, String> onl = driver.getKeyValueStore(SweeperTopology.ONLINE_STORE);
             KeyValueStore<String, String> lag = driver.getKeyValueStore(SweeperTopology.LAGGING_STORE);
             for (int c = 0; c < shape.convs; c++) {
-                heads.put(Shape.conv(c), expectedLog(c));
+                heads.put(Shape.conv(c), (long) Shape.head(c));
+                expectedPeriods(c).forEach(periods::put);
                 if (c % 50_000 == 49_999) flushCaptured();
             }
             for (int p = 0; p < shape.n; p++) {
                 String key = pairKey(p);
                 cur.put(key, expectedCursor(p, lags));
                 onl.put(key, expectedOnline(p));
-                if (lags[p]) lag.put(key, expectedLag());
+                if (lags[p]) lag.put(key, expectedLag(shape.convOf[p]));
                 if (p % 50_000 == 49_999) flushCaptured();
             }
             flushCaptured();
@@ -466,10 +470,17 @@ public final class SweepBench implements Callable<Integer> {
         /** Every store holds exactly what {@link #prefill} would write. */
         void verifyStores(int lagging) {
             boolean[] lags = shape.laggingSet(lagging);
-            KeyValueStore<String, String> heads = driver.getKeyValueStore(SweeperTopology.LOG_STORE);
+            KeyValueStore<String, Long> heads = driver.getKeyValueStore(ConvLogStore.HEADS);
+            KeyValueStore<String, String> periods = driver.getKeyValueStore(ConvLogStore.PERIODS);
+            long periodCount = 0;
             for (int c = 0; c < shape.convs; c++) {
-                check(expectedLog(c), heads.get(Shape.conv(c)), "log of conv " + c);
+                check((long) Shape.head(c), heads.get(Shape.conv(c)), "head of conv " + c);
+                for (java.util.Map.Entry<String, String> e : expectedPeriods(c).entrySet()) {
+                    check(e.getValue(), periods.get(e.getKey()), "period " + e.getKey());
+                    periodCount++;
+                }
             }
+            check(periodCount, count(periods), "period entries");
             KeyValueStore<String, String> cur = driver.getKeyValueStore(SweeperTopology.CURSORS_STORE);
             KeyValueStore<String, String> onl = driver.getKeyValueStore(SweeperTopology.ONLINE_STORE);
             KeyValueStore<String, String> lag = driver.getKeyValueStore(SweeperTopology.LAGGING_STORE);
@@ -477,7 +488,7 @@ public final class SweepBench implements Callable<Integer> {
                 String key = pairKey(p);
                 check(expectedCursor(p, lags), cur.get(key), "cursor of pair " + p);
                 check(expectedOnline(p), onl.get(key), "online of pair " + p);
-                check(lags[p] ? expectedLag() : null, lag.get(key), "lagging of pair " + p);
+                check(lags[p] ? expectedLag(shape.convOf[p]) : null, lag.get(key), "lagging of pair " + p);
             }
             check((long) shape.convs, count(heads), "heads entries");
             check((long) shape.n, count(cur), "cursors entries");
@@ -505,7 +516,7 @@ public final class SweepBench implements Callable<Integer> {
         }
 
         private String pairKey(int p) {
-            return Shape.conv(shape.convOf[p]) + '\u0000' + Shape.device(shape.devOf[p]);
+            return PairKey.of(Shape.conv(shape.convOf[p]), Shape.device(shape.devOf[p]));
         }
 
         private String expectedCursor(int p, boolean[] lags) {
@@ -535,20 +546,21 @@ public final class SweepBench implements Callable<Integer> {
             return members.getOrDefault(c, List.of());
         }
 
-        private String expectedLog(int c) {
-            ConvLog l = ConvLog.empty();
-            List<String> m = membersOf(c);
-            for (int i = 0; i < m.size(); i++) l.apply(i + 1, "join", m.get(i));
-            l.apply(Shape.head(c), "msg", "u-x");
-            return l.toJson();
+        /** Conversation c's period entries: its members joined at seqs 1..m. */
+        private java.util.Map<String, String> expectedPeriods(int c) {
+            java.util.Map<String, String> m = new java.util.LinkedHashMap<>();
+            List<String> users = membersOf(c);
+            for (int i = 0; i < users.size(); i++) m.put(PairKey.of(Shape.conv(c), users.get(i)), new Period(i + 1, Period.OPEN).encode());
+            return m;
         }
 
         private String join(int c, long seq, String user) {
             return new im.topics.EventRecord(Shape.conv(c), seq, "join", "m-" + c + "-" + seq, user, null, null, "", 0).toJson();
         }
 
-        private static String expectedLag() {
-            return RouteJson.JSON.createObjectNode().put("since", T0.toEpochMilli()).put("lastHint", -1L).toString();
+        private static String expectedLag(int c) {
+            return RouteJson.JSON.createObjectNode().put("mark", (long) Shape.head(c)).put("since", T0.toEpochMilli())
+                    .put("lastHint", -1L).toString();
         }
 
         /** Lets the driver commit and hand over what the stores' changelogs produced, then drops it. */

@@ -9,16 +9,14 @@ import java.util.function.Function;
  * store stays the only truth: every lookup passes the value just read from it, and a cached
  * object is returned only when its text equals that value, so a restore, another writer or a
  * failed write can never make the processor see anything the store does not hold. What it saves
- * is the JSON parse (the routing path read the same conversation log, interest set and gateway
- * heartbeats once or several times per event; a profile at 600 events/s put a quarter of the
- * delivery thread in those parses).
+ * is the JSON parse (the routing path reads the same registrations and gateway heartbeats once
+ * or several times per event; a profile at 600 events/s put a quarter of the
+ * delivery thread in those parses). Now it keeps each registration the router reads per event and
+ * each gateway's heartbeat.
  *
- * <p>Values must not be changed while cached: a caller that mutates one first {@linkplain #take
- * takes} it out and {@linkplain #put puts} it back with its new text once that is stored. The
- * cache is bounded by the length of the texts it keeps, not by a count of keys (the interest set of
- * a conversation of thousands of members is a hundred KB of JSON, that of a group of eight a few
- * hundred bytes): least recently used keys leave first, and a text longer than the whole budget is
- * decoded but not kept. Not thread-safe: one per processor (a Streams task runs on one thread).
+ * <p>Values must not be changed while cached (they are shared by every lookup of the same text).
+ * The cache is bounded by the length of the texts it keeps, not by a count of keys: least recently
+ * used keys leave first, and a text longer than the whole budget is decoded but not kept. Not thread-safe: one per processor (a Streams task runs on one thread).
  */
 public final class DecodedValues<V> {
     private record Entry<V>(String text, V value) {
@@ -56,18 +54,8 @@ public final class DecodedValues<V> {
         return v;
     }
 
-    /**
-     * Like {@link #get}, but the value leaves the cache and is the caller's to change; {@link #put}
-     * it back after its new text is stored.
-     */
-    public V take(String key, String text) {
-        Entry<V> e = forget(key);
-        if (text == null) return null;
-        return e != null && e.text().equals(text) ? e.value() : decode.apply(text);
-    }
-
     /** {@code value} is what the store now holds as {@code text} under {@code key}. */
-    public void put(String key, String text, V value) {
+    private void put(String key, String text, V value) {
         forget(key);
         if (text.length() > maxChars) return;
         byKey.put(key, new Entry<>(text, value));

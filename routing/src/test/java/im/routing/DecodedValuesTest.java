@@ -11,80 +11,59 @@ import org.junit.jupiter.api.Test;
 
 /** {@link DecodedValues}: a decoded value is reused only while the store holds the same text; the cache is bounded by text length. */
 class DecodedValuesTest {
+    /** A decoded value: a period, as the router keeps them. */
     private final AtomicInteger decodes = new AtomicInteger();
-    /** Room for two logs of one member (all the texts below are as long as {@code logText(1)}). */
-    private final DecodedValues<ConvLog> logs = new DecodedValues<>(2L * logText(1).length(), t -> {
+    /** Room for two values (all the texts below are as long as {@code text(1)}). */
+    private final DecodedValues<Period> periods = new DecodedValues<>(2L * text(1).length(), t -> {
         decodes.incrementAndGet();
-        return ConvLog.fromJson(t);
+        return Period.decode(t);
     });
 
-    private static String logText(long head) {
-        ConvLog l = ConvLog.empty();
-        l.apply(head, "join", "u1");
-        return l.toJson();
+    private static String text(long from) {
+        return new Period(from, 9).encode();
     }
 
     @Test
     void theSameTextIsDecodedOnceAndOtherTextAgain() {
-        ConvLog a = logs.get("c1", logText(1));
-        assertSame(a, logs.get("c1", new String(logText(1))), "an equal text, not the same String, hits");
+        Period a = periods.get("c1", text(1));
+        assertSame(a, periods.get("c1", new String(text(1))), "an equal text, not the same String, hits");
         assertEquals(1, decodes.get());
-        ConvLog b = logs.get("c1", logText(2));
+        Period b = periods.get("c1", text(2));
         assertNotSame(a, b, "the store changed under the cache (restore, another writer): decoded anew");
-        assertEquals(2, b.head());
+        assertEquals(2, b.from());
         assertEquals(2, decodes.get());
     }
 
     @Test
     void nullTextIsNullAndForgetsTheKey() {
-        logs.get("c1", logText(1));
-        assertNull(logs.get("c1", null));
-        assertEquals(0, logs.size());
-        assertNull(logs.take("c1", null));
-    }
-
-    @Test
-    void aTakenValueIsNotServedUntilPutBackWithItsNewText() {
-        String before = logText(1);
-        ConvLog l = logs.take("c1", before);
-        l.apply(5, "msg", "u1");
-        // the write of the new text failed: the next reader still finds the old text in the store
-        ConvLog again = logs.take("c1", before);
-        assertNotSame(l, again, "a changed value whose new text was never stored must not come back");
-        assertEquals(1, again.head());
-        again.apply(5, "msg", "u1");
-        logs.put("c1", again.toJson(), again);
-        assertSame(again, logs.get("c1", again.toJson()));
+        periods.get("c1", text(1));
+        assertNull(periods.get("c1", null));
+        assertEquals(0, periods.size());
     }
 
     @Test
     void theLeastRecentlyUsedKeyLeavesFirst() {
-        logs.get("c1", logText(1));
-        logs.get("c2", logText(1));
-        logs.get("c1", logText(1));
-        logs.get("c3", logText(1));
-        assertEquals(2, logs.size());
-        assertEquals(2L * logText(1).length(), logs.chars());
+        periods.get("c1", text(1));
+        periods.get("c2", text(1));
+        periods.get("c1", text(1));
+        periods.get("c3", text(1));
+        assertEquals(2, periods.size());
+        assertEquals(2L * text(1).length(), periods.chars());
         int before = decodes.get();
-        logs.get("c1", logText(1));
+        periods.get("c1", text(1));
         assertEquals(before, decodes.get(), "c1 was used last, so c2 went");
-        logs.get("c2", logText(1));
+        periods.get("c2", text(1));
         assertEquals(before + 1, decodes.get());
     }
 
     @Test
     void aTextLongerThanTheWholeBudgetIsDecodedButNotKept() {
-        logs.get("c1", logText(1));
-        ConvLog big = ConvLog.empty();
-        for (int u = 1; u <= 20; u++) big.apply(u, "join", "user-" + u);
-        String text = big.toJson();
-        assertEquals(20, logs.get("c2", text).head());
-        assertEquals(20, logs.get("c2", text).head());
+        periods.get("c1", text(1));
+        String big = new Period(1_000_000, 9_000_000).encode();
+        assertEquals(1_000_000, periods.get("c2", big).from());
+        assertEquals(1_000_000, periods.get("c2", big).from());
         assertEquals(3, decodes.get(), "decoded each time: it does not fit");
-        assertEquals(1, logs.size(), "and it did not push c1 out");
-        logs.put("c1", text, big);
-        assertEquals(0, logs.size(), "a put of a text that does not fit forgets the key's old value");
-        assertEquals(0, logs.chars());
+        assertEquals(1, periods.size(), "and it did not push c1 out");
     }
 
     @Test

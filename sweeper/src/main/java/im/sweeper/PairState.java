@@ -5,31 +5,11 @@ import im.topics.RouteJson;
 
 /**
  * The per-(conversation, device) values of the sweeper's state stores, as compact JSON (no
- * {@code v}: internal state, like the delivery app's changelogs). Keys are
- * {@code conv + "\u0000" + device} so that all pairs of one conversation are one prefix range.
+ * {@code v}: internal state, like the delivery app's changelogs), keyed by
+ * {@link im.routing.PairKey} so that all pairs of one conversation are one prefix range.
  */
 final class PairState {
-    /** Separates conversation and device in a pair key; conversation ids never contain it. */
-    static final char SEP = '\u0000';
-
     private PairState() {}
-
-    static String key(String conv, String device) {
-        return conv + SEP + device;
-    }
-
-    /** The prefix of every pair key of a conversation, for {@code prefixScan}. */
-    static String prefix(String conv) {
-        return conv + SEP;
-    }
-
-    static String conv(String key) {
-        return key.substring(0, key.indexOf(SEP));
-    }
-
-    static String device(String key) {
-        return key.substring(key.indexOf(SEP) + 1);
-    }
 
     /** A field of a stored value; only this class writes them, so a missing one is a bug, never 0. */
     private static long number(JsonNode n, String f) {
@@ -60,30 +40,32 @@ final class PairState {
         }
     }
 
-    /** An online pair whose cursor is behind the head: since when, and when it was last hinted (-1: never). */
-    record Lag(long since, long lastHint) {
+    /**
+     * An online pair whose cursor is behind the head its user may see: {@code mark} is that head
+     * when the spell was (re)started at {@code since}, {@code lastHint} when it was last hinted
+     * (-1: never). A device that keeps up holds {@code mark} soon after {@code since} (within its
+     * ack throttle) and the spell restarts from the then head, so it never becomes due; one that
+     * lost a push never reaches {@code mark} and is due {@code sweep} after {@code since}.
+     */
+    record Lag(long mark, long since, long lastHint) {
         static final long NEVER = -1;
-
-        static Lag since(long now) {
-            return new Lag(now, NEVER);
-        }
 
         static Lag fromJson(String json) {
             JsonNode n = RouteJson.parse(json);
-            return new Lag(number(n, "since"), number(n, "lastHint"));
+            return new Lag(number(n, "mark"), number(n, "since"), number(n, "lastHint"));
         }
 
         String toJson() {
-            return RouteJson.JSON.createObjectNode().put("since", since).put("lastHint", lastHint).toString();
+            return RouteJson.JSON.createObjectNode().put("mark", mark).put("since", since).put("lastHint", lastHint).toString();
         }
 
-        /** Due for a hint: lagging for at least {@code sweep}, and not hinted within {@code backoff}. */
+        /** Due for a hint: {@code mark} not held for at least {@code sweep}, and not hinted within {@code backoff}. */
         boolean due(long now, long sweep, long backoff) {
             return now - since >= sweep && (lastHint == NEVER || now - lastHint >= backoff);
         }
 
         Lag hinted(long now) {
-            return new Lag(since, now);
+            return new Lag(mark, since, now);
         }
     }
 }

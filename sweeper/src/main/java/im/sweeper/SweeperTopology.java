@@ -1,9 +1,10 @@
 package im.sweeper;
 
 import im.infra.kafka.TopicNames;
-import im.routing.ConvLog;
+import im.routing.ConvLogStore;
 import im.routing.GatewayLiveness;
 import im.routing.MalformedRecords;
+import im.routing.PairKey;
 import im.sweeper.PairState.Cursor;
 import im.sweeper.PairState.Lag;
 import im.topics.ChannelRecord;
@@ -38,26 +39,32 @@ import org.slf4j.LoggerFactory;
  * The sweeper (invariant D5) as a Kafka Streams topology over the co-partitioned event, cursor and
  * interest topics (all keyed by conversation), so one task holds, for its partitions, the heads,
  * the cursors and the online devices of the same conversations. State (persistent, with
- * changelogs, so a restarted or second instance carries on without rescanning the database):
+ * changelogs, so a restarted or second instance carries on without rescanning the database), one
+ * entry per thing that changes, never a value that grows with the conversation:
  * <ul>
- *   <li>{@value #LOG_STORE}: conv → {@link ConvLog}: the head (max seq seen on the event topic) and each
- *       user's latest visibility period, folded from the join/leave events of the same log;</li>
+ *   <li>{@link ConvLogStore}: conv → head (max seq seen on the event topic), and per (conv, user)
+ *       the latest visibility period, folded from the join/leave events of the same log;</li>
  *   <li>{@value #CURSORS_STORE}: pair → (epoch, delivered), never moving backwards within an epoch;</li>
  *   <li>{@value #ONLINE_STORE}: pair → {@link Interest} (merged by its one rule), from interest records;</li>
- *   <li>{@value #LAGGING_STORE}: pair → (since, lastHint), exactly the online pairs whose cursor is
- *       below the head their user may see ({@link ConvLog#visibleHead}: the head for a member, the
- *       leave for a former member, nothing for someone who never was one). Every transition keeps this index up to date, so the wall-clock punctuator
- *       scans only it: a tick costs O(lagging pairs), not O(online devices × conversations).</li>
+ *   <li>{@value #LAGGING_STORE}: pair → {@link Lag} (mark, since, lastHint), exactly the online pairs
+ *       whose cursor is below the head their user may see ({@link ConvLogStore#visibleHead}: the head
+ *       for a member, the leave for a former member, nothing for someone who never was one). Every
+ *       transition keeps this index up to date, so the wall-clock punctuator scans only it: a tick
+ *       costs O(lagging pairs), not O(online devices × conversations).</li>
  * </ul>
- * Every {@code sweep} the punctuator hints each pair lagging for at least {@code sweep} and not
+ * A pair is due when it has not held its {@code mark} (the head it could see when its spell began)
+ * for {@code sweep}: a cursor that reaches the mark while the head has moved on restarts the spell
+ * from the new head, so a device that keeps up with a busy conversation (its acks throttled, its
+ * cursor never equal to a moving head) is never hinted, and one that lost a push is hinted
+ * {@code sweep} after the spell began. Every {@code sweep} the punctuator hints each due pair not
  * hinted within {@code backoff}, on its gateway's channel ({@code ChannelRecord.HintFor}, one
  * record per conversation, gateway and visible head, {@code why:"sweep"}); pairs whose
  * registration is not {@linkplain Interest#live live} (gateway silent) wait,
- * and are hinted again as soon as it is; only garbage registrations are dropped. A pair key is
- * {@code conv + "\u0000" + device} (see {@link PairState}).
+ * and are hinted again as soon as it is; only garbage registrations are dropped. Per event the
+ * conversation's online pairs are read (one prefix range) and only those not already lagging are
+ * evaluated; per cursor record, one pair; per renewal, one write.
  */
 public final class SweeperTopology {
-    public static final String LOG_STORE = "conv-log";
     public static final String CURSORS_STORE = "cursors";
     public static final String ONLINE_STORE = "online";
     public static final String LAGGING_STORE = "lagging";
@@ -98,7 +105,7 @@ public final class SweeperTopology {
         t.addProcessor("interest-update", () -> new InterestUpdater(stats), "interest-source");
         // Every processor touches every store: that also puts the three sources in one sub-topology.
         String[] all = {"heads-and-sweep", "cursors-update", "interest-update"};
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LOG_STORE), Serdes.String(), Serdes.String()), all);
+        ConvLogStore.addStores(t, all);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CURSORS_STORE), Serdes.String(), Serdes.String()), all);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(ONLINE_STORE), Serdes.String(), Serdes.String()), all);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LAGGING_STORE), Serdes.String(), Serdes.String()), all);
@@ -114,7 +121,7 @@ public final class SweeperTopology {
      * "online pairs whose cursor is below the head". Shared by the three processors of a task.
      */
     private abstract static class PairProcessor<KOut, VOut> extends ContextualProcessor<String, String, KOut, VOut> {
-        protected KeyValueStore<String, String> logs;
+        protected ConvLogStore logs;
         protected KeyValueStore<String, String> cursors;
         protected KeyValueStore<String, String> online;
         protected KeyValueStore<String, String> lagging;
@@ -127,14 +134,10 @@ public final class SweeperTopology {
         @Override
         public void init(ProcessorContext<KOut, VOut> context) {
             super.init(context);
-            logs = context.getStateStore(LOG_STORE);
+            logs = ConvLogStore.of(context);
             cursors = context.getStateStore(CURSORS_STORE);
             online = context.getStateStore(ONLINE_STORE);
             lagging = context.getStateStore(LAGGING_STORE);
-        }
-
-        protected ConvLog log(String conv) {
-            return ConvLog.fromJson(logs.get(conv));
         }
 
         /** The delivered cursor; 0 for a device that never acked (or whose cursors were cleared). */
@@ -143,21 +146,34 @@ public final class SweeperTopology {
             return c == null ? 0 : Cursor.fromJson(c).delivered();
         }
 
+        protected Lag lag(String pair) {
+            String l = lagging.get(pair);
+            return l == null ? null : Lag.fromJson(l);
+        }
+
         /**
-         * Re-derives the lagging entry of a pair, keeping "since" while it keeps lagging. An online
-         * pair that was hinted and has caught up is a completed repair.
+         * Re-derives the lagging entry of a pair from its cursor and the head its user may see: a
+         * pair that caught up leaves the index (an online pair that was hinted and caught up is a
+         * completed repair); one still behind keeps its spell while it has not reached the spell's
+         * mark, and starts a new one (mark: the head now) when it has.
          */
-        protected void reevaluate(ConvLog convLog, String pair, Interest where, long now) {
+        protected void reevaluate(String conv, String pair, Interest where, long now) {
+            Lag was = lag(pair);
             if (where == null || !where.online()) {
-                lagging.delete(pair);
-            } else if (cursor(pair) >= convLog.visibleHead(where.user())) {
-                String was = lagging.get(pair);
+                if (was != null) lagging.delete(pair);
+                return;
+            }
+            long cursor = cursor(pair);
+            long target = logs.visibleHead(conv, where.user());
+            if (cursor >= target) {
                 if (was != null) {
-                    if (Lag.fromJson(was).lastHint() != Lag.NEVER) stats.repairs.increment();
+                    if (was.lastHint() != Lag.NEVER) stats.repairs.increment();
                     lagging.delete(pair);
                 }
-            } else if (lagging.get(pair) == null) {
-                lagging.put(pair, Lag.since(now).toJson());
+            } else if (was == null) {
+                lagging.put(pair, new Lag(target, now, Lag.NEVER).toJson());
+            } else if (cursor >= was.mark()) {
+                lagging.put(pair, new Lag(target, now, was.lastHint()).toJson());
             }
         }
 
@@ -209,19 +225,21 @@ public final class SweeperTopology {
             EventRecord ev = read(r, EventRecord::read);
             if (ev == null) return;
             String conv = ev.conv();
-            long seq = ev.seq();
-            ConvLog convLog = log(conv);
-            // A replayed event (seq at or below the head) changes nothing in the log, but the pairs
-            // are re-derived anyway: after a crash the log's changelog may hold this event while
-            // the lagging index's write of it was lost, and skipping it would leave a pair unhinted.
-            if (convLog.apply(seq, ev.kind(), ev.sender())) logs.put(conv, convLog.toJson());
+            logs.apply(conv, ev.seq(), ev.kind(), ev.sender());
             long now = context().currentSystemTimeMs();
-            // The conversation's pairs: one prefix range, not a scan of all online pairs.
-            List<KeyValue<String, String>> pairs = new ArrayList<>();
-            try (KeyValueIterator<String, String> it = online.prefixScan(PairState.prefix(conv), KEY_SER)) {
-                while (it.hasNext()) pairs.add(it.next());
+            // The conversation's online pairs: one prefix range, not a scan of all online pairs. A
+            // pair already lagging keeps its spell (its mark is below the new head); the others are
+            // evaluated. A replayed event (seq at or below the head) is handled the same way: after
+            // a crash the head's changelog may hold this event while the lagging index's write of it
+            // was lost, and skipping it would leave a pair unhinted.
+            List<KeyValue<String, String>> fresh = new ArrayList<>();
+            try (KeyValueIterator<String, String> it = online.prefixScan(PairKey.prefix(conv), KEY_SER)) {
+                while (it.hasNext()) {
+                    KeyValue<String, String> kv = it.next();
+                    if (lagging.get(kv.key) == null) fresh.add(kv);
+                }
             }
-            for (KeyValue<String, String> kv : pairs) reevaluate(convLog, kv.key, Interest.read(RouteJson.parse(kv.value)), now);
+            for (KeyValue<String, String> kv : fresh) reevaluate(conv, kv.key, Interest.read(RouteJson.parse(kv.value)), now);
         }
 
         /** One tick: hint the due lagging pairs, grouped per (conversation, gateway, visible head); drop garbage. */
@@ -236,9 +254,9 @@ public final class SweeperTopology {
                 while (it.hasNext()) {
                     KeyValue<String, String> kv = it.next();
                     String pair = kv.key;
-                    String conv = PairState.conv(pair);
+                    String conv = PairKey.conv(pair);
                     Interest where = online(pair);
-                    long target = where == null ? 0 : log(conv).visibleHead(where.user());
+                    long target = where == null ? 0 : logs.visibleHead(conv, where.user());
                     if (where == null || !where.online() || cursor(pair) >= target) {   // defensive: the index should never hold these
                         stale.add(pair);
                         continue;
@@ -255,7 +273,7 @@ public final class SweeperTopology {
                     due.computeIfAbsent(conv, c -> new LinkedHashMap<>())
                             .computeIfAbsent(where.gateway(), g -> new LinkedHashMap<>())
                             .computeIfAbsent(target, h -> new ArrayList<>())
-                            .add(PairState.device(pair));
+                            .add(PairKey.second(pair));
                     hinted.add(KeyValue.pair(pair, lag.hinted(now).toJson()));
                 }
             }
@@ -292,11 +310,15 @@ public final class SweeperTopology {
             CursorRecord c = read(r, CursorRecord::read);
             if (c == null) return;
             String conv = c.conv();
-            String pair = PairState.key(conv, c.device());
+            String pair = PairKey.of(conv, c.device());
             if (c instanceof CursorRecord.Update u) {
                 String prev = cursors.get(pair);
                 Cursor merged = prev == null ? new Cursor(u.epoch(), u.delivered()) : Cursor.fromJson(prev).merge(u.epoch(), u.delivered());
-                if (!merged.toJson().equals(prev)) cursors.put(pair, merged.toJson());
+                if (merged.toJson().equals(prev)) return;   // a duplicate or stale record: nothing moved
+                cursors.put(pair, merged.toJson());
+                // An online pair below its head is in the index (every transition that can put it
+                // there evaluates it), so a cursor that moves up changes only an indexed pair.
+                if (lagging.get(pair) == null) return;
             } else if (c instanceof CursorRecord.Deleted d) {
                 // The device reinstalled: a cursor of an older install is gone (cursor 0). One of the
                 // new install may already be here (the cursor service publishes it, the relay this
@@ -311,7 +333,7 @@ public final class SweeperTopology {
                 }
             }
             Interest where = online(pair);
-            if (where != null) reevaluate(log(conv), pair, where, context().currentSystemTimeMs());
+            if (where != null) reevaluate(conv, pair, where, context().currentSystemTimeMs());
         }
     }
 
@@ -332,13 +354,15 @@ public final class SweeperTopology {
             if (rec == null) return;
             String conv = rec.conv();
             Interest in = rec.interest();
-            String pair = PairState.key(conv, rec.device());
+            String pair = PairKey.of(conv, rec.device());
             Interest prev = online(pair);
             Interest merged = Interest.merge(prev, in);
             if (merged.equals(prev)) return;
             online.put(pair, merged.toStoreJson());
+            // A renewal (same connection, still online) changes nothing about the lag.
+            if (prev != null && merged.ver() == prev.ver() && merged.online() == prev.online()) return;
             if (prev == null || merged.ver() != prev.ver()) lagging.delete(pair);
-            reevaluate(log(conv), pair, merged, context().currentSystemTimeMs());
+            reevaluate(conv, pair, merged, context().currentSystemTimeMs());
         }
     }
 }

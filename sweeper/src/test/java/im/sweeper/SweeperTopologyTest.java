@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import im.infra.kafka.TopicNames;
+import im.routing.ConvLogStore;
+import im.routing.PairKey;
+import im.routing.Period;
 import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -107,7 +110,7 @@ class SweeperTopologyTest {
 
         advance(700);                             // tick at T0+1000: lagging for 700 ms only
         assertTrue(gwA.isEmpty(), "no hint before the interval");
-        assertNotNull(lagging().get(PairState.key("c1", "d1")), "but the lag is tracked");
+        assertNotNull(lagging().get(PairKey.of("c1", "d1")), "but the lag is tracked");
         advance(299);                             // T0+1299: no tick in between
         assertTrue(gwA.isEmpty());
 
@@ -162,9 +165,11 @@ class SweeperTopologyTest {
         assertEquals(0, stats.laggingOver(0), "lagging for 1 s only");
 
         cursor("c1", "d1", 1, 5);                 // d1 synced after its hint: a repair
-        cursor("c1", "d2", 1, 3);                 // d2 moved, but is still behind: not yet
+        cursor("c1", "d2", 1, 3);                 // d2 moved, but is still behind: not yet; its spell restarts
         assertEquals(1, stats.repairs());
-        advanceInSteps(9000, 1000);               // T0+10 s: d2 has lagged for 10 s
+        advanceInSteps(9000, 1000);               // T0+10 s: d2's spell is 9 s old
+        assertEquals(0, stats.laggingOver(0), "a spell's age counts from the cursor's last move past its mark");
+        advance(1000);                            // T0+11 s: 10 s
         assertEquals(1, stats.laggingOver(0), "over " + SweepStats.AGES.get(0));
         assertEquals(0, stats.laggingOver(1), "not over " + SweepStats.AGES.get(1));
 
@@ -195,11 +200,51 @@ class SweeperTopologyTest {
         assertTrue(gwA.isEmpty(), "caught up: nothing to hint");
 
         events("c1", 6, 6);                       // its push is lost
-        assertNotNull(lagging().get(PairState.key("c1", "d1")));
+        assertNotNull(lagging().get(PairKey.of("c1", "d1")));
         advance(1000);
         List<TestRecord<String, String>> hints = gwA.readRecordsToList();
         assertEquals(1, hints.size());
         assertHint(hints.get(0), "c1", 6, "d1");
+    }
+
+    /**
+     * A busy conversation (10 events/s) and a device that keeps up: its acks are written at most
+     * every 400 ms and each covers all but the event that arrived meanwhile, so its cursor is never
+     * equal to the head. It holds everything it could see 400 ms ago, and is never hinted.
+     */
+    @Test
+    void aDeviceThatKeepsUpWithABusyConversationIsNeverHinted() {
+        start();
+        online("c1", "d1", "gw-a");
+        long seq = 0;
+        for (int step = 1; step <= 200; step++) {   // 20 s
+            events("c1", ++seq, seq);
+            advance(100);
+            if (step % 4 == 0) cursor("c1", "d1", 1, seq - 1);
+        }
+        assertTrue(gwA.isEmpty(), "hints to a device that keeps up: " + gwA.readRecordsToList());
+        assertEquals(0, hintCount.sum());
+    }
+
+    /** The same conversation, and the device's cursor stops moving (its pushes are lost): hinted one sweep later. */
+    @Test
+    void aDeviceThatStopsKeepingUpWithABusyConversationIsHintedWithinTheSweep() {
+        start();
+        online("c1", "d1", "gw-a");
+        long seq = 0;
+        long stoppedAt = -1;
+        TestRecord<String, String> hint = null;
+        for (int step = 1; step <= 100 && hint == null; step++) {
+            events("c1", ++seq, seq);
+            advance(100);
+            if (step <= 40 && step % 4 == 0) cursor("c1", "d1", 1, seq - 1);
+            if (step == 40) stoppedAt = now;   // its last ack: it holds everything up to seq 39
+            if (!gwA.isEmpty()) hint = gwA.readRecord();
+        }
+        assertNotNull(hint, "never hinted");
+        long after = hint.timestamp() - stoppedAt;
+        assertTrue(after <= SWEEP.toMillis() + 400 + 100, "hinted " + after + " ms after its cursor stopped");
+        assertTrue(RouteJson.parse(hint.value()).get("hint").get("head").asLong() > 40, "with the head at the time: " + hint.value());
     }
 
     // ---------------------------------------------------------------- who is hinted
@@ -211,9 +256,9 @@ class SweeperTopologyTest {
         events("c1", 1, 5);
         advance(500);
         offline("c1", "d1", "gw-a", GEN);
-        assertFalse(RouteJson.parse(online().get(PairState.key("c1", "d1"))).get("online").asBoolean(),
+        assertFalse(RouteJson.parse(online().get(PairKey.of("c1", "d1"))).get("online").asBoolean(),
                 "the withdrawal is kept (a late registration of that connection cannot come back)");
-        assertNull(lagging().get(PairState.key("c1", "d1")));
+        assertNull(lagging().get(PairKey.of("c1", "d1")));
         advanceInSteps(10_000, 100);
         assertTrue(gwA.isEmpty());
         assertEquals(0, hintCount.sum());
@@ -278,7 +323,7 @@ class SweeperTopologyTest {
 
         assertTrue(gwA.isEmpty(), "no hint to a silent gateway");
         assertEquals(1, gwB.readRecordsToList().size());
-        assertNotNull(lagging().get(PairState.key("c1", "d1")), "the silent gateway's pair is kept, still lagging");
+        assertNotNull(lagging().get(PairKey.of("c1", "d1")), "the silent gateway's pair is kept, still lagging");
         advanceInSteps(3_000, 500);
         assertTrue(gwA.isEmpty());
         // The gateway was frozen, not dead: it heartbeats again and its device is hinted without reconnecting.
@@ -318,7 +363,7 @@ class SweeperTopologyTest {
         hints = gwA.readRecordsToList();
         assertEquals(1, hints.size(), "only the member is hinted of 4: " + hints);
         assertHint(hints.get(0), "c1", 4, "d2");
-        assertNull(lagging().get(PairState.key("c1", "d1")), "at its leave the former member is not behind");
+        assertNull(lagging().get(PairKey.of("c1", "d1")), "at its leave the former member is not behind");
     }
 
     @Test
@@ -339,8 +384,8 @@ class SweeperTopologyTest {
         start();
         online("c1", "d1", "gw-a");
         events("c1", 1, 3);
-        assertNotNull(lagging().get(PairState.key("c1", "d1")));
-        lagging().delete(PairState.key("c1", "d1"));   // the write the crash lost
+        assertNotNull(lagging().get(PairKey.of("c1", "d1")));
+        lagging().delete(PairKey.of("c1", "d1"));   // the write the crash lost
         events("c1", 3, 3);                            // the relay or Streams replays seq 3
         advance(1000);
         assertHint(gwA.readRecordsToList().get(0), "c1", 3, "d1");
@@ -379,7 +424,7 @@ class SweeperTopologyTest {
         cursor("c1", "d1", 1, 7);                 // duplicate
         cursor("c1", "d1", 0, 2);                 // a stale record of an older install
         assertEquals(7, storedCursor("c1", "d1").get("delivered").asLong());
-        assertEquals(7L, im.routing.ConvLog.fromJson(driver.<String, String>getKeyValueStore(SweeperTopology.LOG_STORE).get("c1")).head());
+        assertEquals(7L, driver.<String, Long>getKeyValueStore(ConvLogStore.HEADS).get("c1"));
         assertEquals(0, count(lagging()), "cursor 7 = head 7: not lagging");
         advanceInSteps(5000, 100);
         assertTrue(gwA.isEmpty());
@@ -394,8 +439,8 @@ class SweeperTopologyTest {
         assertEquals(0, count(lagging()));
 
         cursors.pipeInput("c1", "{\"v\":1,\"conv\":\"c1\",\"device\":\"d1\",\"deleted\":true}");
-        assertNull(cursors().get(PairState.key("c1", "d1")), "cursor back to 0");
-        assertNotNull(lagging().get(PairState.key("c1", "d1")), "and lagging, since it is online");
+        assertNull(cursors().get(PairKey.of("c1", "d1")), "cursor back to 0");
+        assertNotNull(lagging().get(PairKey.of("c1", "d1")), "and lagging, since it is online");
         advance(1000);
         List<TestRecord<String, String>> hints = gwA.readRecordsToList();
         assertEquals(1, hints.size());
@@ -406,7 +451,7 @@ class SweeperTopologyTest {
         assertEquals(2, storedCursor("c1", "d1").get("delivered").asLong());
         cursor("c1", "d1", 1, 5);                 // a stray record of the old install changes nothing
         assertEquals(2, storedCursor("c1", "d1").get("delivered").asLong());
-        assertNotNull(lagging().get(PairState.key("c1", "d1")));
+        assertNotNull(lagging().get(PairKey.of("c1", "d1")));
 
         cursor("c1", "d1", 2, 5);
         assertEquals(0, count(lagging()));
@@ -434,7 +479,7 @@ class SweeperTopologyTest {
         assertEquals(0, storedCursor("c2", "d1").get("delivered").asLong());
         cursor("c2", "d1", 1, 4);                 // a late record of the old install does not bring it back
         assertEquals(0, storedCursor("c2", "d1").get("delivered").asLong());
-        assertNotNull(lagging().get(PairState.key("c2", "d1")), "lagging: the new install holds nothing yet");
+        assertNotNull(lagging().get(PairKey.of("c2", "d1")), "lagging: the new install holds nothing yet");
     }
 
     // ---------------------------------------------------------------- cost
@@ -519,15 +564,8 @@ class SweeperTopologyTest {
     }
 
     private void member(String conv, String user) {
-        KeyValueStore<String, String> logs = driver.getKeyValueStore(SweeperTopology.LOG_STORE);
-        String json = logs.get(conv);
-        com.fasterxml.jackson.databind.node.ObjectNode o = json == null
-                ? RouteJson.JSON.createObjectNode().put("head", 0)
-                : (com.fasterxml.jackson.databind.node.ObjectNode) RouteJson.parse(json);
-        com.fasterxml.jackson.databind.node.ObjectNode periods = o.has("periods")
-                ? (com.fasterxml.jackson.databind.node.ObjectNode) o.get("periods") : o.putObject("periods");
-        if (!periods.has(user)) periods.putObject(user).put("from", 0);
-        logs.put(conv, o.toString());
+        KeyValueStore<String, String> periods = driver.getKeyValueStore(ConvLogStore.PERIODS);
+        periods.putIfAbsent(PairKey.of(conv, user), new Period(0, Period.OPEN).encode());
     }
 
     private void heartbeat(String gateway, long gen, long at) {
@@ -566,7 +604,7 @@ class SweeperTopologyTest {
     }
 
     private JsonNode storedCursor(String conv, String device) {
-        return RouteJson.parse(cursors().get(PairState.key(conv, device)));
+        return RouteJson.parse(cursors().get(PairKey.of(conv, device)));
     }
 
     private static long count(KeyValueStore<String, String> store) {

@@ -1,10 +1,12 @@
 package im.delivery.route;
 
 import im.infra.kafka.TopicNames;
-import im.routing.ConvLog;
+import im.routing.ConvLogStore;
 import im.routing.DecodedValues;
 import im.routing.GatewayLiveness;
 import im.routing.MalformedRecords;
+import im.routing.PairKey;
+import im.routing.Period;
 import im.topics.ChannelRecord;
 import im.topics.EventRecord;
 import im.topics.Interest;
@@ -13,10 +15,16 @@ import im.topics.MembershipNotice;
 import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.ContextualProcessor;
@@ -33,34 +41,37 @@ import org.slf4j.LoggerFactory;
  * interest topics (both keyed by conversation), so one task sees, for its partitions, the events
  * and the online devices of the same conversations.
  * <ul>
- *   <li>events are folded in seq order into the conversation's {@link ConvLog} (head and
- *       membership periods from the join/leave events); a seq at or below the head is a CDC
+ *   <li>events are folded in seq order into the conversation's log ({@link ConvLogStore}: the head,
+ *       and each user's period from the join/leave events); a seq at or below the head is a CDC
  *       duplicate and dropped;</li>
  *   <li>each event is routed once per gateway to that gateway's channel, listing exactly the
  *       devices whose registration is {@linkplain Interest#live live} <b>and</b> whose user may see
  *       that seq per the log: interest says where a device is, never what it may see;</li>
  *   <li>a {@code join} or {@code leave} also goes to the notices topic, which every gateway reads
  *       (a new member's devices have no registration yet; a leaver's gateway ends the period);</li>
- *   <li>interest records are merged by {@link Interest#merge}; a wall-clock sweep removes only
- *       garbage (withdrawals and registrations long expired, older generations of restarted
- *       gateways). A gateway that is merely silent (frozen, cut off) keeps its entries and gets
- *       its routes back as soon as it heartbeats and renews.</li>
+ *   <li>interest records are merged by {@link Interest#merge} into one entry per (conversation,
+ *       device) ({@link PairKey}), so a registration, renewal or withdrawal rewrites that entry
+ *       only, and an event reads the registrations of its own conversation as one prefix range;
+ *       a wall-clock sweep removes only garbage (withdrawals and registrations long expired, older
+ *       generations of restarted gateways). A gateway that is merely silent (frozen, cut off) keeps
+ *       its entries and gets its routes back as soon as it heartbeats and renews.</li>
  * </ul>
+ * An event therefore costs O(1) store writes and O(registrations of its conversation) reads,
+ * whatever the number of members; a member with no online device costs nothing.
  */
 public final class DeliveryTopology {
-    public static final String INTEREST_STORE = "interest";
-    /** conv → {@link ConvLog} JSON. */
-    public static final String LOG_STORE = "conv-log";
+    /** {@link PairKey}(conv, device) → {@link Interest} (its store form). */
+    public static final String INTEREST_STORE = "interest-pairs";
     public static final String GATEWAY_STORE = GatewayLiveness.STORE;
     /**
-     * Characters of stored text per task whose decoded log, and as many whose decoded interest set,
-     * the router keeps: a group of eight takes about 200 characters of log and 900 of interest
-     * set, so a thousand or more busy conversations per task stay decoded; a group of thousands,
-     * fewer. The decoded objects take a few times their text.
+     * Characters of stored registrations per task whose decoded form the router keeps (about 90
+     * characters each: some forty thousand online pairs), so a busy conversation's registrations
+     * are parsed once, not once per event.
      */
-    static final long DECODED_CHARS_PER_TASK = 1 << 20;
+    static final long DECODED_CHARS_PER_TASK = 4 << 20;
 
     private static final Logger log = LoggerFactory.getLogger(DeliveryTopology.class);
+    private static final StringSerializer KEY_SER = new StringSerializer();
 
     private DeliveryTopology() {}
 
@@ -79,8 +90,7 @@ public final class DeliveryTopology {
         t.addProcessor("router", () -> new Router(topics, lease), "events-source");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INTEREST_STORE), Serdes.String(), Serdes.String()),
                 "interest-update", "router");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LOG_STORE), Serdes.String(), Serdes.String()),
-                "router");
+        ConvLogStore.addStores(t, "router");
         t.addSink("out", (key, value, ctx) -> {
                     Header h = ctx.headers().lastHeader(RouteJson.DEST_HEADER);
                     return new String(h.value(), StandardCharsets.UTF_8);
@@ -105,14 +115,14 @@ public final class DeliveryTopology {
             interest = context.getStateStore(INTEREST_STORE);
             GatewayLiveness.View gateways = new GatewayLiveness.View(context.getStateStore(GATEWAY_STORE), lease);
             context.schedule(lease.dividedBy(2), PunctuationType.WALL_CLOCK_TIME, now -> {
-                List<String> keys = new java.util.ArrayList<>();
+                List<String> garbage = new ArrayList<>();
                 try (KeyValueIterator<String, String> it = interest.all()) {
-                    while (it.hasNext()) keys.add(it.next().key);
+                    while (it.hasNext()) {
+                        KeyValue<String, String> kv = it.next();
+                        if (Interest.read(RouteJson.parse(kv.value)).garbage(gateways, horizon)) garbage.add(kv.key);
+                    }
                 }
-                for (String conv : keys) {
-                    InterestSet set = InterestSet.fromJson(interest.get(conv));
-                    if (set.removeIf((d, e) -> e.garbage(gateways, horizon))) save(interest, conv, set);
-                }
+                garbage.forEach(interest::delete);
             });
         }
 
@@ -120,9 +130,11 @@ public final class DeliveryTopology {
         public void process(Record<String, String> r) {
             InterestRecord in = MalformedRecords.readKeyed(log, context(), r, InterestRecord::read, "interest record");
             if (in == null) return;
-            InterestSet set = InterestSet.fromJson(interest.get(r.key()));
-            set.apply(in.device(), in.interest());
-            save(interest, r.key(), set);
+            String pair = PairKey.of(r.key(), in.device());
+            String stored = interest.get(pair);
+            Interest prev = stored == null ? null : Interest.read(RouteJson.parse(stored));
+            Interest merged = Interest.merge(prev, in.interest());
+            if (!merged.equals(prev)) interest.put(pair, merged.toStoreJson());
         }
     }
 
@@ -131,11 +143,11 @@ public final class DeliveryTopology {
         private final TopicNames topics;
         private final Duration lease;
         private KeyValueStore<String, String> interest;
-        private KeyValueStore<String, String> logs;
+        private ConvLogStore convLog;
         private GatewayLiveness.View gateways;
-        // Decoded store values, reused while the stored text is unchanged (see DecodedValues).
-        private final DecodedValues<ConvLog> decodedLogs = new DecodedValues<>(DECODED_CHARS_PER_TASK, ConvLog::fromJson);
-        private final DecodedValues<InterestSet> decodedInterest = new DecodedValues<>(DECODED_CHARS_PER_TASK, InterestSet::fromJson);
+        // Decoded registrations, reused while the stored text is unchanged (see DecodedValues).
+        private final DecodedValues<Interest> decoded =
+                new DecodedValues<>(DECODED_CHARS_PER_TASK, text -> Interest.read(RouteJson.parse(text)));
 
         Router(TopicNames topics, Duration lease) {
             this.topics = topics;
@@ -146,7 +158,7 @@ public final class DeliveryTopology {
         public void init(ProcessorContext<String, String> context) {
             super.init(context);
             interest = context.getStateStore(INTEREST_STORE);
-            logs = context.getStateStore(LOG_STORE);
+            convLog = ConvLogStore.of(context);
             gateways = new GatewayLiveness.View(context.getStateStore(GATEWAY_STORE), lease);
         }
 
@@ -156,26 +168,25 @@ public final class DeliveryTopology {
             if (ev == null) return;
             String conv = ev.conv();
             long seq = ev.seq();
-            String stored = logs.get(conv);
-            ConvLog taken = decodedLogs.take(conv, stored);
-            ConvLog convLog = taken == null ? ConvLog.empty() : taken;
-            if (!convLog.apply(seq, ev.kind(), ev.sender())) {   // a CDC duplicate (replay after a relay restart)
-                if (stored != null) decodedLogs.put(conv, stored, convLog);   // unchanged
-                return;
-            }
-            String text = convLog.toJson();
-            logs.put(conv, text);
-            decodedLogs.put(conv, text, convLog);
+            if (!convLog.apply(conv, seq, ev.kind(), ev.sender())) return;   // a CDC duplicate (replay after a relay restart)
 
-            InterestSet storedSet = decodedInterest.get(conv, interest.get(conv));
-            InterestSet set = storedSet == null ? InterestSet.empty() : storedSet;
             long now = context().currentSystemTimeMs();
-            Map<String, List<String>> targets = set.byGateway(
-                    e -> convLog.visible(e.user(), seq) && e.live(gateways, now));
-            for (Map.Entry<String, List<String>> g : targets.entrySet()) {
-                Map<String, Long> from = new java.util.TreeMap<>();
-                for (String d : g.getValue()) from.put(d, convLog.periodStart(set.get(d).user()));
-                forward(r, conv, new ChannelRecord.Push(g.getValue(), from, ev).toJson(), topics.channel(g.getKey()));
+            // gateway → (device → the first seq of its user's period), for the devices that may see seq
+            Map<String, Map<String, Long>> targets = new LinkedHashMap<>();
+            Map<String, Period> periods = new HashMap<>();   // per user, read once per event
+            try (KeyValueIterator<String, String> it = interest.prefixScan(PairKey.prefix(conv), KEY_SER)) {
+                while (it.hasNext()) {
+                    KeyValue<String, String> kv = it.next();
+                    Interest e = decoded.get(kv.key, kv.value);
+                    if (!e.online()) continue;
+                    Period p = periods.computeIfAbsent(e.user(), u -> convLog.period(conv, u));
+                    if (p == null || !p.covers(seq) || !e.live(gateways, now)) continue;
+                    targets.computeIfAbsent(e.gateway(), g -> new TreeMap<>()).put(PairKey.second(kv.key), p.from());
+                }
+            }
+            for (Map.Entry<String, Map<String, Long>> g : targets.entrySet()) {
+                Map<String, Long> from = g.getValue();
+                forward(r, conv, new ChannelRecord.Push(new ArrayList<>(from.keySet()), from, ev).toJson(), topics.channel(g.getKey()));
             }
             if (ev.isMembership()) {
                 forward(r, conv, MembershipNotice.of(ev).toJson(), topics.notices());
@@ -187,10 +198,5 @@ public final class DeliveryTopology {
             out.headers().add(RouteJson.DEST_HEADER, topic.getBytes(StandardCharsets.UTF_8));
             context().forward(out);
         }
-    }
-
-    private static void save(KeyValueStore<String, String> store, String conv, InterestSet set) {
-        if (set.isEmpty()) store.delete(conv);
-        else store.put(conv, set.toJson());
     }
 }

@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import im.infra.kafka.TopicNames;
+import im.routing.ConvLogStore;
+import im.routing.PairKey;
+import im.routing.Period;
 import im.topics.Interest;
 import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
@@ -234,22 +237,36 @@ class DeliveryTopologyTest {
 
         // The stores change under the router: the log now says u2 left at 4 and the head is 9;
         // d1 moved to gw-b.
-        KeyValueStore<String, String> logStore = driver.getKeyValueStore(DeliveryTopology.LOG_STORE);
-        im.routing.ConvLog changed = im.routing.ConvLog.empty();
-        changed.apply(1, "join", "u1");
-        changed.apply(2, "join", "u2");
-        changed.apply(4, "leave", "u2");
-        changed.apply(9, "msg", "u1");
-        logStore.put("c1", changed.toJson());
-        String set = interestStore().get("c1").replace("\"gateway\":\"gw-a\",\"gen\":1,\"ver\":" + versionOf.get("c1/d1"),
-                "\"gateway\":\"gw-b\",\"gen\":1,\"ver\":" + versionOf.get("c1/d1"));
-        interestStore().put("c1", set);
+        driver.<String, String>getKeyValueStore(ConvLogStore.PERIODS).put(PairKey.of("c1", "u2"), new Period(2, 4).encode());
+        driver.<String, Long>getKeyValueStore(ConvLogStore.HEADS).put("c1", 9L);
+        String d1 = interestStore().get(PairKey.of("c1", "d1")).replace("\"gateway\":\"gw-a\"", "\"gateway\":\"gw-b\"");
+        interestStore().put(PairKey.of("c1", "d1"), d1);
 
         events.pipeInput("c1", event("c1", 9, "msg", "u1"));
         assertTrue(gwA.isEmpty() && gwB.isEmpty(), "seq 9 is at the stored head: a duplicate");
         events.pipeInput("c1", event("c1", 10, "msg", "u1"));
         assertTrue(gwA.isEmpty(), "u2 left per the stored log, d1 is on gw-b per the stored set");
         assertEquals(Set.of("d1"), devices(gwB.readRecordsToList().get(0)));
+    }
+
+    /**
+     * Head and periods are separate store entries: a crash can keep the head's write of a join and
+     * lose the period's. The replayed join (at the head now) restores the period; a replayed older
+     * join never reopens a period that a later leave closed.
+     */
+    @Test
+    void aReplayedJoinRestoresAPeriodLostInACrashAndAnOldOneNeverReopens() {
+        heartbeat("gw-a", 1, now);
+        joins("c1", "u1", "u2");                       // seqs 1, 2
+        online("c1", "d1", "u1", "gw-a", 1);
+        online("c1", "d2", "u2", "gw-a", 1);
+        driver.getKeyValueStore(ConvLogStore.PERIODS).delete(PairKey.of("c1", "u2"));   // the write the crash lost
+        events.pipeInput("c1", event("c1", 2, "join", "u2"));                          // the replay
+        events.pipeInput("c1", event("c1", 3, "leave", "u1"));
+        events.pipeInput("c1", event("c1", 1, "join", "u1"));                          // a late replay of u1's join
+        gwA.readRecordsToList();
+        events.pipeInput("c1", event("c1", 4, "msg", "u2"));
+        assertEquals(Set.of("d2"), devices(gwA.readRecordsToList().get(0)), "u2 is a member again, u1 stays out");
     }
 
     // ---------------------------------------------------------------- interest
@@ -482,12 +499,12 @@ class DeliveryTopologyTest {
         return driver.getKeyValueStore(DeliveryTopology.INTEREST_STORE);
     }
 
-    /** device -> gateway of the stored interest set of a conversation. */
+    /** device -> gateway of the stored registrations of a conversation. */
     private Map<String, String> storedDevices(String conv) {
-        String json = interestStore().get(conv);
         Map<String, String> m = new TreeMap<>();
-        if (json == null) return m;
-        RouteJson.parse(json).fields().forEachRemaining(e -> m.put(e.getKey(), e.getValue().get("gateway").asText()));
+        try (var it = interestStore().prefixScan(PairKey.prefix(conv), new org.apache.kafka.common.serialization.StringSerializer())) {
+            it.forEachRemaining(kv -> m.put(PairKey.second(kv.key), RouteJson.parse(kv.value).get("gateway").asText()));
+        }
         return m;
     }
 }

@@ -1,0 +1,93 @@
+package im.routing;
+
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * What a conversation's own log says about it, as the delivery nodes and the sweeper keep it in
+ * two task-local stores with changelogs, one entry per thing that changes:
+ * <ul>
+ *   <li>{@value #HEADS}: conv → the highest seq applied (CDC duplicates and replays are
+ *       recognised by it);</li>
+ *   <li>{@value #PERIODS}: {@link PairKey}(conv, user) → that user's latest {@link Period}.</li>
+ * </ul>
+ * An event costs one head write and, for a join or leave, one period write, whatever the size of
+ * the conversation; "may user u see seq s" is one lookup. (Before, head and every member's period
+ * were one JSON value rewritten and re-read whole, so each event and each cursor record in a group
+ * of thousands cost thousands.)
+ *
+ * <p>A period is written before the head, and {@link Period#after} ignores a change it already
+ * holds, so a membership event at or below the head is still applied: after a crash that kept the
+ * head's write and lost the period's, the replayed event restores the period.
+ */
+public final class ConvLogStore {
+    public static final String HEADS = "conv-heads";
+    public static final String PERIODS = "conv-periods";
+
+    private final KeyValueStore<String, Long> heads;
+    private final KeyValueStore<String, String> periods;
+
+    public ConvLogStore(KeyValueStore<String, Long> heads, KeyValueStore<String, String> periods) {
+        this.heads = heads;
+        this.periods = periods;
+    }
+
+    /** The two stores of a processor that {@link #addStores} connected to it. */
+    public static ConvLogStore of(ProcessorContext<?, ?> context) {
+        return new ConvLogStore(context.getStateStore(HEADS), context.getStateStore(PERIODS));
+    }
+
+    /** Adds both stores (persistent, logged) and connects them to {@code processors}. */
+    public static void addStores(Topology t, String... processors) {
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(HEADS), Serdes.String(), Serdes.Long()), processors);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(PERIODS), Serdes.String(), Serdes.String()), processors);
+    }
+
+    /**
+     * Applies one event of the log: the user's period for a join or leave (even at or below the
+     * head, see above), then the head. Returns whether the event is new (seq above the head).
+     */
+    public boolean apply(String conv, long seq, String kind, String user) {
+        if ("join".equals(kind) || "leave".equals(kind)) {
+            String key = PairKey.of(conv, user);
+            Period now = period(conv, user);
+            Period next = Period.after(now, seq, kind);
+            if (next != now) periods.put(key, next.encode());
+        }
+        if (seq <= head(conv)) return false;
+        heads.put(conv, seq);
+        return true;
+    }
+
+    /** The highest seq applied; 0 for a conversation never seen. */
+    public long head(String conv) {
+        Long h = heads.get(conv);
+        return h == null ? 0 : h;
+    }
+
+    /** The user's latest period, or null if the log never made them a member. */
+    public Period period(String conv, String user) {
+        String p = periods.get(PairKey.of(conv, user));
+        return p == null ? null : Period.decode(p);
+    }
+
+    /** Whether the user may see this seq (per the latest period the log has shown so far). */
+    public boolean visible(String conv, String user, long seq) {
+        Period p = period(conv, user);
+        return p != null && p.covers(seq);
+    }
+
+    /**
+     * The highest seq this user may see: the head for a member, the leave's seq for a former
+     * member, 0 for someone who never was one. A device is behind when its cursor is below it.
+     */
+    public long visibleHead(String conv, String user) {
+        Period p = period(conv, user);
+        if (p == null) return 0;
+        long head = head(conv);
+        return p.open() ? head : Math.min(p.until(), head);
+    }
+}
