@@ -219,6 +219,11 @@ public final class Gateway implements AutoCloseable {
         return installWatch.passes();
     }
 
+    /** Of those, the passes that read the epoch of every held device (see {@link InstallWatch#FULL_EVERY}). */
+    public long installFullChecks() {
+        return installWatch.fullPasses.get();
+    }
+
     /** Event frames written to sockets. */
     public long pushed() {
         return push == null ? 0 : push.pushed.get();

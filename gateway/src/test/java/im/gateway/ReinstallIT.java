@@ -71,6 +71,11 @@ class ReinstallIT {
              RawSocket subbing = authed(gwB, fx.anaToken);
              RawSocket sameGateway = authed(gwA, fx.anaToken)) {
             assertEquals("synced", syncing.request(sync("s0")).get("t").asText(), "before the reinstall it reads");
+            for (InProcessGateway gw : new InProcessGateway[] {gwA, gwB}) {
+                Await.until(Duration.ofSeconds(10), () -> gw.gateway.installChecks() >= 1, "the first (full) install check");
+            }
+            long fullA = gwA.gateway.installFullChecks();
+            long fullB = gwB.gateway.installFullChecks();
 
             long start = System.nanoTime();
             String newToken = admin("/admin/devices/d-ana/reinstall").get("token").asText();
@@ -85,6 +90,8 @@ class ReinstallIT {
                 assertEquals(4003, s.closed.get(Math.max(0, left), TimeUnit.MILLISECONDS), "closed with STALE_INSTALL's status");
             }
             assertEquals("STALE_INSTALL", idle.next().get("code").asText(), "the idle socket is told why before the close");
+            assertEquals(fullA, gwA.gateway.installFullChecks(), "closed by reading the retirement, not every held device's epoch");
+            assertEquals(fullB, gwB.gateway.installFullChecks());
 
             try (RawSocket fresh = authed(gwB, newToken)) {
                 assertEquals("synced", fresh.request(sync("s2")).get("t").asText(), "the new install reads");

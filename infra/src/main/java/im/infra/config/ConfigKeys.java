@@ -87,7 +87,7 @@ public final class ConfigKeys {
     public static final ConfigKey<Duration> TOKEN_TTL_S = add(ConfigKey.seconds("IM_TOKEN_TTL_S", "2592000", 0, 100L * 365 * 86_400,
             "Lifetime in seconds of a device token issued by registration, reinstall or renewal (default 30 days; 0 = never expires). An expired token is answered BAD_TOKEN."));
     public static final ConfigKey<Duration> INSTALL_CHECK_MS = ms("IM_INSTALL_CHECK_MS", "1000", 100, 1000,
-            "How often a gateway checks the install epochs of the devices it holds and closes (4003) connections of a reinstalled install (100-1000; a reinstall reaches open sockets within this plus one query).");
+            "How often a gateway reads the installs retired (reinstalled) since its last look and closes (4003) the connections it holds of them (100-1000; a reinstall reaches open sockets within this plus one query; every 60th pass also reads every held device's epoch).");
     public static final ConfigKey<Integer> OUTBOUND_QUEUE = key("IM_OUTBOUND_QUEUE", "1024", 1, 1_000_000,
             "Frames queued per connection for writing; pushes beyond it are dropped (counted) and repaired by sync/hints.");
 
