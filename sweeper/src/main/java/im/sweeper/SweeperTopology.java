@@ -102,7 +102,7 @@ public final class SweeperTopology {
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
         t.addProcessor("heads-and-sweep", () -> new HeadsAndSweep(topics, sweep, backoff, lease, renew, stats), "events-source");
         t.addProcessor("cursors-update", () -> new CursorUpdater(stats), "cursors-source");
-        t.addProcessor("interest-update", () -> new InterestUpdater(stats), "interest-source");
+        t.addProcessor("interest-update", () -> new InterestUpdater(stats, 2 * renew.toMillis()), "interest-source");
         // Every processor touches every store: that also puts the three sources in one sub-topology.
         String[] all = {"heads-and-sweep", "cursors-update", "interest-update"};
         ConvLogStore.addStores(t, all);
@@ -344,8 +344,12 @@ public final class SweeperTopology {
      * the closed connection cannot come back) and takes the pair out of the lagging index.
      */
     private static final class InterestUpdater extends PairProcessor<Void, Void> {
-        InterestUpdater(SweepStats stats) {
+        /** A renewal less than this much newer than the stored one is not written ({@link Interest#refreshes}). */
+        private final long refreshWithin;
+
+        InterestUpdater(SweepStats stats, long refreshWithin) {
             super(stats);
+            this.refreshWithin = refreshWithin;
         }
 
         @Override
@@ -357,7 +361,7 @@ public final class SweeperTopology {
             String pair = PairKey.of(conv, rec.device());
             Interest prev = online(pair);
             Interest merged = Interest.merge(prev, in);
-            if (merged.equals(prev)) return;
+            if (merged.equals(prev) || merged.refreshes(prev, refreshWithin)) return;
             online.put(pair, merged.toStoreJson());
             // A renewal (same connection, still online) changes nothing about the lag.
             if (prev != null && merged.ver() == prev.ver() && merged.online() == prev.online()) return;

@@ -43,6 +43,18 @@ public record Interest(String user, String gateway, long gen, long ver, boolean 
     }
 
     /**
+     * Whether this registration is {@code stored} renewed less than {@code within} ms later: the
+     * same connection in the same state, only {@code at} moved on by less than that. The Streams
+     * roles keep such a renewal out of their stores (and changelogs): {@code at} matters only for
+     * {@link #garbage}, whose horizon is six renewal intervals and the lease, so a stored {@code at}
+     * up to two intervals old changes nothing, and a renewal costs a read instead of a write.
+     */
+    public boolean refreshes(Interest stored, long within) {
+        return stored != null && user.equals(stored.user) && gateway.equals(stored.gateway) && gen == stored.gen
+                && ver == stored.ver && online == stored.online && at - stored.at < within;
+    }
+
+    /**
      * Routable now: online and the gateway alive. Deliberately not "renewed recently": a Streams
      * task that lags behind its input (after a rebalance, say) would then judge old registrations
      * by a recent heartbeat and drop events for devices that are online. A registration its gateway

@@ -86,7 +86,7 @@ public final class DeliveryTopology {
         GatewayLiveness.addStore(t, topics);
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
         t.addSource("events-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.events());
-        t.addProcessor("interest-update", () -> new InterestUpdater(lease, horizon), "interest-source");
+        t.addProcessor("interest-update", () -> new InterestUpdater(lease, horizon, 2 * renew.toMillis()), "interest-source");
         t.addProcessor("router", () -> new Router(topics, lease), "events-source");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INTEREST_STORE), Serdes.String(), Serdes.String()),
                 "interest-update", "router");
@@ -102,11 +102,14 @@ public final class DeliveryTopology {
     private static final class InterestUpdater extends ContextualProcessor<String, String, Void, Void> {
         private final Duration lease;
         private final long horizon;
+        /** A renewal less than this much newer than the stored one is not written ({@link Interest#refreshes}). */
+        private final long refreshWithin;
         private KeyValueStore<String, String> interest;
 
-        InterestUpdater(Duration lease, long horizon) {
+        InterestUpdater(Duration lease, long horizon, long refreshWithin) {
             this.lease = lease;
             this.horizon = horizon;
+            this.refreshWithin = refreshWithin;
         }
 
         @Override
@@ -134,7 +137,7 @@ public final class DeliveryTopology {
             String stored = interest.get(pair);
             Interest prev = stored == null ? null : Interest.read(RouteJson.parse(stored));
             Interest merged = Interest.merge(prev, in.interest());
-            if (!merged.equals(prev)) interest.put(pair, merged.toStoreJson());
+            if (!merged.equals(prev) && !merged.refreshes(prev, refreshWithin)) interest.put(pair, merged.toStoreJson());
         }
     }
 

@@ -1,6 +1,7 @@
 package im.delivery.route;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -341,6 +342,28 @@ class DeliveryTopologyTest {
         renew("c1", "d1", "u1", "gw-a", 1);     // the gateway's periodic renewal
         events.pipeInput("c1", event("c1", 4, "msg", "u1"));
         assertEquals(Set.of("d1", "d2"), devices(gwA.readRecordsToList().get(0)));
+    }
+
+    /** A renewal is stored only when the stored one is two intervals old: renewals cost a read, not a write. */
+    @Test
+    void aRenewalIsWrittenOnlyWhenTheStoredOneIsTwoIntervalsOld() {
+        heartbeat("gw-a", 1, now);
+        joins("c1", "u1");
+        online("c1", "d1", "u1", "gw-a", 1);
+        long registered = now;
+        advance(Duration.ofSeconds(1));
+        renew("c1", "d1", "u1", "gw-a", 1);
+        assertEquals(registered, storedAt("c1", "d1"), "one interval later: not written");
+        advance(Duration.ofSeconds(1));
+        renew("c1", "d1", "u1", "gw-a", 1);
+        assertEquals(now, storedAt("c1", "d1"), "two intervals later: written");
+        offline("c1", "d1", "u1", "gw-a", 1, versionOf.get("c1/d1"));
+        assertFalse(RouteJson.parse(interestStore().get(PairKey.of("c1", "d1"))).get("online").asBoolean(),
+                "a withdrawal is always written");
+    }
+
+    private long storedAt(String conv, String device) {
+        return RouteJson.parse(interestStore().get(PairKey.of(conv, device))).get("at").asLong();
     }
 
     @Test
