@@ -560,7 +560,7 @@ public final class SweepBench implements Callable<Integer> {
 
         private static String expectedLag(int c) {
             return RouteJson.JSON.createObjectNode().put("mark", (long) Shape.head(c)).put("since", T0.toEpochMilli())
-                    .put("lastHint", -1L).toString();
+                    .put("lastHint", -1L).put("hints", 0).toString();
         }
 
         /** Lets the driver commit and hand over what the stores' changelogs produced, then drops it. */

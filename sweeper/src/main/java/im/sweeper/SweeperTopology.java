@@ -171,9 +171,9 @@ public final class SweeperTopology {
                     lagging.delete(pair);
                 }
             } else if (was == null) {
-                lagging.put(pair, new Lag(target, now, Lag.NEVER).toJson());
+                lagging.put(pair, Lag.spell(target, now, Lag.NEVER).toJson());
             } else if (cursor >= was.mark()) {
-                lagging.put(pair, new Lag(target, now, was.lastHint()).toJson());
+                lagging.put(pair, Lag.spell(target, now, was.lastHint()).toJson());
             }
         }
 

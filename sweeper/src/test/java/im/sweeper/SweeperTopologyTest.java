@@ -394,20 +394,40 @@ class SweeperTopologyTest {
     // ---------------------------------------------------------------- back-off
 
     @Test
-    void aDeviceThatKeepsLaggingIsHintedNoMoreOftenThanTheBackOff() {
+    void aDeviceThatKeepsLaggingIsHintedWithABackOffThatDoublesWithinTheSpell() {
         Duration backoff = Duration.ofMillis(2000);
         start(Duration.ofMillis(500), backoff);
         online("c1", "d1", "gw-a");
-        events("c1", 1, 5);                       // never acks: a broken client
-        advanceInSteps(10_000, 100);
+        events("c1", 1, 5);                       // never acks: a broken client (or every hint is lost)
+        advanceInSteps(100_000, 100);
 
         List<TestRecord<String, String>> hints = gwA.readRecordsToList();
-        // Hints at 500, 2500, 4500, 6500, 8500 ms; without the back-off a tick every 500 ms would give 20.
-        assertTrue(hints.size() >= 4 && hints.size() <= 6, "hints over 10 s: " + hints.size());
+        // Hints at 0.5, 2.5, 6.5, 14.5, 30.5, 62.5, 94.5 s: the back-off doubles up to 16 x 2 s, then stays.
+        // Without a back-off a tick every 500 ms would give 200; with a fixed one, 50.
+        assertEquals(7, hints.size(), "hints over 100 s");
+        long[] expectedGaps = {2000, 4000, 8000, 16_000, 32_000, 32_000};
         for (int i = 1; i < hints.size(); i++) {
             long gap = hints.get(i).timestamp() - hints.get(i - 1).timestamp();
-            assertTrue(gap >= backoff.toMillis(), "hints " + gap + " ms apart");
+            assertEquals(expectedGaps[i - 1], gap, "gap before hint " + i);
         }
+    }
+
+    /** A spell that ends (the device reached its mark) and a new one begin the back-off afresh. */
+    @Test
+    void aNewSpellStartsTheBackOffAfresh() {
+        Duration backoff = Duration.ofMillis(2000);
+        start(Duration.ofMillis(500), backoff);
+        online("c1", "d1", "gw-a");
+        events("c1", 1, 5);
+        advanceInSteps(10_000, 100);              // hinted at 0.5, 2.5 and 6.5 s
+        assertEquals(3, gwA.readRecordsToList().size());
+        cursor("c1", "d1", 1, 5);                 // it synced
+        events("c1", 6, 6);                       // and loses the next push
+        advanceInSteps(3_000, 100);
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        assertEquals(2, hints.size(), "the new spell is hinted after the sweep and again after the plain back-off");
+        assertHint(hints.get(0), "c1", 6, "d1");
+        assertEquals(backoff.toMillis(), hints.get(1).timestamp() - hints.get(0).timestamp(), "not the spell before's 8 s");
     }
 
     // ---------------------------------------------------------------- cursor records

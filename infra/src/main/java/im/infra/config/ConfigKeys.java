@@ -118,7 +118,7 @@ public final class ConfigKeys {
     public static final ConfigKey<Duration> SWEEP_MS = ms("IM_SWEEP_MS", "1000", 10, 600_000,
             "Sweeper: how often lagging (device, conversation) pairs are checked, and how long a cursor may stay behind the head before a hint.");
     public static final ConfigKey<Duration> HINT_BACKOFF_MS = ms("IM_HINT_BACKOFF_MS", "2000", 0, 3_600_000,
-            "Sweeper: a device that keeps lagging in a conversation is hinted again no more often than this.");
+            "Sweeper: a device that keeps lagging in a conversation is hinted again no sooner than this; the wait doubles with every further hint of the same lagging spell, up to 16 times this.");
 
     // --- Operations
     public static final ConfigKey<String> OPS_HOST = key("IM_OPS_HOST", "127.0.0.1",
