@@ -232,11 +232,17 @@ public final class SweeperTopology {
             // evaluated. A replayed event (seq at or below the head) is handled the same way: after
             // a crash the head's changelog may hold this event while the lagging index's write of it
             // was lost, and skipping it would leave a pair unhinted.
+            // Both stores are keyed by PairKey, so the conversation's two ranges are walked side by
+            // side in key order (a merge), with no lookup per pair.
             List<KeyValue<String, String>> fresh = new ArrayList<>();
-            try (KeyValueIterator<String, String> it = online.prefixScan(PairKey.prefix(conv), KEY_SER)) {
-                while (it.hasNext()) {
-                    KeyValue<String, String> kv = it.next();
-                    if (lagging.get(kv.key) == null) fresh.add(kv);
+            String prefix = PairKey.prefix(conv);
+            try (KeyValueIterator<String, String> on = online.prefixScan(prefix, KEY_SER);
+                 KeyValueIterator<String, String> lag = lagging.prefixScan(prefix, KEY_SER)) {
+                String lagKey = lag.hasNext() ? lag.next().key : null;
+                while (on.hasNext()) {
+                    KeyValue<String, String> kv = on.next();
+                    while (lagKey != null && lagKey.compareTo(kv.key) < 0) lagKey = lag.hasNext() ? lag.next().key : null;
+                    if (!kv.key.equals(lagKey)) fresh.add(kv);
                 }
             }
             for (KeyValue<String, String> kv : fresh) reevaluate(conv, kv.key, Interest.read(RouteJson.parse(kv.value)), now);
