@@ -28,6 +28,11 @@ final class DeviceConnection {
     final Visibility visibility = new Visibility();
     /** The version of this connection's interest registrations; 0 until {@code sub}. Guarded by {@code this}. */
     long interestVersion;
+    /**
+     * The conversations this connection's interest was published for (by {@code sub} or a join
+     * notice); a repeated {@code sub} publishes only what is not in it. Renewals republish all.
+     */
+    final java.util.Set<String> registered = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Set once when the socket closed; a closed connection is never registered again. Guarded by {@code this}. */
     boolean closed;
     private volatile DevicePrincipal principal;

@@ -164,7 +164,12 @@ final class PushHub implements AutoCloseable {
         if (!conn.isOpen()) unsubscribe(conn);   // closed meanwhile: its close handler may have run already
     }
 
-    /** After the {@code sub} read: the user's current periods (conv → join seq); registers them here. */
+    /**
+     * After the {@code sub} read: the user's current periods (conv → join seq); registers them here.
+     * Idempotent on a connection: a repeated {@code sub} publishes interest only for conversations
+     * this connection has not registered yet (a client that sends {@code sub} in a loop costs
+     * reads, not routing traffic); the periodic renewal covers the rest.
+     */
     void subscribe(DeviceConnection conn, Map<String, Long> fromSeqByConv) {
         fromSeqByConv.forEach(conn.visibility::joined);
         long ver;
@@ -173,7 +178,9 @@ final class PushHub implements AutoCloseable {
             if (conn.interestVersion == 0) conn.interestVersion = nextVersion();
             ver = conn.interestVersion;
         }
-        for (String conv : conn.visibility.memberConvs()) publishInterest(conn, conv, ver, true);
+        for (String conv : conn.visibility.memberConvs()) {
+            if (conn.registered.add(conv)) publishInterest(conn, conv, ver, true);
+        }
     }
 
     /** Versions grow with every connection this gateway registers (wall-clock based, so across restarts too). */
@@ -281,7 +288,10 @@ final class PushHub implements AutoCloseable {
                     synchronized (c) {
                         ver = c.closed ? 0 : c.interestVersion;
                     }
-                    if (ver != 0) publishInterest(c, ev.conv(), ver, true);
+                    if (ver != 0) {
+                        c.registered.add(ev.conv());
+                        publishInterest(c, ev.conv(), ver, true);
+                    }
                 }
                 deliver(c, ev, frame);
             } else {

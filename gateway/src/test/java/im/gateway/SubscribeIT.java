@@ -1,0 +1,84 @@
+package im.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import im.infra.config.ConfigKeys;
+import im.testkit.Await;
+import im.testkit.ImStackExtension;
+import im.testkit.TestStack;
+import im.topics.InterestRecord;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** {@code sub} is idempotent on a connection: a repeated one is answered but publishes no second registration. */
+@ExtendWith(ImStackExtension.class)
+class SubscribeIT {
+    @Test
+    void aRepeatedSubOnOneConnectionPublishesEachRegistrationOnce(TestStack stack) throws Exception {
+        Fixture fx = new Fixture(stack);
+        fx.dir.createConversation("c-g1", "group", List.of("u-ana", "u-bo", "u-cy"));
+        fx.dir.createConversation("c-g2", "group", List.of("u-ana", "u-cy"));
+        // No renewal within the test: every registration on the topic comes from a sub.
+        try (Pipeline p = new Pipeline(stack, Map.of(ConfigKeys.INTEREST_RENEW_MS.name(), "600000"))) {
+            Gateway gw = p.addGateway("gw-a", "");
+            p.awaitRunning();
+            try (RawSocket ana = new RawSocket(Pipeline.ws(gw))) {
+                ana.auth(fx.anaToken);
+                for (int i = 0; i < 10; i++) {
+                    assertEquals(3, ana.request("{\"t\":\"sub\",\"rid\":\"s" + i + "\"}").get("convs").size());
+                }
+            }
+            // The close publishes a withdrawal per conversation, on the same partition after every
+            // registration of that conversation: once all three are on the topic, so is every
+            // registration the subs published.
+            Map<String, Integer> registrations = new HashMap<>();
+            Await.until(Duration.ofSeconds(20), () -> {
+                registrations.clear();
+                int withdrawals = 0;
+                for (InterestRecord r : interestOf(stack.kafkaBootstrap(), p.topics.interest(), "d-ana")) {
+                    if (r.interest().online()) registrations.merge(r.conv(), 1, Integer::sum);
+                    else withdrawals++;
+                }
+                return withdrawals == 3;
+            }, "d-ana's withdrawals on the interest topic");
+            assertEquals(Map.of("c-ab", 1, "c-g1", 1, "c-g2", 1), registrations, "one registration per conversation, not one per sub");
+        }
+    }
+
+    /** Every interest record (registration or withdrawal) of {@code device} on the topic, from the beginning to the current end. */
+    private static List<InterestRecord> interestOf(String bootstrap, String topic, String device) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        List<InterestRecord> out = new ArrayList<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(props)) {
+            List<TopicPartition> parts = c.partitionsFor(topic, Duration.ofSeconds(30)).stream()
+                    .map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(parts);
+            c.seekToBeginning(parts);
+            Map<TopicPartition, Long> end = c.endOffsets(parts, Duration.ofSeconds(30));
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+                if (System.nanoTime() > deadline) throw new AssertionError("could not read " + topic + " to its end " + end);
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
+                    InterestRecord rec = InterestRecord.read(r.value());
+                    if (rec.device().equals(device)) out.add(rec);
+                }
+            }
+        }
+        return out;
+    }
+}
