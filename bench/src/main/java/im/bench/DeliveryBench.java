@@ -15,6 +15,8 @@ import im.client.ImClient;
 import im.client.ReceivedEvent;
 import im.delivery.route.DeliveryConfig;
 import im.delivery.route.DeliveryNode;
+import im.sweeper.Sweeper;
+import im.sweeper.SweeperConfig;
 import im.embedded.EmbeddedKafkaBroker;
 import im.embedded.EmbeddedPg;
 import im.gateway.Gateway;
@@ -157,6 +159,10 @@ public final class DeliveryBench implements Callable<Integer> {
             + " on the disk PostgreSQL and the broker write to. A devices' own storage is not the server's disk: /dev/shm"
             + " keeps their fsyncs off it (their CPU still counts)")
     Path clientDir;
+    @Option(names = "--sweeper", description = "also run a sweeper (IM_SWEEP_MS and IM_HINT_BACKOFF_MS at their defaults) in the"
+            + " pipeline, as ./im platform does, and count the hints recipients receive; raw mode also counts the needless ones"
+            + " (for a head the recipient already held)")
+    boolean sweeper;
     @Option(names = "--keep", description = "keep the temp dir")
     boolean keep;
 
@@ -274,6 +280,7 @@ public final class DeliveryBench implements Callable<Integer> {
                 long s0 = System.nanoTime();
                 try (CdcRelay relay = new CdcRelay(RelayConfig.from(settings), topics).observeLag(this::onLag).start();
                      DeliveryNode node = new DeliveryNode(DeliveryConfig.from(settings), Metrics.detached()).start();
+                     Sweeper sweep = sweeper ? new Sweeper(SweeperConfig.from(settings), Metrics.detached()).start() : null;
                      Gateway gwBatch = new Gateway(GatewayConfig.from(settings.with(ConfigKeys.GATEWAY_ID, "bench-gw-batch")),
                              db.dataSource(), Faults.none(), Clock.systemUTC()).start();
                      Gateway gwNoBatch = modes.contains("raw-each")
@@ -282,7 +289,7 @@ public final class DeliveryBench implements Callable<Integer> {
                              : null;
                      Tap tap = new Tap(kafka.bootstrapServers(), topics.events()).start()) {
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-                    while (!(relay.isActive() && node.isRunning())) {
+                    while (!(relay.isActive() && node.isRunning() && (sweep == null || sweep.isRunning()))) {
                         if (System.nanoTime() > deadline) throw new IllegalStateException("relay/delivery node not running after 90 s");
                         Thread.sleep(50);
                     }
@@ -373,6 +380,8 @@ public final class DeliveryBench implements Callable<Integer> {
         final AtomicLong sentReplies = new AtomicLong();
         final AtomicLong errors = new AtomicLong();
         final AtomicLong hints = new AtomicLong();
+        /** Raw recipients: hints for a head the recipient already held when it arrived. */
+        final AtomicLong needlessHints = new AtomicLong();
         final AtomicLong gaps = new AtomicLong();
         final AtomicLong writeErrors = new AtomicLong();
         final AtomicReference<String> firstError = new AtomicReference<>();
@@ -619,8 +628,15 @@ public final class DeliveryBench implements Callable<Integer> {
             }
         } else if (f instanceof Acked) {
             // fine
-        } else if (f instanceof Hint) {
+        } else if (f instanceof Hint h) {
             run.hints.incrementAndGet();
+            @SuppressWarnings("unchecked")
+            ConvAck a = ((Map<String, ConvAck>) conn.state).get(h.conv());
+            if (a != null) {
+                synchronized (a) {
+                    if (h.head() <= a.cursor) run.needlessHints.incrementAndGet();
+                }
+            }
         } else if (f instanceof ErrorFrame e) {
             run.error("recipient: " + e.code() + " " + e.msg());
         }
@@ -730,7 +746,10 @@ public final class DeliveryBench implements Callable<Integer> {
         if (run.errors.get() > 0) System.err.printf("# %s: %d error replies; first: %s%n", run.mode, run.errors.get(), run.firstError.get());
         if (run.writeErrors.get() > 0) System.err.printf("# %s: %d failed socket writes%n", run.mode, run.writeErrors.get());
         if (run.gaps.get() > 0) System.err.printf("# %s: %d gaps seen by raw recipients%n", run.mode, run.gaps.get());
-        if (run.hints.get() > 0) System.err.printf("# %s: %d hints received%n", run.mode, run.hints.get());
+        if (run.hints.get() > 0 || sweeper) {
+            System.out.printf("# %s: %d hints received by recipients (whole phase), %d of them for a head the recipient held%s%n", run.mode,
+                    run.hints.get(), run.needlessHints.get(), run.mode.equals("sdk") ? " (not counted in sdk mode)" : "");
+        }
         if (gw.droppedPushes() > 0) System.err.printf("# %s: gateway dropped %d pushes (outbound queue full)%n", run.mode, gw.droppedPushes());
         String policy = switch (run.mode) {
             case "sdk" -> "SDK: durable store, then cumulative ack, 10 ms window, 1 in flight/conv";
