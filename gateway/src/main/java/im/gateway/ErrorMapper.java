@@ -87,7 +87,7 @@ final class ErrorMapper {
     static int adminStatus(DirectoryException.Code code) {
         return switch (code) {
             case NOT_FOUND, NOT_MEMBER -> 404;
-            case ALREADY_EXISTS -> 409;
+            case ALREADY_EXISTS, GROUP_FULL -> 409;
             case BAD_TOKEN, STALE_INSTALL -> 401;
             case INVALID -> 400;
         };

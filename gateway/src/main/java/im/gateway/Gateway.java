@@ -96,7 +96,7 @@ public final class Gateway implements AutoCloseable {
                 throw e;
             }
         }
-        Directory directory = new Directory(db, clock, cfg.tokenTtl());
+        Directory directory = new Directory(db, clock, cfg.tokenTtl(), cfg.maxGroupMembers());
         // Without a broker (IM_KAFKA_BOOTSTRAP unset) there is no cursor topic to publish to.
         cursorSink = cfg.kafkaBootstrap().<CursorSink>map(b -> new KafkaCursorSink(b, cfg.topics(), "im-cursors-" + cfg.gatewayId()))
                 .orElse(CursorSink.NONE);

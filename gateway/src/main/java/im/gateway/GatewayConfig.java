@@ -28,6 +28,7 @@ public record GatewayConfig(
         int ackBatchMax,
         Duration ackThrottle,
         Duration tokenTtl,
+        int maxGroupMembers,
         Duration installCheck,
         Replication replication,
         int sendLanes,
@@ -58,6 +59,7 @@ public record GatewayConfig(
                 s.get(ConfigKeys.ACK_BATCH_MAX),
                 s.get(ConfigKeys.ACK_THROTTLE_MS),
                 s.get(ConfigKeys.TOKEN_TTL_S),
+                s.get(ConfigKeys.MAX_GROUP_MEMBERS),
                 // at most 1 s, so that a reinstall reaches open sockets within the documented 2 s
                 s.get(ConfigKeys.INSTALL_CHECK_MS),
                 Replication.from(s),

@@ -86,7 +86,7 @@ class ErrorMapperTest {
         Map<DirectoryException.Code, Integer> expected = Map.of(DirectoryException.Code.NOT_FOUND, 404,
                 DirectoryException.Code.NOT_MEMBER, 404, DirectoryException.Code.ALREADY_EXISTS, 409,
                 DirectoryException.Code.INVALID, 400, DirectoryException.Code.BAD_TOKEN, 401,
-                DirectoryException.Code.STALE_INSTALL, 401);
+                DirectoryException.Code.STALE_INSTALL, 401, DirectoryException.Code.GROUP_FULL, 409);
         assertEquals(EnumSet.allOf(DirectoryException.Code.class), EnumSet.copyOf(expected.keySet()));
         expected.forEach((code, status) -> {
             DirectoryException e = new DirectoryException(code, "m");

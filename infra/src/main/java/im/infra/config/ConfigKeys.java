@@ -86,6 +86,8 @@ public final class ConfigKeys {
             "A connection that has not authenticated within this time is closed.");
     public static final ConfigKey<Duration> TOKEN_TTL_S = add(ConfigKey.seconds("IM_TOKEN_TTL_S", "2592000", 0, 100L * 365 * 86_400,
             "Lifetime in seconds of a device token issued by registration, reinstall or renewal (default 30 days; 0 = never expires). An expired token is answered BAD_TOKEN."));
+    public static final ConfigKey<Integer> MAX_GROUP_MEMBERS = key("IM_MAX_GROUP_MEMBERS", "100000", 2, 10_000_000,
+            "Most current members of a group conversation; adding one more is refused with GROUP_FULL (2-10000000). A create request lists at most 1,000 initial members.");
     public static final ConfigKey<Duration> INSTALL_CHECK_MS = ms("IM_INSTALL_CHECK_MS", "1000", 100, 1000,
             "How often a gateway reads the installs retired (reinstalled) since its last look and closes (4003) the connections it holds of them (100-1000; a reinstall reaches open sockets within this plus one query; every 60th pass also reads every held device's epoch).");
     public static final ConfigKey<Integer> OUTBOUND_QUEUE = key("IM_OUTBOUND_QUEUE", "1024", 1, 1_000_000,

@@ -25,7 +25,10 @@ import javax.sql.DataSource;
  */
 public final class Directory {
     private static final Pattern ID = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
-    private static final int MAX_GROUP_MEMBERS = 1000;
+    /** Initial members one create request may list (the request's own bound; add more with {@link #addMember}). */
+    public static final int MAX_CREATE_MEMBERS = 1000;
+    /** The most current members of a group when none is configured: the default of {@code IM_MAX_GROUP_MEMBERS}. */
+    public static final int DEFAULT_MAX_GROUP_MEMBERS = 100_000;
 
     /** Token lifetime when none is configured: the default of {@code IM_TOKEN_TTL_S}. */
     public static final Duration DEFAULT_TOKEN_TTL = Duration.ofDays(30);
@@ -33,6 +36,7 @@ public final class Directory {
     private final DataSource db;
     private final Clock clock;
     private final Duration tokenTtl;
+    private final int maxGroupMembers;
 
     public Directory(DataSource db, Clock clock) {
         this(db, clock, DEFAULT_TOKEN_TTL);
@@ -40,10 +44,17 @@ public final class Directory {
 
     /** @param tokenTtl lifetime of issued device tokens; {@link Duration#ZERO} = never expire */
     public Directory(DataSource db, Clock clock, Duration tokenTtl) {
+        this(db, clock, tokenTtl, DEFAULT_MAX_GROUP_MEMBERS);
+    }
+
+    /** @param maxGroupMembers the most current members of a group ({@code IM_MAX_GROUP_MEMBERS}) */
+    public Directory(DataSource db, Clock clock, Duration tokenTtl, int maxGroupMembers) {
         if (tokenTtl.isNegative()) throw new IllegalArgumentException("tokenTtl must not be negative");
+        if (maxGroupMembers < 2) throw new IllegalArgumentException("maxGroupMembers must be at least 2, got " + maxGroupMembers);
         this.db = db;
         this.clock = clock;
         this.tokenTtl = tokenTtl;
+        this.maxGroupMembers = maxGroupMembers;
     }
 
     // ---------------------------------------------------------------- authentication
@@ -231,7 +242,10 @@ public final class Directory {
         LinkedHashSet<String> unique = new LinkedHashSet<>(members);
         if (unique.size() != members.size()) throw invalid("members: listed twice");
         if ("direct".equals(kind) && unique.size() != 2) throw invalid("members: a direct conversation has exactly two");
-        if (unique.size() > MAX_GROUP_MEMBERS) throw invalid("members: at most " + MAX_GROUP_MEMBERS);
+        if (unique.size() > MAX_CREATE_MEMBERS) {
+            throw invalid("members: at most " + MAX_CREATE_MEMBERS + " in one create request; add more members one by one");
+        }
+        if (unique.size() > maxGroupMembers) throw groupFull(conv);
         for (String m : unique) checkId("members[]", m);
         inTx("create conversation", c -> {
             for (String m : unique) requireUser(c, m);
@@ -251,6 +265,7 @@ public final class Directory {
             lockConversation(c, conv);
             Long current = currentFromSeq(c, conv, user);
             if (current != null) return new MembershipChange(conv, user, "join", current, false);
+            if (currentMembers(c, conv) >= maxGroupMembers) throw groupFull(conv);
             long seq = appendMembershipEvent(c, conv, user, "join");
             return new MembershipChange(conv, user, "join", seq, true);
         });
@@ -304,6 +319,11 @@ public final class Directory {
             ps.setString(5, user);
             ps.executeUpdate();
         }
+        try (PreparedStatement ps = c.prepareStatement("UPDATE conversations SET members = members + ? WHERE conv_id = ?")) {
+            ps.setInt(1, "join".equals(kind) ? 1 : -1);
+            ps.setString(2, conv);
+            ps.executeUpdate();
+        }
         String sql = "join".equals(kind)
                 ? "INSERT INTO memberships (conv_id, user_id, from_seq) VALUES (?, ?, ?)"
                 : "UPDATE memberships SET to_seq = ? WHERE conv_id = ? AND user_id = ? AND to_seq IS NULL";
@@ -320,6 +340,25 @@ public final class Directory {
             ps.executeUpdate();
         }
         return seq;
+    }
+
+    private DirectoryException groupFull(String conv) {
+        return new DirectoryException(DirectoryException.Code.GROUP_FULL,
+                conv + ": a group has at most " + maxGroupMembers + " members (IM_MAX_GROUP_MEMBERS)");
+    }
+
+    /**
+     * Current members, from the count the membership writes keep on the conversation row (read
+     * under the conversation's lock, so concurrent adds cannot both pass the limit).
+     */
+    private static long currentMembers(Connection c, String conv) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT members FROM conversations WHERE conv_id = ?")) {
+            ps.setString(1, conv);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
     }
 
     private static void lockConversation(Connection c, String conv) throws SQLException {

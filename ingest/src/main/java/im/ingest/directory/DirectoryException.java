@@ -23,6 +23,8 @@ public final class DirectoryException extends RejectedException {
         ALREADY_EXISTS(ErrorCode.BAD_FIELD),
         NOT_FOUND(ErrorCode.BAD_FIELD),
         NOT_MEMBER(ErrorCode.NOT_MEMBER),
+        /** The group already has {@code IM_MAX_GROUP_MEMBERS} current members. */
+        GROUP_FULL(ErrorCode.BAD_FIELD),
         INVALID(ErrorCode.BAD_FIELD);
 
         private final ErrorCode wire;

@@ -177,4 +177,24 @@ class DirectoryIT {
         assertEquals(DirectoryException.Code.NOT_FOUND, code(() -> dir.addMember("nope", "u-ana")));
         assertNull(dir.conversation("d").memberships().get(0).toSeq());
     }
+
+    @Test
+    void aGroupHoldsAtMostTheConfiguredMembersAndACreateRequestAtMostOneThousand() {
+        Directory small = new Directory(db, Clock.systemUTC(), Duration.ZERO, 3);
+        small.createUser("u-dee", "dee");
+        assertEquals(DirectoryException.Code.GROUP_FULL,
+                code(() -> small.createConversation("g4", "group", List.of("u-ana", "u-bo", "u-cy", "u-dee"))));
+        small.createConversation("g3", "group", List.of("u-ana", "u-bo", "u-cy"));
+        assertEquals(DirectoryException.Code.GROUP_FULL, code(() -> small.addMember("g3", "u-dee")));
+        assertFalse(small.addMember("g3", "u-ana").changed(), "a current member is no addition");
+        small.removeMember("g3", "u-bo");
+        assertTrue(small.addMember("g3", "u-dee").changed(), "a leave makes room");
+        assertEquals(DirectoryException.Code.GROUP_FULL, code(() -> small.addMember("g3", "u-bo")));
+        assertEquals(3, small.conversation("g3").memberships().stream().filter(m -> m.toSeq() == null).count());
+
+        List<String> many = new java.util.ArrayList<>();
+        for (int i = 0; i <= Directory.MAX_CREATE_MEMBERS; i++) many.add("u-" + i);
+        assertEquals(DirectoryException.Code.INVALID, code(() -> dir.createConversation("big", "group", many)),
+                "one request lists at most " + Directory.MAX_CREATE_MEMBERS);
+    }
 }
