@@ -1,0 +1,1184 @@
+package im.bench;
+
+import static im.bench.BenchEnv.deleteTree;
+import static im.bench.BenchEnv.loadAvg;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import im.protocol.Ack;
+import im.protocol.Acked;
+import im.protocol.Auth;
+import im.protocol.Authed;
+import im.protocol.ClientFrame;
+import im.protocol.ConvState;
+import im.protocol.ErrorFrame;
+import im.protocol.Event;
+import im.protocol.EventPush;
+import im.protocol.Send;
+import im.protocol.Sent;
+import im.protocol.ServerFrame;
+import im.protocol.Sub;
+import im.protocol.Subbed;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * What idle subscribed connections cost a running platform, black box: for each size N, a fresh
+ * {@code ./im platform} (a child process with its own temporary data directory and free ports) gets
+ * N users with one device each, every device in exactly one direct conversation with a shared sender
+ * user {@code u-sender} (the directory has no per-user membership limit; a group holds at most
+ * {@code IM_MAX_GROUP_MEMBERS}). N WebSockets (the JDK client) {@code auth}, {@code sub}, ack the head {@code subbed}
+ * reported (the two join events of their conversation) and then stay silent. After a settle period,
+ * over a window: CPU of the platform JVM (which also runs the Kafka broker), its child processes and
+ * the embedded PostgreSQL (which daemonizes: found by its data directory's {@code postmaster.pid}) from
+ * {@code /proc}; heap used after a full GC ({@code jcmd GC.run}, {@code GC.heap_info}); RSS of the
+ * platform JVM. Then push latency: messages from the sender's device (connected, never subscribed,
+ * so it registers no interest) into random idle devices' conversations, send → {@code event} on that
+ * idle connection. The empty platform (N = 0) is measured the same way first, for subtraction.
+ *
+ * <p>Why the idle devices ack once: a device whose cursor stays below its conversation's head is a
+ * lagging pair to the sweeper, which hints it every {@code IM_HINT_BACKOFF_MS} (2 s) for as long as it
+ * is online; without the ack the "idle" window would measure N devices being hinted, not N idle
+ * connections ({@code --no-ack} shows that case). After each measured push the device acks it too.
+ */
+@Command(name = "connections-bench", mixinStandardHelpOptions = true,
+        description = "idle subscribed WebSocket connections against ./im platform: CPU, heap, RSS and push latency per N")
+public final class ConnectionsBench implements Callable<Integer> {
+    private static final String ADMIN_TOKEN = "bench-admin-token-0123456789";
+    private static final String SENDER_USER = "u-sender";
+    private static final String SENDER_DEVICE = "d-sender";
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern HEAP = Pattern.compile("heap\\s+total (\\d+)K, used (\\d+)K");
+    private static final Pattern METASPACE = Pattern.compile("Metaspace\\s+used (\\d+)K, committed (\\d+)K");
+    private static final Pattern THREAD_LINE = Pattern.compile("^\"(.*)\" .*\\bnid=(0x[0-9a-fA-F]+|\\d+)\\b");
+    private static final int MAX_N = 18_000;   // the machine's 20,000 open files per process, minus headroom
+
+    @Option(names = "--sizes", split = ",", description = "connection counts N, each on a fresh platform; default ${DEFAULT-VALUE}")
+    List<Integer> sizes = List.of(1000, 5000, 15000);
+    @Option(names = "--settle", description = "seconds between the last subscription and the window; default ${DEFAULT-VALUE}")
+    int settle = 60;
+    @Option(names = "--window", description = "seconds of the CPU window; default ${DEFAULT-VALUE}")
+    int window = 60;
+    @Option(names = "--messages", description = "measured pushes per size; default ${DEFAULT-VALUE}")
+    int messages = 100;
+    @Option(names = "--warmup-messages", description = "pushes before the measured ones, not counted; default ${DEFAULT-VALUE}")
+    int warmupMessages = 10;
+    @Option(names = "--setup-threads", description = "concurrent admin API requests; default ${DEFAULT-VALUE}")
+    int setupThreads = 16;
+    @Option(names = "--connect-threads", description = "connections being opened at once; default ${DEFAULT-VALUE}")
+    int connectThreads = 32;
+    @Option(names = "--threads", description = "busiest platform threads printed per size (0: none); default ${DEFAULT-VALUE}")
+    int topThreads = 12;
+    @Option(names = "--no-empty", description = "skip the empty platform (N = 0)")
+    boolean noEmpty;
+    @Option(names = "--no-ack", description = "idle devices do not ack the join events (they stay lagging and get hinted)")
+    boolean noAck;
+    @Option(names = "--im", description = "the im launcher; default ${DEFAULT-VALUE} (run from the repository root)")
+    String im = "./im";
+    @Option(names = "--pin-jar", description = "copy launcher/target/im.jar once at start and run every platform as"
+            + " `java -jar <copy> platform` (what ./im execs), so that every size runs the same code even if the tree is"
+            + " edited and ./im would rebuild the jar in between")
+    boolean pinJar;
+    @Option(names = "--platform-env", split = ",", paramLabel = "KEY=VALUE",
+            description = "extra settings for the platform, e.g. IM_RATE_LIMIT=1000 (none by default)")
+    List<String> platformEnv = new ArrayList<>();
+    @Option(names = "--work-dir", description = "parent of the temporary data directories; default java.io.tmpdir")
+    Path workDir;
+    @Option(names = "--start-timeout", description = "seconds to wait for /healthz and /readyz; default ${DEFAULT-VALUE}")
+    int startTimeout = 300;
+    @Option(names = "--seed", description = "random seed of the push targets; default ${DEFAULT-VALUE}")
+    long seed = 42;
+
+    private final long clockTick = clockTick();
+    /** The command that starts a platform (its arguments follow). */
+    private List<String> launcher;
+    private Path pinnedDir;
+    private final List<Result> results = new ArrayList<>();
+    /** What the shutdown hook must release when the harness is interrupted. */
+    private static volatile Platform currentPlatform;
+    private static volatile Path pinnedJarDir;
+    private static final List<IdleConn> OPEN = new CopyOnWriteArrayList<>();
+
+    // counters shared by the connections of the current size
+    private final AtomicLong unexpectedCloses = new AtomicLong();
+    private final AtomicLong wsErrors = new AtomicLong();
+    private final AtomicLong decodeErrors = new AtomicLong();
+    private final AtomicInteger phase = new AtomicInteger();   // 0 connect, 1 idle (settle + window), 2 pushes
+    private final List<Map<String, LongAdder>> frames = List.of(new ConcurrentHashMap<>(), new ConcurrentHashMap<>(), new ConcurrentHashMap<>());
+    private volatile Pending pending;
+
+    public static void main(String[] args) {
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("logback.configurationFile", "bench-logback.xml");
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(ConnectionsBench::releaseAll, "bench-shutdown"));
+        int rc = new CommandLine(new ConnectionsBench()).execute(args);
+        releaseAll();
+        System.exit(rc);
+    }
+
+    private static void releaseAll() {
+        for (IdleConn c : OPEN) c.close();
+        OPEN.clear();
+        Platform p = currentPlatform;
+        currentPlatform = null;
+        if (p != null) p.close();
+        Path pinned = pinnedJarDir;
+        pinnedJarDir = null;
+        if (pinned != null) deleteTree(pinned);
+    }
+
+    /** One size's figures; NaN where not measured. */
+    record Result(int n, double setupS, double connectS, int errors, double cpuPct, double jitPct, double pgPct,
+                  double heapMb, double rssMb, double p50, double p99, double max, int missed) {
+        /** CPU without the platform JVM's JIT compiler threads (still compiling after the settle; noise here). */
+        double cpuNoJit() {
+            return cpuPct - jitPct;
+        }
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (sizes.isEmpty() || sizes.stream().anyMatch(n -> n < 1 || n > MAX_N)) {
+            System.err.println("--sizes: each from 1 to " + MAX_N + " (open files are capped at 20,000 per process)");
+            return 2;
+        }
+        if (settle < 0 || window < 1 || messages < 1 || warmupMessages < 0 || setupThreads < 1 || connectThreads < 1) {
+            System.err.println("--settle >= 0, --window >= 1, --messages >= 1, --warmup-messages >= 0, thread counts >= 1");
+            return 2;
+        }
+        for (String kv : platformEnv) {
+            if (!kv.startsWith("IM_") || kv.indexOf('=') < 0) {
+                System.err.println("--platform-env takes IM_KEY=VALUE, got " + kv);
+                return 2;
+            }
+        }
+        long fdLimit = openFileLimit();
+        int largest = Collections.max(sizes);
+        if (fdLimit > 0 && fdLimit < largest + 500L) {
+            System.err.printf("this process may open %d files; N=%d needs about %d (raise ulimit -n)%n", fdLimit, largest, largest + 500);
+            return 2;
+        }
+        if (pinJar) {
+            Path jar = Path.of("launcher/target/im.jar");
+            if (!Files.isRegularFile(jar)) {
+                System.err.println("--pin-jar: no " + jar.toAbsolutePath() + " (build it first; run from the repository root)");
+                return 2;
+            }
+            pinnedDir = Files.createTempDirectory(workDir == null ? Path.of(System.getProperty("java.io.tmpdir")) : workDir, "im-conns-jar-");
+            pinnedJarDir = pinnedDir;
+            Path copy = pinnedDir.resolve("im.jar");
+            Files.copy(jar, copy);
+            launcher = List.of("java", "-jar", copy.toString());
+        } else {
+            launcher = List.of(im);
+        }
+        List<Integer> ordered = new ArrayList<>(sizes);
+        Collections.sort(ordered);
+        long runStart = System.nanoTime();
+        System.out.printf("# connections bench: sizes=%s settle=%d s window=%d s pushes=%d (+%d warm-up) ack-joins=%s"
+                        + " platform-env=%s%n", ordered, settle, window, messages, warmupMessages, !noAck, platformEnv);
+        System.out.printf("# date %s%n", ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME));
+        System.out.printf("# machine: nproc=%d, %s %s, harness java %s (%s), harness max heap %d MB, open files %d,"
+                        + " platform java: %s%n", Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"),
+                System.getProperty("os.version"), System.getProperty("java.version"), System.getProperty("java.vm.name"),
+                Runtime.getRuntime().maxMemory() >> 20, fdLimit, platformJava());
+        System.out.printf("# platform started as: %s platform%s%n", String.join(" ", launcher),
+                pinJar ? " (a copy of launcher/target/im.jar taken at start, " + Files.getLastModifiedTime(pinnedDir.resolve("im.jar"))
+                        + "; the same code for every size)" : "");
+        System.out.printf("# load avg at start: %s%n", loadAvg());
+        Result empty = null;
+        if (!noEmpty) empty = runSize(0);
+        for (int n : ordered) results.add(runSize(n));
+        printTable(empty);
+        System.out.printf("%n# load avg at end: %s; total %.1f min%n", loadAvg(), (System.nanoTime() - runStart) / 60e9);
+        return 0;
+    }
+
+    // ------------------------------------------------------------------ one size
+
+    private Result runSize(int n) throws Exception {
+        System.out.printf("%n# --- N=%d: fresh platform; load avg %s%n", n, loadAvg());
+        unexpectedCloses.set(0);
+        wsErrors.set(0);
+        decodeErrors.set(0);
+        frames.forEach(Map::clear);
+        phase.set(0);
+        long t0 = System.nanoTime();
+        Platform p = Platform.start(launcher, workDir, platformEnv);
+        currentPlatform = p;
+        HttpClient wsHttp = null;
+        ExecutorService wsExec = null;
+        try {
+            p.awaitReady(Duration.ofSeconds(startTimeout));
+            System.out.printf("#   platform pid %d ready in %.1f s (gateway :%d, ops :%d, data %s)%n", p.pid, secs(t0),
+                    p.gatewayPort, p.opsPort, p.dir);
+            double setupS = Double.NaN;
+            double connectS = Double.NaN;
+            int errors = 0;
+            List<IdleConn> conns = List.of();
+            String senderToken = null;
+            if (n > 0) {
+                long s0 = System.nanoTime();
+                String[] tokens = new String[n];
+                senderToken = setup(p, n, tokens);
+                setupS = secs(s0);
+                System.out.printf("#   setup: %d users + %d devices + %d direct conversations (each with %s) + the sender,"
+                        + " %d admin requests, %d threads: %.1f s%n", n, n, n, SENDER_USER, 3 * n + 2, setupThreads, setupS);
+                wsExec = Executors.newFixedThreadPool(4, daemon("bench-ws-"));
+                wsHttp = HttpClient.newBuilder().executor(wsExec).connectTimeout(Duration.ofSeconds(20)).build();
+                long c0 = System.nanoTime();
+                List<String> errorSamples = new CopyOnWriteArrayList<>();
+                conns = connect(p, wsHttp, tokens, errorSamples);
+                connectS = secs(c0);
+                errors = n - conns.size();
+                System.out.printf("#   connect: %d of %d connections authed, subscribed%s in %.1f s (%d threads); errors %d%s%n",
+                        conns.size(), n, noAck ? "" : " and acked", connectS, connectThreads, errors,
+                        errorSamples.isEmpty() ? "" : ", e.g. " + errorSamples.subList(0, Math.min(3, errorSamples.size())));
+                if (conns.isEmpty()) throw new IllegalStateException("no connection could be opened");
+                System.out.printf("#   platform after connect: %d threads, %d open files, im_connections_open %s%n",
+                        p.threadCount(), p.openFiles(), p.metric("im_connections_open"));
+            }
+            phase.set(1);
+            sleepChecking(p, settle, "settle");
+            Measure m = measure(p);
+            long closes = unexpectedCloses.get();
+            System.out.printf("#   window: idle CPU %.2f %% of one core = platform JVM %.2f + postgres %.2f (%d processes)%s;"
+                            + " harness %.2f%n", m.totalPct, m.jvmPct, m.pgPct, m.pgProcs,
+                    m.otherPct > 0 ? String.format(Locale.ROOT, " + other children %.2f", m.otherPct) : "", m.harnessPct);
+            System.out.printf("#   JVM by role (%% core):%s%n", m.roles);
+            if (topThreads > 0) System.out.printf("#   busiest threads (%% core):%s%n", m.threads);
+            System.out.printf("#   postgres by kind (%% core):%s%n", m.pgKinds);
+            System.out.printf("#   frames received by the idle connections during settle + window: %s; closed by the server: %d;"
+                            + " client errors %d; im_connections_open %s%n", counts(frames.get(1)), closes, wsErrors.get(),
+                    p.metric("im_connections_open"));
+            Heap h = heap(p);
+            System.out.printf("#   memory: heap used after full GC %.1f MB (committed %.0f MB), metaspace %.1f MB; RSS %.1f MB"
+                            + " before the GC, %.1f MB after; %d threads%n", h.usedMb, h.committedMb, h.metaspaceMb, m.rssMb,
+                    p.rssMb(), p.threadCount());
+            double[] lat = {Double.NaN, Double.NaN, Double.NaN};
+            int missed = 0;
+            if (n > 0) {
+                phase.set(2);
+                Latency l = latency(p, conns, senderToken, n);
+                lat = new double[] {l.p50, l.p99, l.max};
+                missed = l.missed;
+                System.out.printf("#   pushes: %d measured (after %d warm-up): send -> event on the idle connection p50 %.1f"
+                                + " p99 %.1f max %.1f ms; send -> sent p50 %.1f ms; missed (no event in 10 s) %d%n",
+                        l.count, warmupMessages, l.p50, l.p99, l.max, l.sentP50, l.missed);
+            }
+            if (decodeErrors.get() > 0) System.out.printf("#   frames that could not be decoded: %d%n", decodeErrors.get());
+            return new Result(n, setupS, connectS, errors, m.totalPct, m.jitPct, m.pgPct, h.usedMb, m.rssMb, lat[0], lat[1],
+                    lat[2], missed);
+        } catch (Exception | Error e) {
+            System.out.printf("#   FAILED at N=%d: %s%n", n, e);
+            p.printLogTail(40);
+            throw e;
+        } finally {
+            for (IdleConn c : OPEN) c.close();
+            OPEN.clear();
+            if (wsExec != null) wsExec.shutdownNow();
+            long s0 = System.nanoTime();
+            p.close();
+            currentPlatform = null;
+            System.out.printf("#   platform stopped and its data deleted in %.1f s%n", secs(s0));
+        }
+    }
+
+    // ------------------------------------------------------------------ setup through the admin API
+
+    /** Creates the sender and N users/devices/conversations; fills {@code tokens}; returns the sender's device token. */
+    private String setup(Platform p, int n, String[] tokens) throws Exception {
+        Admin admin = new Admin(p.gatewayPort);
+        admin.user(SENDER_USER);
+        String senderToken = admin.device(SENDER_USER, SENDER_DEVICE);
+        ExecutorService pool = Executors.newFixedThreadPool(setupThreads, daemon("bench-setup-"));
+        try {
+            List<Future<?>> fs = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                int idx = i;
+                fs.add(pool.submit(() -> {
+                    admin.user("u-" + idx);
+                    tokens[idx] = admin.device("u-" + idx, "d-" + idx);
+                    admin.conversation("c-" + idx, "u-" + idx, SENDER_USER);
+                    return null;
+                }));
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120 + n / 50);
+            for (Future<?> f : fs) {
+                try {
+                    f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    throw new IllegalStateException("setup of " + n + " users did not finish within " + (120 + n / 50) + " s");
+                } catch (java.util.concurrent.ExecutionException e) {
+                    throw new IllegalStateException("setup failed: " + e.getCause(), e.getCause());
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        return senderToken;
+    }
+
+    /** The admin HTTP API, with retries of what may succeed later (503, I/O errors). */
+    static final class Admin {
+        private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(10)).build();
+        private final String base;
+
+        Admin(int port) {
+            this.base = "http://127.0.0.1:" + port;
+        }
+
+        void user(String user) throws Exception {
+            post("/admin/users", JSON.createObjectNode().put("user", user).put("name", user), true);
+        }
+
+        String device(String user, String device) throws Exception {
+            JsonNode r = post("/admin/devices", JSON.createObjectNode().put("user", user).put("device", device), true);
+            // null: a retry found the device registered by an attempt whose reply was lost; a reinstall issues a token
+            if (r == null) r = post("/admin/devices/" + device + "/reinstall", null, false);
+            return r.get("token").asText();
+        }
+
+        void conversation(String conv, String a, String b) throws Exception {
+            ObjectNode body = JSON.createObjectNode().put("conv", conv).put("kind", "direct");
+            body.putArray("members").add(a).add(b);
+            post("/admin/conversations", body, true);
+        }
+
+        /** The reply, or null when a retried create is answered ALREADY_EXISTS (an earlier attempt committed). */
+        JsonNode post(String path, ObjectNode body, boolean create) throws Exception {
+            HttpRequest req = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
+                    .header("Authorization", "Bearer " + ADMIN_TOKEN).header("Content-Type", "application/json")
+                    .POST(body == null ? HttpRequest.BodyPublishers.noBody()
+                            : HttpRequest.BodyPublishers.ofString(body.toString())).build();
+            Exception last = null;
+            for (int attempt = 1; attempt <= 5; attempt++) {
+                try {
+                    HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
+                    int sc = r.statusCode();
+                    if (sc == 200 || sc == 201) return JSON.readTree(r.body());
+                    if (sc == 409 && create && attempt > 1) return null;
+                    if (sc != 503) throw new IllegalStateException("POST " + path + " -> " + sc + " " + r.body());
+                    last = new IOException("POST " + path + " -> 503 " + r.body());
+                } catch (IOException e) {
+                    last = e;
+                }
+                Thread.sleep(200L * attempt);
+            }
+            throw new IllegalStateException("POST " + path + " failed 5 times", last);
+        }
+    }
+
+    // ------------------------------------------------------------------ connections
+
+    private List<IdleConn> connect(Platform p, HttpClient http, String[] tokens, List<String> errorSamples) throws Exception {
+        URI uri = URI.create("ws://127.0.0.1:" + p.gatewayPort + "/ws");
+        ExecutorService pool = Executors.newFixedThreadPool(connectThreads, daemon("bench-connect-"));
+        List<IdleConn> ok = Collections.synchronizedList(new ArrayList<>(tokens.length));
+        try {
+            List<Future<?>> fs = new ArrayList<>(tokens.length);
+            for (int i = 0; i < tokens.length; i++) {
+                int idx = i;
+                fs.add(pool.submit(() -> {
+                    IdleConn c = new IdleConn(idx, "c-" + idx);
+                    try {
+                        c.open(http, uri);
+                        OPEN.add(c);
+                        c.authSubAck(tokens[idx]);
+                        ok.add(c);
+                    } catch (Exception e) {
+                        c.close();
+                        OPEN.remove(c);
+                        if (errorSamples.size() < 5) errorSamples.add("d-" + idx + ": " + e);
+                    }
+                    return null;
+                }));
+            }
+            long limitS = 60 + tokens.length / 100;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(limitS);
+            for (Future<?> f : fs) {
+                try {
+                    f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    throw new IllegalStateException("opening " + tokens.length + " connections took over " + limitS + " s ("
+                            + ok.size() + " done)");
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        List<IdleConn> sorted = new ArrayList<>(ok);
+        sorted.sort((a, b) -> Integer.compare(a.idx, b.idx));
+        return sorted;
+    }
+
+    /** A silent device connection: JDK WebSocket, frames decoded and counted, requests matched to replies by rid. */
+    final class IdleConn implements WebSocket.Listener {
+        final int idx;
+        final String conv;
+        private final StringBuilder buf = new StringBuilder();
+        private final AtomicLong rids = new AtomicLong();
+        private long firstNanos;
+        private volatile WebSocket ws;
+        private volatile String expectRid;
+        private volatile CompletableFuture<ServerFrame> reply;
+        private volatile boolean closing;
+        private CompletableFuture<?> chain = CompletableFuture.completedFuture(null);
+
+        IdleConn(int idx, String conv) {
+            this.idx = idx;
+            this.conv = conv;
+        }
+
+        void open(HttpClient http, URI uri) throws Exception {
+            ws = http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(20)).buildAsync(uri, this).get(30, TimeUnit.SECONDS);
+        }
+
+        void authSubAck(String token) throws Exception {
+            ServerFrame f = call(new Auth("a" + rids.incrementAndGet(), token));
+            if (!(f instanceof Authed)) throw new IllegalStateException("auth: " + f);
+            f = call(new Sub("s" + rids.incrementAndGet()));
+            if (!(f instanceof Subbed s)) throw new IllegalStateException("sub: " + f);
+            if (s.convs().size() != 1 || !s.convs().get(0).conv().equals(conv)) {
+                throw new IllegalStateException("subbed lists " + s.convs() + ", expected only " + conv);
+            }
+            ConvState st = s.convs().get(0);
+            if (noAck || st.delivered() >= st.head()) return;
+            f = call(new Ack("k" + rids.incrementAndGet(), conv, st.head()));
+            if (!(f instanceof Acked a) || a.delivered() != st.head()) throw new IllegalStateException("ack: " + f);
+        }
+
+        private ServerFrame call(ClientFrame frame) throws Exception {
+            CompletableFuture<ServerFrame> r = new CompletableFuture<>();
+            expectRid = ridOf(frame);
+            reply = r;
+            send(frame);
+            try {
+                return r.get(30, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                throw new IllegalStateException("no reply to " + frame.getClass().getSimpleName() + " within 30 s");
+            }
+        }
+
+        synchronized void send(ClientFrame frame) {
+            String text = RawWs.CODEC.encode(frame);
+            chain = chain.handle((v, e) -> null).thenCompose(v -> ws.sendText(text, true)).whenComplete((v, e) -> {
+                if (e != null && !closing) wsErrors.incrementAndGet();
+            });
+        }
+
+        void close() {
+            closing = true;
+            WebSocket w = ws;
+            if (w != null) w.abort();
+        }
+
+        @Override
+        public void onOpen(WebSocket webSocket) {
+            webSocket.request(1);
+        }
+
+        @Override
+        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+            if (buf.length() == 0) firstNanos = System.nanoTime();
+            buf.append(data);
+            try {
+                if (last) {
+                    String text = buf.toString();
+                    buf.setLength(0);
+                    onFrame(RawWs.CODEC.decodeServer(text), firstNanos);
+                }
+            } catch (RuntimeException e) {
+                if (decodeErrors.incrementAndGet() == 1) System.err.println("# idle client: " + e);
+            } finally {
+                webSocket.request(1);
+            }
+            return null;
+        }
+
+        private void onFrame(ServerFrame f, long nanos) {
+            frames.get(phase.get()).computeIfAbsent(f.getClass().getSimpleName(), k -> new LongAdder()).increment();
+            String rid = ridOf(f);
+            CompletableFuture<ServerFrame> r = reply;
+            if (rid != null && r != null && rid.equals(expectRid)) {
+                reply = null;
+                r.complete(f);
+                return;
+            }
+            if (f instanceof EventPush e) {
+                Event ev = e.ev();
+                Pending pd = pending;
+                if (pd != null && pd.conv.equals(ev.conv()) && pd.cmid.equals(ev.cmid())) pd.arrival.complete(nanos);
+                if (!noAck) send(new Ack("k" + rids.incrementAndGet(), ev.conv(), ev.seq()));
+            }
+        }
+
+        @Override
+        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+            if (!closing && unexpectedCloses.incrementAndGet() <= 3) {
+                System.err.printf("# connection d-%d closed by the server: %d %s%n", idx, statusCode, reason);
+            }
+            return null;
+        }
+
+        @Override
+        public void onError(WebSocket webSocket, Throwable error) {
+            if (!closing && wsErrors.incrementAndGet() <= 3) System.err.printf("# connection d-%d: %s%n", idx, error);
+        }
+    }
+
+    private static String ridOf(Object f) {
+        if (f instanceof Auth a) return a.rid();
+        if (f instanceof Sub s) return s.rid();
+        if (f instanceof Ack a) return a.rid();
+        if (f instanceof Authed a) return a.rid();
+        if (f instanceof Subbed s) return s.rid();
+        if (f instanceof Acked a) return a.rid();
+        if (f instanceof Sent s) return s.rid();
+        if (f instanceof ErrorFrame e) return e.rid();
+        return null;
+    }
+
+    // ------------------------------------------------------------------ push latency
+
+    record Pending(String conv, String cmid, CompletableFuture<Long> arrival) {}
+
+    record Latency(int count, double p50, double p99, double max, double sentP50, int missed) {}
+
+    private Latency latency(Platform p, List<IdleConn> conns, String senderToken, int n) throws Exception {
+        Random rnd = new Random(seed + n);
+        List<Double> lat = new ArrayList<>();
+        List<Double> sent = new ArrayList<>();
+        int missed = 0;
+        try (BlockingWs s = BlockingWs.open(URI.create("ws://127.0.0.1:" + p.gatewayPort + "/ws"))) {
+            s.sendText(RawWs.CODEC.encode(new Auth("a0", senderToken)));
+            ServerFrame f = RawWs.CODEC.decodeServer(s.readText());
+            if (!(f instanceof Authed)) throw new IllegalStateException("sender auth: " + f);
+            for (int m = 0; m < warmupMessages + messages; m++) {
+                IdleConn target = conns.get(rnd.nextInt(conns.size()));
+                String cmid = "m-" + n + "-" + m;
+                String rid = "r" + m;
+                Pending pd = new Pending(target.conv, cmid, new CompletableFuture<>());
+                pending = pd;
+                String text = RawWs.CODEC.encode(new Send(rid, target.conv, cmid, "ping " + m));
+                long t0 = System.nanoTime();
+                s.sendText(text);
+                long tSent;
+                while (true) {
+                    ServerFrame r = RawWs.CODEC.decodeServer(s.readText());
+                    if (r instanceof Sent st && st.rid().equals(rid)) {
+                        tSent = System.nanoTime();
+                        break;
+                    }
+                    if (r instanceof ErrorFrame e && rid.equals(e.rid())) throw new IllegalStateException("send: " + e);
+                }
+                Long arrival;
+                try {
+                    arrival = pd.arrival.get(10, TimeUnit.SECONDS);
+                } catch (TimeoutException e) {
+                    arrival = null;
+                }
+                if (m >= warmupMessages) {
+                    if (arrival == null) missed++;
+                    else lat.add((arrival - t0) / 1e6);
+                    sent.add((tSent - t0) / 1e6);
+                }
+                Thread.sleep(20);
+            }
+        } finally {
+            pending = null;
+        }
+        Collections.sort(lat);
+        Collections.sort(sent);
+        return new Latency(lat.size(), pct(lat, 50), pct(lat, 99), lat.isEmpty() ? Double.NaN : lat.get(lat.size() - 1),
+                pct(sent, 50), missed);
+    }
+
+    /** Nearest-rank percentile of a sorted list. */
+    private static double pct(List<Double> sorted, double q) {
+        if (sorted.isEmpty()) return Double.NaN;
+        int rank = (int) Math.ceil(q / 100.0 * sorted.size());
+        return sorted.get(Math.max(0, Math.min(sorted.size() - 1, rank - 1)));
+    }
+
+    // ------------------------------------------------------------------ CPU, memory
+
+    record Measure(double totalPct, double jvmPct, double pgPct, int pgProcs, double otherPct, double harnessPct,
+                   double rssMb, double jitPct, String roles, String threads, String pgKinds) {}
+
+    private Measure measure(Platform p) throws Exception {
+        Map<Long, Long> procsA = p.processTicks();
+        Map<Long, Long> tasksA = tasks(p.pid);
+        long harnessA = ticks(Path.of("/proc/self/stat"));
+        long w0 = System.nanoTime();
+        sleepChecking(p, window, "window");
+        // every reading first, then jcmd (its attach listener would count otherwise)
+        Map<Long, Long> procsB = p.processTicks();
+        Map<Long, Long> tasksB = tasks(p.pid);
+        long harnessB = ticks(Path.of("/proc/self/stat"));
+        double wallS = (System.nanoTime() - w0) / 1e9;
+        double rss = p.rssMb();
+        Map<Long, String> pgKind = p.postgresKinds();
+        double jvm = 0;
+        double pg = 0;
+        double other = 0;
+        Map<String, Double> byKind = new TreeMap<>();
+        for (Map.Entry<Long, Long> e : procsB.entrySet()) {
+            double pctCore = pctCore(e.getValue() - procsA.getOrDefault(e.getKey(), 0L), wallS);
+            if (e.getKey() == p.pid) {
+                jvm += pctCore;
+            } else if (pgKind.containsKey(e.getKey())) {
+                pg += pctCore;
+                byKind.merge(pgKind.get(e.getKey()), pctCore, Double::sum);
+            } else {
+                other += pctCore;
+            }
+        }
+        Map<Long, String> names = threadNames(p.pid);
+        Map<String, Double> roles = new TreeMap<>();
+        List<Map.Entry<String, Double>> threads = new ArrayList<>();
+        for (Map.Entry<Long, Long> e : tasksB.entrySet()) {
+            double pctCore = pctCore(e.getValue() - tasksA.getOrDefault(e.getKey(), 0L), wallS);
+            String name = names.getOrDefault(e.getKey(), comm(p.pid, e.getKey()));
+            roles.merge(role(name), pctCore, Double::sum);
+            if (pctCore > 0) threads.add(Map.entry(name, pctCore));
+        }
+        threads.sort(Map.Entry.<String, Double>comparingByValue().reversed());
+        return new Measure(jvm + pg + other, jvm, pg, pgKind.size(), other, pctCore(harnessB - harnessA, wallS), rss,
+                roles.getOrDefault("jvm jit", 0.0), fmt(roles, 20), fmt(threads, topThreads), fmt(byKind, 8));
+    }
+
+    private double pctCore(long ticks, double wallS) {
+        return 100.0 * Math.max(0, ticks) / clockTick / wallS;
+    }
+
+    private static String fmt(Map<String, Double> m, int k) {
+        List<Map.Entry<String, Double>> l = new ArrayList<>(m.entrySet());
+        l.sort(Map.Entry.<String, Double>comparingByValue().reversed());
+        return fmt(l, k);
+    }
+
+    private static String fmt(List<Map.Entry<String, Double>> l, int k) {
+        StringBuilder b = new StringBuilder();
+        for (Map.Entry<String, Double> e : l.subList(0, Math.min(k, l.size()))) {
+            if (e.getValue() < 0.005) continue;
+            b.append(String.format(Locale.ROOT, " %s=%.2f", e.getKey().replace(' ', '_'), e.getValue()));
+        }
+        return b.length() == 0 ? " (none)" : b.toString();
+    }
+
+    /** The role a platform thread belongs to: the JVM's own threads first, then the bench's usual mapping. */
+    private static String role(String thread) {
+        if (thread.startsWith("C1 Compiler") || thread.startsWith("C2 Compiler")) return "jvm jit";
+        if (thread.startsWith("GC Thread") || thread.startsWith("G1 ") || thread.equals("VM Thread")
+                || thread.startsWith("VM Periodic")) return "jvm gc+vm";
+        String r = RoleCpu.roleOf(thread);
+        return r.equals("bench clients") ? "other" : r;   // in the platform JVM these are its own HTTP clients
+    }
+
+    record Heap(double usedMb, double committedMb, double metaspaceMb) {}
+
+    private static Heap heap(Platform p) throws Exception {
+        // two full collections (System.gc() under G1 is a full GC), then the heap as the JVM reports it
+        run(30, "jcmd", String.valueOf(p.pid), "GC.run");
+        run(30, "jcmd", String.valueOf(p.pid), "GC.run");
+        String info = run(30, "jcmd", String.valueOf(p.pid), "GC.heap_info");
+        Matcher m = HEAP.matcher(info);
+        if (!m.find()) throw new IllegalStateException("cannot read GC.heap_info: " + info);
+        Matcher ms = METASPACE.matcher(info);
+        double meta = ms.find() ? Long.parseLong(ms.group(1)) / 1024.0 : Double.NaN;
+        return new Heap(Long.parseLong(m.group(2)) / 1024.0, Long.parseLong(m.group(1)) / 1024.0, meta);
+    }
+
+    /** Thread id → full name, from {@code jcmd Thread.print} (the kernel's comm keeps only 15 characters). */
+    private static Map<Long, String> threadNames(long pid) {
+        Map<Long, String> names = new HashMap<>();
+        try {
+            for (String line : run(60, "jcmd", String.valueOf(pid), "Thread.print").split("\n")) {
+                Matcher m = THREAD_LINE.matcher(line);
+                if (!m.find()) continue;
+                String nid = m.group(2);
+                names.put(nid.startsWith("0x") ? Long.parseLong(nid.substring(2), 16) : Long.parseLong(nid), m.group(1));
+            }
+        } catch (Exception e) {
+            System.err.println("# jcmd Thread.print failed (thread names from /proc): " + e);
+        }
+        return names;
+    }
+
+    private static String comm(long pid, long tid) {
+        try {
+            return Files.readString(Path.of("/proc/" + pid + "/task/" + tid + "/comm")).trim();
+        } catch (IOException e) {
+            return "tid " + tid;
+        }
+    }
+
+    private static Map<Long, Long> tasks(long pid) {
+        Map<Long, Long> m = new HashMap<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc/" + pid + "/task"))) {
+            for (Path t : ds) {
+                long v = ticks(t.resolve("stat"));
+                if (v >= 0) m.put(Long.parseLong(t.getFileName().toString()), v);
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read /proc/" + pid + "/task (did the platform exit?)", e);
+        }
+        return m;
+    }
+
+    /** utime + stime in clock ticks from a /proc stat file; -1 if it is gone. */
+    static long ticks(Path stat) {
+        try {
+            String[] f = statFields(Files.readString(stat));
+            return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** The fields after "pid (comm) ": f[0] is the state, f[1] the parent pid, f[11]/f[12] utime/stime. */
+    static String[] statFields(String stat) {
+        return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    }
+
+    private static long clockTick() {
+        try {
+            return Long.parseLong(run(10, "getconf", "CLK_TCK").trim());
+        } catch (Exception e) {
+            return 100;
+        }
+    }
+
+    private static long openFileLimit() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
+                if (line.startsWith("Max open files")) return Long.parseLong(line.substring(26).trim().split("\\s+")[0]);
+            }
+        } catch (IOException | RuntimeException e) {
+            // unknown
+        }
+        return -1;
+    }
+
+    private static String platformJava() {
+        try {
+            String v = run(20, "java", "-version");
+            return v.lines().filter(l -> l.contains("Runtime Environment")).findFirst().orElse(v.lines().findFirst().orElse("?")).trim();
+        } catch (Exception e) {
+            return "?";
+        }
+    }
+
+    /** Runs a command, returns stdout+stderr; fails on a non-zero exit or after {@code timeoutS}. */
+    static String run(int timeoutS, String... cmd) throws Exception {
+        Process pr = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> {
+            try (InputStream in = pr.getInputStream()) {
+                return in.readAllBytes();
+            } catch (IOException e) {
+                return new byte[0];
+            }
+        });
+        if (!pr.waitFor(timeoutS, TimeUnit.SECONDS)) {
+            pr.destroyForcibly();
+            throw new IllegalStateException(String.join(" ", cmd) + ": no exit within " + timeoutS + " s");
+        }
+        String text = new String(out.get(10, TimeUnit.SECONDS), StandardCharsets.UTF_8);
+        if (pr.exitValue() != 0) throw new IllegalStateException(String.join(" ", cmd) + " exited " + pr.exitValue() + ": " + text);
+        return text;
+    }
+
+    private void sleepChecking(Platform p, int seconds, String what) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (true) {
+            long left = end - System.nanoTime();
+            if (left <= 0) return;
+            if (!p.alive()) throw new IllegalStateException("the platform exited during the " + what);
+            TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.SECONDS.toNanos(1)));
+        }
+    }
+
+    private static String counts(Map<String, LongAdder> m) {
+        if (m.isEmpty()) return "none";
+        Map<String, Long> sorted = new TreeMap<>();
+        m.forEach((k, v) -> sorted.put(k, v.sum()));
+        return sorted.toString();
+    }
+
+    private static ThreadFactory daemon(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(null, r, prefix + n.incrementAndGet(), 256 * 1024);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    private static double secs(long since) {
+        return (System.nanoTime() - since) / 1e9;
+    }
+
+    // ------------------------------------------------------------------ the table
+
+    private void printTable(Result empty) {
+        System.out.printf("%n# idle subscribed connections, each size on a fresh ./im platform; window %d s after %d s settle."
+                + " CPU in %% of one core (platform JVM incl. its Kafka broker + embedded PostgreSQL); heap = used after a"
+                + " full GC; RSS = the platform JVM (mostly G1's committed heap, which it sizes by its own rules); KB/conn = above the empty platform, divided by N; push = send ->"
+                + " event on an idle connection%n", window, settle);
+        System.out.println("# cpu_% = all of it; nojit_% = without the platform JVM's JIT compiler threads (still compiling"
+                + " after the settle, the largest noise); above_0 and %/1kconn are of nojit_%");
+        String head = String.format(Locale.ROOT, "%6s %7s %9s %6s %7s %8s %8s %8s %8s %8s %8s %8s %7s %7s %7s",
+                "N", "setup_s", "connect_s", "errors", "cpu_%", "nojit_%", "above_0", "%/1kconn", "heap_MB", "KB/conn", "RSS_MB",
+                "KB/conn", "p50_ms", "p99_ms", "max_ms");
+        System.out.println(head);
+        List<Result> all = new ArrayList<>();
+        if (empty != null) all.add(empty);
+        all.addAll(results);
+        for (Result r : all) {
+            boolean base = r.n == 0 || empty == null;
+            double cpuAbove = base ? Double.NaN : r.cpuNoJit() - empty.cpuNoJit();
+            double heapKb = base ? Double.NaN : (r.heapMb - empty.heapMb) * 1024 / r.n;
+            double rssKb = base ? Double.NaN : (r.rssMb - empty.rssMb) * 1024 / r.n;
+            System.out.printf(Locale.ROOT, "%6d %7s %9s %6s %7.2f %8.2f %8s %8s %8.1f %8s %8.1f %8s %7s %7s %7s%n",
+                    r.n, f1(r.setupS), f1(r.connectS), r.n == 0 ? "-" : String.valueOf(r.errors), r.cpuPct, r.cpuNoJit(), f2(cpuAbove),
+                    f2(cpuAbove / r.n * 1000), r.heapMb, f1(heapKb), r.rssMb, f1(rssKb), f1(r.p50), f1(r.p99), f1(r.max));
+        }
+        if (results.stream().anyMatch(r -> r.missed > 0)) {
+            System.out.println("# pushes missed (no event within 10 s): "
+                    + results.stream().map(r -> r.n + ":" + r.missed).toList());
+        }
+        if (results.size() < 2) return;
+        Result s = results.get(0);
+        System.out.printf("%n# growth vs N=%d (x = ratio; linear in N would be the N ratio; 'above 0' = minus the empty platform)%n", s.n);
+        System.out.println("# cpu>0_x is of nojit_% above the empty platform; d_* = marginal cost from the previous size:"
+                + " heap KB and nojit CPU per 1000 connections");
+        System.out.printf("%6s %7s %8s %9s %8s %8s %10s %10s %8s %8s %12s %12s%n", "N", "N_x", "setup_x", "connect_x", "cpu_x",
+                "cpu>0_x", "heap>0_x", "rss>0_x", "p50_x", "p99_x", "d_heap_KB/c", "d_cpu_%/1k");
+        Result prev = null;
+        for (Result r : results) {
+            double e0cpu = empty == null ? 0 : empty.cpuNoJit();
+            double e0heap = empty == null ? 0 : empty.heapMb;
+            double e0rss = empty == null ? 0 : empty.rssMb;
+            double dHeap = prev == null ? Double.NaN : (r.heapMb - prev.heapMb) * 1024 / (r.n - prev.n);
+            double dCpu = prev == null ? Double.NaN : (r.cpuNoJit() - prev.cpuNoJit()) * 1000 / (r.n - prev.n);
+            System.out.printf(Locale.ROOT, "%6d %7.1f %8s %9s %8s %8s %10s %10s %8s %8s %12s %12s%n", r.n, (double) r.n / s.n,
+                    f2(r.setupS / s.setupS), f2(r.connectS / s.connectS), f2(r.cpuPct / s.cpuPct),
+                    f2((r.cpuNoJit() - e0cpu) / (s.cpuNoJit() - e0cpu)), f2((r.heapMb - e0heap) / (s.heapMb - e0heap)),
+                    f2((r.rssMb - e0rss) / (s.rssMb - e0rss)), f2(r.p50 / s.p50), f2(r.p99 / s.p99), f1(dHeap), f2(dCpu));
+            prev = r;
+        }
+    }
+
+    private static String f1(double v) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? "-" : String.format(Locale.ROOT, "%.1f", v);
+    }
+
+    private static String f2(double v) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? "-" : String.format(Locale.ROOT, "%.2f", v);
+    }
+
+    // ------------------------------------------------------------------ the platform child process
+
+    /** {@code ./im platform} with a fresh data directory and free ports; {@link #close} stops it and everything it started. */
+    static final class Platform implements AutoCloseable {
+        final Path dir;
+        final Path log;
+        final Process proc;
+        final long pid;
+        final int gatewayPort;
+        final int opsPort;
+        private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        private boolean closed;
+
+        private Platform(Path dir, Path log, Process proc, int gatewayPort, int opsPort) {
+            this.dir = dir;
+            this.log = log;
+            this.proc = proc;
+            this.pid = proc.pid();   // ./im execs java: the script's pid is the JVM's
+            this.gatewayPort = gatewayPort;
+            this.opsPort = opsPort;
+        }
+
+        static Platform start(List<String> launcher, Path workDir, List<String> extraEnv) throws IOException {
+            Path dir = Files.createTempDirectory(workDir == null ? Path.of(System.getProperty("java.io.tmpdir")) : workDir, "im-conns-");
+            int gw = freePort();
+            int ops = freePort();
+            while (ops == gw) ops = freePort();
+            List<String> cmd = new ArrayList<>(launcher);
+            cmd.add("platform");
+            ProcessBuilder pb = new ProcessBuilder(cmd);
+            Map<String, String> env = pb.environment();
+            env.keySet().removeIf(k -> k.startsWith("IM_"));   // an unknown IM_* key is an error at start
+            env.put("IM_PG_DATA_DIR", dir.resolve("pg").toString());
+            env.put("IM_KAFKA_DATA_DIR", dir.resolve("kafka").toString());
+            env.put("IM_PG_PORT", "0");
+            env.put("IM_KAFKA_PORT", "0");
+            env.put("IM_GATEWAY_PORT", String.valueOf(gw));
+            env.put("IM_OPS_PORT", String.valueOf(ops));
+            env.put("IM_ADMIN_TOKEN", ADMIN_TOKEN);
+            for (String kv : extraEnv) env.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+            Path log = dir.resolve("platform.log");
+            pb.redirectErrorStream(true).redirectOutput(log.toFile());
+            Process p;
+            try {
+                p = pb.start();
+            } catch (IOException e) {
+                deleteTree(dir);
+                throw e;
+            }
+            return new Platform(dir, log, p, gw, ops);
+        }
+
+        private static int freePort() throws IOException {
+            try (ServerSocket s = new ServerSocket(0)) {
+                s.setReuseAddress(true);
+                return s.getLocalPort();
+            }
+        }
+
+        boolean alive() {
+            return proc.isAlive();
+        }
+
+        void awaitReady(Duration timeout) throws Exception {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            for (String path : List.of("/healthz", "/readyz")) {
+                while (!ok(path)) {
+                    if (!proc.isAlive()) throw new IllegalStateException("the platform exited (code " + proc.exitValue() + ") before " + path);
+                    if (System.nanoTime() > deadline) throw new IllegalStateException("no 200 from " + path + " within " + timeout.toSeconds() + " s");
+                    Thread.sleep(500);
+                }
+            }
+            String text = Files.readString(log);
+            if (!text.contains("IM_READY platform port=" + gatewayPort)) {
+                throw new IllegalStateException("the platform is healthy but did not report IM_READY on port " + gatewayPort);
+            }
+            String cmd = new String(Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8);
+            if (!cmd.contains("java")) throw new IllegalStateException("pid " + pid + " is not the platform JVM: " + cmd.replace('\0', ' '));
+            if (text.contains("building im.jar")) System.out.println("#   note: ./im rebuilt im.jar before starting (sources newer than the jar)");
+        }
+
+        private boolean ok(String path) {
+            try {
+                HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + opsPort + path))
+                        .timeout(Duration.ofSeconds(5)).build();
+                return http.send(req, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+            } catch (IOException e) {
+                return false;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+
+        /** A sample's value from the ops /metrics (first series of that name), or "?". */
+        String metric(String name) {
+            try {
+                HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + opsPort + "/metrics"))
+                        .timeout(Duration.ofSeconds(10)).build();
+                for (String line : http.send(req, HttpResponse.BodyHandlers.ofString()).body().split("\n")) {
+                    if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+                        String v = line.substring(line.lastIndexOf(' ') + 1);
+                        return v.endsWith(".0") ? v.substring(0, v.length() - 2) : v;
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                return "?";
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return "?";
+        }
+
+        /** The embedded PostgreSQL's postmaster (it daemonizes, so it is not our descendant), or -1. */
+        long postmaster() {
+            try {
+                String first = Files.readAllLines(dir.resolve("pg/postmaster.pid")).get(0).trim();
+                return Long.parseLong(first);
+            } catch (IOException | RuntimeException e) {
+                return -1;
+            }
+        }
+
+        /** Every PostgreSQL process of this platform (postmaster and its children) → its kind. */
+        Map<Long, String> postgresKinds() {
+            long pm = postmaster();
+            Map<Long, String> kinds = new HashMap<>();
+            if (pm < 0) return kinds;
+            for (Map.Entry<Long, long[]> e : procTable().entrySet()) {
+                long p = e.getKey();
+                if (p == pm) kinds.put(p, "postmaster");
+                else if (e.getValue()[0] == pm) kinds.put(p, RoleCpu.kindOf(cmdline(p)));
+            }
+            return kinds;
+        }
+
+        /** CPU ticks of the platform JVM, its descendants and the PostgreSQL processes. */
+        Map<Long, Long> processTicks() {
+            Set<Long> pids = new HashSet<>();
+            pids.add(pid);
+            ProcessHandle.of(pid).ifPresent(h -> h.descendants().forEach(d -> pids.add(d.pid())));
+            pids.addAll(postgresKinds().keySet());
+            Map<Long, Long> m = new HashMap<>();
+            for (long p : pids) {
+                long t = ticks(Path.of("/proc/" + p + "/stat"));
+                if (t >= 0) m.put(p, t);
+            }
+            return m;
+        }
+
+        /** pid → {ppid} of every process. */
+        private static Map<Long, long[]> procTable() {
+            Map<Long, long[]> m = new HashMap<>();
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc"), q -> q.getFileName().toString().matches("\\d+"))) {
+                for (Path q : ds) {
+                    try {
+                        m.put(Long.parseLong(q.getFileName().toString()), new long[] {Long.parseLong(statFields(Files.readString(q.resolve("stat")))[1])});
+                    } catch (IOException | RuntimeException gone) {
+                        // ended while we read it
+                    }
+                }
+            } catch (IOException e) {
+                // no /proc
+            }
+            return m;
+        }
+
+        private static String cmdline(long p) {
+            try {
+                return new String(Files.readAllBytes(Path.of("/proc/" + p + "/cmdline")), StandardCharsets.UTF_8).replace('\0', ' ').trim();
+            } catch (IOException e) {
+                return "?";
+            }
+        }
+
+        double rssMb() {
+            return statusKb("VmRSS:") / 1024.0;
+        }
+
+        int threadCount() {
+            return (int) statusKb("Threads:");
+        }
+
+        private long statusKb(String key) {
+            try {
+                for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+                    if (line.startsWith(key)) return Long.parseLong(line.substring(key.length()).trim().split("\\s+")[0]);
+                }
+            } catch (IOException | RuntimeException e) {
+                // gone
+            }
+            return -1;
+        }
+
+        int openFiles() {
+            try (var s = Files.list(Path.of("/proc/" + pid + "/fd"))) {
+                return (int) s.count();
+            } catch (IOException e) {
+                return -1;
+            }
+        }
+
+        void printLogTail(int lines) {
+            try {
+                List<String> all = Files.readAllLines(log);
+                System.out.println("#   last lines of the platform log:");
+                for (String l : all.subList(Math.max(0, all.size() - lines), all.size())) System.out.println("#   | " + l);
+            } catch (IOException | RuntimeException e) {
+                System.out.println("#   (no platform log: " + e + ")");
+            }
+        }
+
+        /**
+         * Stops the platform: SIGTERM (its shutdown hook stops the roles, Kafka and PostgreSQL), then
+         * SIGKILL to whatever of its tree is left; then any process still naming the data directory
+         * (the daemonized PostgreSQL), by pid; then the data directory.
+         */
+        @Override
+        public synchronized void close() {
+            if (closed) return;
+            closed = true;
+            List<ProcessHandle> tree = new ArrayList<>();
+            ProcessHandle.of(pid).ifPresent(h -> {
+                h.descendants().forEach(tree::add);
+                tree.add(h);
+            });
+            long pm = postmaster();
+            proc.destroy();
+            try {
+                if (!proc.waitFor(60, TimeUnit.SECONDS)) {
+                    System.err.println("# platform " + pid + " did not stop within 60 s of SIGTERM: killing it");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            for (ProcessHandle h : tree) if (h.isAlive()) h.destroyForcibly();
+            List<ProcessHandle> left = new ArrayList<>();
+            if (pm > 0) ProcessHandle.of(pm).filter(h -> cmdline(pm).contains(dir.toString())).ifPresent(left::add);
+            String needle = dir.toString();
+            for (long p : procTable().keySet()) {
+                if (p != ProcessHandle.current().pid() && cmdline(p).contains(needle)) ProcessHandle.of(p).ifPresent(left::add);
+            }
+            for (ProcessHandle h : left) h.destroy();   // SIGTERM: PostgreSQL's smart shutdown; its clients are gone
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            for (ProcessHandle h : left) {
+                while (h.isAlive() && System.nanoTime() < deadline) {
+                    try {
+                        Thread.sleep(100);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
+                if (h.isAlive()) h.destroyForcibly();
+            }
+            deleteTree(dir);
+        }
+    }
+}
