@@ -56,7 +56,7 @@ public final class Sweeper extends StreamsComponent<Sweeper> {
 
     @Override
     protected StreamsRole startStreams() {
-        return StreamsRole.start("sweeper", SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(), cfg.interestRenew(), stats),
+        return StreamsRole.start("sweeper", SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(), cfg.interestRenew(), cfg.ackThrottle(), stats),
                 cfg.topics().prefix(), cfg.bootstrap(), cfg.stateDir(), cfg.replication(), meters, log);
     }
 

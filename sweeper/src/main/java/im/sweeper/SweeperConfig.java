@@ -8,16 +8,19 @@ import java.time.Duration;
 
 /**
  * The sweeper's settings: Kafka, topic names, the sweep interval (also how long a cursor may lag
- * before a hint), the hint back-off, the gateway lease and the Streams state directory.
+ * before a hint), the hint back-off, the gateway lease, the gateways' ack throttle (a cursor is
+ * reported at most that often, so a spell gets that much longer before it is due) and the Streams
+ * state directory.
  */
 public record SweeperConfig(String bootstrap, TopicNames topics, Duration sweep, Duration backoff, Duration lease,
-                            Duration interestRenew, String stateDir, Replication replication) {
+                            Duration interestRenew, Duration ackThrottle, String stateDir, Replication replication) {
     public static SweeperConfig from(Settings s) {
         return new SweeperConfig(s.required(ConfigKeys.KAFKA_BOOTSTRAP), TopicNames.from(s),
                 s.get(ConfigKeys.SWEEP_MS),
                 s.get(ConfigKeys.HINT_BACKOFF_MS),
                 s.get(ConfigKeys.GATEWAY_LEASE_MS),
                 s.get(ConfigKeys.INTEREST_RENEW_MS),
+                s.get(ConfigKeys.ACK_THROTTLE_MS),
                 s.string(ConfigKeys.STATE_DIR),
                 Replication.from(s));
     }

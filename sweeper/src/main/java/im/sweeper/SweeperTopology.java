@@ -93,14 +93,27 @@ public final class SweeperTopology {
     /** @param stats the counts behind the sweeper's meters (hints, repairs, lagging pairs by age) */
     public static Topology build(TopicNames topics, Duration sweep, Duration backoff, Duration lease, Duration renew,
                                  SweepStats stats) {
+        return build(topics, sweep, backoff, lease, renew, Duration.ZERO, stats);
+    }
+
+    /**
+     * @param ackThrottle the gateways' {@code IM_ACK_THROTTLE_MS}: a device's cursor reaches the
+     *                    sweeper up to that long after the device acked, so a spell is due only
+     *                    {@code sweep + ackThrottle} after it began; without it a device that keeps
+     *                    up was hinted whenever its throttled cursor record was still on its way
+     * @param stats       the counts behind the sweeper's meters (hints, repairs, lagging pairs by age)
+     */
+    public static Topology build(TopicNames topics, Duration sweep, Duration backoff, Duration lease, Duration renew,
+                                 Duration ackThrottle, SweepStats stats) {
         if (sweep.toMillis() < 1) throw new IllegalArgumentException("sweep must be at least 1 ms, got " + sweep);
         if (backoff.isNegative()) throw new IllegalArgumentException("backoff must not be negative, got " + backoff);
+        if (ackThrottle.isNegative()) throw new IllegalArgumentException("ackThrottle must not be negative, got " + ackThrottle);
         Topology t = new Topology();
         GatewayLiveness.addStore(t, topics);
         t.addSource("events-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.events());
         t.addSource("cursors-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.cursors());
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
-        t.addProcessor("heads-and-sweep", () -> new HeadsAndSweep(topics, sweep, backoff, lease, renew, stats), "events-source");
+        t.addProcessor("heads-and-sweep", () -> new HeadsAndSweep(topics, sweep, ackThrottle, backoff, lease, renew, stats), "events-source");
         t.addProcessor("cursors-update", () -> new CursorUpdater(stats), "cursors-source");
         t.addProcessor("interest-update", () -> new InterestUpdater(stats, 2 * renew.toMillis()), "interest-source");
         // Every processor touches every store: that also puts the three sources in one sub-topology.
@@ -198,15 +211,19 @@ public final class SweeperTopology {
     private static final class HeadsAndSweep extends PairProcessor<String, String> {
         private final TopicNames topics;
         private final long sweep;
+        /** A spell is due this long after it began: the sweep interval plus the ack throttle. */
+        private final long dueAfter;
         private final long backoff;
         private final Duration lease;
         private final long horizon;
         private GatewayLiveness.View gateways;
 
-        HeadsAndSweep(TopicNames topics, Duration sweep, Duration backoff, Duration lease, Duration renew, SweepStats stats) {
+        HeadsAndSweep(TopicNames topics, Duration sweep, Duration ackThrottle, Duration backoff, Duration lease, Duration renew,
+                      SweepStats stats) {
             super(stats);
             this.topics = topics;
             this.sweep = sweep.toMillis();
+            this.dueAfter = sweep.toMillis() + ackThrottle.toMillis();
             this.backoff = backoff.toMillis();
             this.lease = lease;
             this.horizon = GatewayLiveness.garbageHorizon(lease, renew);
@@ -275,7 +292,7 @@ public final class SweeperTopology {
                     for (int i = 0; i < byAge.length; i++) if (now - lag.since() >= SweepStats.AGES.get(i).toMillis()) byAge[i]++;
                     // Silent gateway: wait; the pair is hinted once the route is live again.
                     if (!where.live(gateways, now)) continue;
-                    if (!lag.due(now, sweep, backoff)) continue;
+                    if (!lag.due(now, dueAfter, backoff)) continue;
                     due.computeIfAbsent(conv, c -> new LinkedHashMap<>())
                             .computeIfAbsent(where.gateway(), g -> new LinkedHashMap<>())
                             .computeIfAbsent(target, h -> new ArrayList<>())

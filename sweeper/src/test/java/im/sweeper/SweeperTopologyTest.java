@@ -71,12 +71,16 @@ class SweeperTopologyTest {
     private long now;
 
     private void start(Duration sweep, Duration backoff) {
+        start(sweep, backoff, Duration.ZERO);
+    }
+
+    private void start(Duration sweep, Duration backoff, Duration ackThrottle) {
         Properties p = new Properties();
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, "sweeper-topology-test");
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
-        driver = new TopologyTestDriver(SweeperTopology.build(TOPICS, sweep, backoff, LEASE, RENEW, stats), p, T0);
+        driver = new TopologyTestDriver(SweeperTopology.build(TOPICS, sweep, backoff, LEASE, RENEW, ackThrottle, stats), p, T0);
         now = T0.toEpochMilli();
         StringSerializer ser = new StringSerializer();
         StringDeserializer de = new StringDeserializer();
@@ -245,6 +249,27 @@ class SweeperTopologyTest {
         long after = hint.timestamp() - stoppedAt;
         assertTrue(after <= SWEEP.toMillis() + 400 + 100, "hinted " + after + " ms after its cursor stopped");
         assertTrue(RouteJson.parse(hint.value()).get("hint").get("head").asLong() > 40, "with the head at the time: " + hint.value());
+    }
+
+    /**
+     * A device's cursor is written at most every ack-throttle interval, so its record can reach the
+     * sweeper that much after the device acked: a spell is due only sweep + throttle after it began.
+     */
+    @Test
+    void aCursorRecordDelayedByTheAckThrottleIsNotTakenForALostPush() {
+        start(SWEEP, BACKOFF, Duration.ofMillis(400));
+        online("c1", "d1", "gw-a");
+        events("c1", 1, 1);
+        advanceInSteps(1300, 100);                // past the sweep, within sweep + throttle
+        cursor("c1", "d1", 1, 1);                 // the throttled record arrives
+        advanceInSteps(5000, 100);
+        assertTrue(gwA.isEmpty(), "no hint: " + gwA.readRecordsToList());
+
+        events("c1", 2, 2);                       // this push is lost: the cursor never comes
+        advanceInSteps(1300, 100);
+        assertTrue(gwA.isEmpty(), "not before sweep + throttle");
+        advanceInSteps(1000, 100);
+        assertHint(gwA.readRecord(), "c1", 2, "d1");
     }
 
     // ---------------------------------------------------------------- who is hinted

@@ -118,7 +118,7 @@ public final class ConfigKeys {
 
     // --- Sweeper
     public static final ConfigKey<Duration> SWEEP_MS = ms("IM_SWEEP_MS", "1000", 10, 600_000,
-            "Sweeper: how often lagging (device, conversation) pairs are checked, and how long a cursor may stay behind the head before a hint.");
+            "Sweeper: how often lagging (device, conversation) pairs are checked, and how long a cursor may stay behind the head before a hint (plus IM_ACK_THROTTLE_MS, which the sweeper reads too: a throttled cursor reaches it that much later).");
     public static final ConfigKey<Duration> HINT_BACKOFF_MS = ms("IM_HINT_BACKOFF_MS", "2000", 0, 3_600_000,
             "Sweeper: a device that keeps lagging in a conversation is hinted again no sooner than this; the wait doubles with every further hint of the same lagging spell, up to 16 times this.");
 
