@@ -123,6 +123,8 @@ public final class ConfigKeys {
             "Sweeper: a device that keeps lagging in a conversation is hinted again no sooner than this; the wait doubles with every further hint of the same lagging spell, up to 16 times this.");
 
     // --- Operations
+    public static final ConfigKey<String> JAVA_OPTS = key("IM_JAVA_OPTS", "",
+            "JVM options the ./im script passes to java (e.g. -Xmx4g); read by the script, not by the roles, and accepted here so that a role started by ./im does not refuse it as unknown.");
     public static final ConfigKey<String> OPS_HOST = key("IM_OPS_HOST", "127.0.0.1",
             "Address the ops HTTP server (/healthz, /readyz, /metrics) of the relay, delivery, sweeper and platform roles binds to.");
     public static final ConfigKey<Integer> OPS_PORT = key("IM_OPS_PORT", "9090", 0, 65_535,
