@@ -382,6 +382,9 @@ public final class DeliveryBench implements Callable<Integer> {
         final AtomicLong hints = new AtomicLong();
         /** Raw recipients: hints for a head the recipient already held when it arrived. */
         final AtomicLong needlessHints = new AtomicLong();
+        /** Needless hints by the second of the phase they arrived in (from the Run's creation), for where they come from. */
+        final java.util.concurrent.atomic.AtomicLongArray needlessBySecond = new java.util.concurrent.atomic.AtomicLongArray(3600);
+        final long createdNanos = System.nanoTime();
         final AtomicLong gaps = new AtomicLong();
         final AtomicLong writeErrors = new AtomicLong();
         final AtomicReference<String> firstError = new AtomicReference<>();
@@ -502,6 +505,14 @@ public final class DeliveryBench implements Callable<Integer> {
                         }
                         c.state = state;
                         c.handler((conn, f, nanos, micros) -> onRecipientFrame(run, conn, f, nanos, micros, each));
+                        // It takes what subbed reported as held (the group's join events), so it says so, as a
+                        // client does once it has synced: otherwise the sweeper rightly hints it, and a hint
+                        // would be counted as needless.
+                        for (Map.Entry<String, ConvAck> e : state.entrySet()) {
+                            synchronized (e.getValue()) {
+                                flushAck(c, e.getKey(), e.getValue());
+                            }
+                        }
                     }
                 }
             }
@@ -634,7 +645,11 @@ public final class DeliveryBench implements Callable<Integer> {
             ConvAck a = ((Map<String, ConvAck>) conn.state).get(h.conv());
             if (a != null) {
                 synchronized (a) {
-                    if (h.head() <= a.cursor) run.needlessHints.incrementAndGet();
+                    if (h.head() <= a.cursor) {
+                        run.needlessHints.incrementAndGet();
+                        int sec = (int) Math.min(3599, (System.nanoTime() - run.createdNanos) / 1_000_000_000L);
+                        run.needlessBySecond.incrementAndGet(sec);
+                    }
                 }
             }
         } else if (f instanceof ErrorFrame e) {
@@ -749,6 +764,12 @@ public final class DeliveryBench implements Callable<Integer> {
         if (run.hints.get() > 0 || sweeper) {
             System.out.printf("# %s: %d hints received by recipients (whole phase), %d of them for a head the recipient held%s%n", run.mode,
                     run.hints.get(), run.needlessHints.get(), run.mode.equals("sdk") ? " (not counted in sdk mode)" : "");
+            StringBuilder bySecond = new StringBuilder();
+            for (int i = 0; i < run.needlessBySecond.length(); i++) {
+                long count = run.needlessBySecond.get(i);
+                if (count > 0) bySecond.append(' ').append(i).append("s:").append(count);
+            }
+            if (bySecond.length() > 0) System.out.printf("# %s: needless hints by second of the phase (from its start, warm-up included):%s%n", run.mode, bySecond);
         }
         if (gw.droppedPushes() > 0) System.err.printf("# %s: gateway dropped %d pushes (outbound queue full)%n", run.mode, gw.droppedPushes());
         String policy = switch (run.mode) {
