@@ -7,7 +7,12 @@
 # PostgreSQL, from /proc), heap after a full GC (jcmd), RSS and push latency to idle devices. E.g.
 #   bench/run-connections-bench.sh                                        # N = 1000, 5000, 15000: ~14 min
 #   bench/run-connections-bench.sh --sizes 200,1000 --settle 15 --window 15   # quick check, ~4 min
+#   bench/run-connections-bench.sh --sizes 300 --settle 10 --window 10 --reconnect --no-empty   # + reconnect storm, ~1.5 min
 #   bench/run-connections-bench.sh --help
+# --reconnect adds, per size, after the pushes: all N close normally, --pending messages (3) go to each offline device,
+# then all N reconnect spread over --reconnect-window-s (5): auth, sub, sync from the held seq, ack the head; printed:
+# time to convergence, connect -> ack p50/p99/max, errors, RATE_LIMITED retries, devices not converged within
+# --converge-timeout-s (60) and whether every device synced exactly the messages it missed (a second table).
 # Needs Java 17 with jcmd, and Maven. Run it alone on a quiet machine: the load average is printed at
 # start and end. A process may hold at most `ulimit -Hn` open files, which bounds N (each side holds N
 # sockets). MVN_FLAGS replaces the Maven flags (default -o, offline); JAVA_OPTS the harness's JVM flags.

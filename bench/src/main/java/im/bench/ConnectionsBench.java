@@ -12,6 +12,7 @@ import im.protocol.Auth;
 import im.protocol.Authed;
 import im.protocol.ClientFrame;
 import im.protocol.ConvState;
+import im.protocol.ErrorCode;
 import im.protocol.ErrorFrame;
 import im.protocol.Event;
 import im.protocol.EventPush;
@@ -20,9 +21,12 @@ import im.protocol.Sent;
 import im.protocol.ServerFrame;
 import im.protocol.Sub;
 import im.protocol.Subbed;
+import im.protocol.Sync;
+import im.protocol.Synced;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.ServerSocket;
+import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -39,6 +43,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -50,13 +55,20 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Matcher;
@@ -83,6 +95,15 @@ import picocli.CommandLine.Option;
  * lagging pair to the sweeper, which hints it every {@code IM_HINT_BACKOFF_MS} (2 s) for as long as it
  * is online; without the ack the "idle" window would measure N devices being hinted, not N idle
  * connections ({@code --no-ack} shows that case). After each measured push the device acks it too.
+ *
+ * <p>{@code --reconnect} adds a reconnect storm per size, after the pushes: the N connections close normally
+ * (until the gateway's {@code im_connections_open} is 0), the sender sends {@code --pending} messages into each
+ * conversation (at most {@link #SEND_CONCURRENCY} in flight, retriable refusals resent), then the N devices
+ * reconnect spread uniformly over {@code --reconnect-window-s}: {@code auth}, {@code sub}, {@code sync} from the
+ * seq each held (every page), {@code ack} the head; a retriable error ({@code RATE_LIMITED}, {@code UNAVAILABLE},
+ * {@code INTERNAL} at most 5 times) is retried after 100-500 ms. It reports the time until every device acked,
+ * per-device connect → ack percentiles, failures, retries, devices not converged within {@code --converge-timeout-s},
+ * and verifies that each device synced exactly its missed messages, contiguous up to the head.
  */
 @Command(name = "connections-bench", mixinStandardHelpOptions = true,
         description = "idle subscribed WebSocket connections against ./im platform: CPU, heap, RSS and push latency per N")
@@ -131,6 +152,16 @@ public final class ConnectionsBench implements Callable<Integer> {
     int startTimeout = 300;
     @Option(names = "--seed", description = "random seed of the push targets; default ${DEFAULT-VALUE}")
     long seed = 42;
+    @Option(names = "--reconnect", description = "after the pushes: a reconnect storm (close all N, send --pending messages to"
+            + " each while offline, reconnect all N over --reconnect-window-s: auth, sub, sync, ack the head)")
+    boolean reconnect;
+    @Option(names = "--pending", description = "messages sent to each offline device before the reconnect storm; default ${DEFAULT-VALUE}")
+    int pendingMsgs = 3;
+    @Option(names = "--reconnect-window-s", description = "seconds over which the N reconnects are spread uniformly; default ${DEFAULT-VALUE}")
+    int reconnectWindowS = 5;
+    @Option(names = "--converge-timeout-s", description = "seconds from the storm's start within which every device must have"
+            + " acked its head; default ${DEFAULT-VALUE}")
+    int convergeTimeoutS = 60;
 
     private final long clockTick = clockTick();
     /** The command that starts a platform (its arguments follow). */
@@ -146,8 +177,9 @@ public final class ConnectionsBench implements Callable<Integer> {
     private final AtomicLong unexpectedCloses = new AtomicLong();
     private final AtomicLong wsErrors = new AtomicLong();
     private final AtomicLong decodeErrors = new AtomicLong();
-    private final AtomicInteger phase = new AtomicInteger();   // 0 connect, 1 idle (settle + window), 2 pushes
-    private final List<Map<String, LongAdder>> frames = List.of(new ConcurrentHashMap<>(), new ConcurrentHashMap<>(), new ConcurrentHashMap<>());
+    private final AtomicInteger phase = new AtomicInteger();   // 0 connect, 1 idle (settle + window), 2 pushes, 3 reconnect
+    private final List<Map<String, LongAdder>> frames = List.of(new ConcurrentHashMap<>(), new ConcurrentHashMap<>(),
+            new ConcurrentHashMap<>(), new ConcurrentHashMap<>());
     private volatile Pending pending;
 
     public static void main(String[] args) {
@@ -173,7 +205,7 @@ public final class ConnectionsBench implements Callable<Integer> {
 
     /** One size's figures; NaN where not measured. */
     record Result(int n, double setupS, double connectS, int errors, double cpuPct, double jitPct, double pgPct,
-                  double heapMb, double rssMb, double p50, double p99, double max, int missed) {
+                  double heapMb, double rssMb, double p50, double p99, double max, int missed, Storm storm) {
         /** CPU without the platform JVM's JIT compiler threads (still compiling after the settle; noise here). */
         double cpuNoJit() {
             return cpuPct - jitPct;
@@ -188,6 +220,10 @@ public final class ConnectionsBench implements Callable<Integer> {
         }
         if (settle < 0 || window < 1 || messages < 1 || warmupMessages < 0 || setupThreads < 1 || connectThreads < 1) {
             System.err.println("--settle >= 0, --window >= 1, --messages >= 1, --warmup-messages >= 0, thread counts >= 1");
+            return 2;
+        }
+        if (pendingMsgs < 1 || pendingMsgs > 1000 || reconnectWindowS < 0 || convergeTimeoutS < 1) {
+            System.err.println("--pending 1..1000, --reconnect-window-s >= 0, --converge-timeout-s >= 1");
             return 2;
         }
         for (String kv : platformEnv) {
@@ -220,7 +256,9 @@ public final class ConnectionsBench implements Callable<Integer> {
         Collections.sort(ordered);
         long runStart = System.nanoTime();
         System.out.printf("# connections bench: sizes=%s settle=%d s window=%d s pushes=%d (+%d warm-up) ack-joins=%s"
-                        + " platform-env=%s%n", ordered, settle, window, messages, warmupMessages, !noAck, platformEnv);
+                        + " platform-env=%s%s%n", ordered, settle, window, messages, warmupMessages, !noAck, platformEnv,
+                reconnect ? String.format(Locale.ROOT, " reconnect: pending=%d window=%d s converge-timeout=%d s", pendingMsgs,
+                        reconnectWindowS, convergeTimeoutS) : "");
         System.out.printf("# date %s%n", ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME));
         System.out.printf("# machine: nproc=%d, %s %s, harness java %s (%s), harness max heap %d MB, open files %d,"
                         + " platform java: %s%n", Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"),
@@ -261,9 +299,9 @@ public final class ConnectionsBench implements Callable<Integer> {
             int errors = 0;
             List<IdleConn> conns = List.of();
             String senderToken = null;
+            String[] tokens = new String[n];
             if (n > 0) {
                 long s0 = System.nanoTime();
-                String[] tokens = new String[n];
                 senderToken = setup(p, n, tokens);
                 setupS = secs(s0);
                 System.out.printf("#   setup: %d users + %d devices + %d direct conversations (each with %s) + the sender,"
@@ -310,9 +348,19 @@ public final class ConnectionsBench implements Callable<Integer> {
                                 + " p99 %.1f max %.1f ms; send -> sent p50 %.1f ms; missed (no event in 10 s) %d%n",
                         l.count, warmupMessages, l.p50, l.p99, l.max, l.sentP50, l.missed);
             }
+            Storm storm = null;
+            if (n > 0 && reconnect) {
+                phase.set(3);
+                try {
+                    storm = reconnect(p, wsHttp, conns, senderToken, tokens, n);
+                } catch (Exception e) {
+                    System.out.printf("#   reconnect FAILED at N=%d: %s%n", n, e);
+                    p.printLogTail(20);
+                }
+            }
             if (decodeErrors.get() > 0) System.out.printf("#   frames that could not be decoded: %d%n", decodeErrors.get());
             return new Result(n, setupS, connectS, errors, m.totalPct, m.jitPct, m.pgPct, h.usedMb, m.rssMb, lat[0], lat[1],
-                    lat[2], missed);
+                    lat[2], missed, storm);
         } catch (Exception | Error e) {
             System.out.printf("#   FAILED at N=%d: %s%n", n, e);
             p.printLogTail(40);
@@ -469,6 +517,10 @@ public final class ConnectionsBench implements Callable<Integer> {
         private volatile CompletableFuture<ServerFrame> reply;
         private volatile boolean closing;
         private CompletableFuture<?> chain = CompletableFuture.completedFuture(null);
+        /** The highest seq of {@link #conv} this device holds with none missing below it (from sub + ack, then pushes). */
+        volatile long cursor;
+        /** Ack pushed events (the idle connections); the reconnect storm's connections only ack what they synced. */
+        volatile boolean autoAck = true;
 
         IdleConn(int idx, String conv) {
             this.idx = idx;
@@ -488,6 +540,7 @@ public final class ConnectionsBench implements Callable<Integer> {
                 throw new IllegalStateException("subbed lists " + s.convs() + ", expected only " + conv);
             }
             ConvState st = s.convs().get(0);
+            cursor = noAck ? st.delivered() : Math.max(st.delivered(), st.head());
             if (noAck || st.delivered() >= st.head()) return;
             f = call(new Ack("k" + rids.incrementAndGet(), conv, st.head()));
             if (!(f instanceof Acked a) || a.delivered() != st.head()) throw new IllegalStateException("ack: " + f);
@@ -503,6 +556,27 @@ public final class ConnectionsBench implements Callable<Integer> {
             } catch (TimeoutException e) {
                 throw new IllegalStateException("no reply to " + frame.getClass().getSimpleName() + " within 30 s");
             }
+        }
+
+        /** One request at a time, like {@link #call}, without blocking: the reply or an error frame; fails after {@code timeoutS}. */
+        CompletableFuture<ServerFrame> callAsync(ClientFrame frame, int timeoutS) {
+            CompletableFuture<ServerFrame> r = new CompletableFuture<>();
+            expectRid = ridOf(frame);
+            reply = r;
+            send(frame);
+            return r.orTimeout(timeoutS, TimeUnit.SECONDS);
+        }
+
+        String nextRid(String prefix) {
+            return prefix + rids.incrementAndGet();
+        }
+
+        /** A normal close (1000) after whatever is being sent; the server's close reply is expected, not counted. */
+        synchronized void closeNormally() {
+            closing = true;
+            WebSocket w = ws;
+            if (w == null) return;
+            chain = chain.handle((v, e) -> null).thenCompose(v -> w.sendClose(WebSocket.NORMAL_CLOSURE, "bench reconnect"));
         }
 
         synchronized void send(ClientFrame frame) {
@@ -554,12 +628,16 @@ public final class ConnectionsBench implements Callable<Integer> {
                 Event ev = e.ev();
                 Pending pd = pending;
                 if (pd != null && pd.conv.equals(ev.conv()) && pd.cmid.equals(ev.cmid())) pd.arrival.complete(nanos);
+                if (!autoAck) return;
+                if (ev.conv().equals(conv) && ev.seq() == cursor + 1) cursor = ev.seq();
                 if (!noAck) send(new Ack("k" + rids.incrementAndGet(), ev.conv(), ev.seq()));
             }
         }
 
         @Override
         public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+            CompletableFuture<ServerFrame> r = reply;
+            if (r != null) r.completeExceptionally(new IOException("closed by the server: " + statusCode + " " + reason));
             if (!closing && unexpectedCloses.incrementAndGet() <= 3) {
                 System.err.printf("# connection d-%d closed by the server: %d %s%n", idx, statusCode, reason);
             }
@@ -568,6 +646,8 @@ public final class ConnectionsBench implements Callable<Integer> {
 
         @Override
         public void onError(WebSocket webSocket, Throwable error) {
+            CompletableFuture<ServerFrame> r = reply;
+            if (r != null) r.completeExceptionally(error);
             if (!closing && wsErrors.incrementAndGet() <= 3) System.err.printf("# connection d-%d: %s%n", idx, error);
         }
     }
@@ -576,6 +656,8 @@ public final class ConnectionsBench implements Callable<Integer> {
         if (f instanceof Auth a) return a.rid();
         if (f instanceof Sub s) return s.rid();
         if (f instanceof Ack a) return a.rid();
+        if (f instanceof Sync s) return s.rid();
+        if (f instanceof Synced s) return s.rid();
         if (f instanceof Authed a) return a.rid();
         if (f instanceof Subbed s) return s.rid();
         if (f instanceof Acked a) return a.rid();
@@ -644,6 +726,367 @@ public final class ConnectionsBench implements Callable<Integer> {
         if (sorted.isEmpty()) return Double.NaN;
         int rank = (int) Math.ceil(q / 100.0 * sorted.size());
         return sorted.get(Math.max(0, Math.min(sorted.size() - 1, rank - 1)));
+    }
+
+    // ------------------------------------------------------------------ reconnect storm
+
+    /** Sends in flight at once on the sender's socket (under the gateway's IM_MAX_INFLIGHT, default 64). */
+    private static final int SEND_CONCURRENCY = 32;
+    /** Attempts of a request answered INTERNAL (retriable, but capped as docs/protocol.md says). */
+    private static final int MAX_INTERNAL = 5;
+
+    /** The reconnect phase's figures; NaN where not measured. */
+    record Storm(int devices, double closeS, int sent, double sendS, int sendErrors, long sendRl, long sendOtherRetries,
+                 double convergedS, double p50, double p99, double max, int errors, long rlRetries, long otherRetries,
+                 int notConverged, int verifyBad, int pushes) {}
+
+    /** Retries and failures of the storm, shared by its devices. */
+    static final class StormCounters {
+        final LongAdder rl = new LongAdder();
+        final LongAdder other = new LongAdder();
+        final Map<String, LongAdder> failures = new ConcurrentHashMap<>();
+        final List<String> samples = new CopyOnWriteArrayList<>();
+    }
+
+    /** One reconnecting device; its fields are written by its own request chain, one step after the other. */
+    static final class Dev {
+        final IdleConn c;
+        final long from;          // the highest contiguous seq the device held when it went offline
+        final int expectMsgs;     // the offline messages that were committed for it
+        final String prefix;      // cmid prefix of those messages
+        volatile long tConnect;
+        volatile long tAck;       // 0 until it acked the head
+        volatile String failure;
+        volatile String bad;      // verification failure
+        long last;                // the highest seq synced so far
+        long next;                // the next seq expected (contiguous)
+        int msgs;
+        int events;
+        long subHead;
+
+        Dev(IdleConn c, long from, int expectMsgs, String prefix) {
+            this.c = c;
+            this.from = from;
+            this.expectMsgs = expectMsgs;
+            this.prefix = prefix;
+            this.last = from;
+            this.next = from + 1;
+        }
+    }
+
+    private Storm reconnect(Platform p, HttpClient http, List<IdleConn> conns, String senderToken, String[] tokens, int n)
+            throws Exception {
+        int size = conns.size();
+        // 1. every idle connection closes normally; wait for the gateway to count none
+        long c0 = System.nanoTime();
+        for (IdleConn c : conns) c.closeNormally();
+        long limitS = 60 + size / 500;
+        long deadline = c0 + TimeUnit.SECONDS.toNanos(limitS);
+        String open = p.metric("im_connections_open");
+        while (!"0".equals(open)) {
+            if (!p.alive()) throw new IllegalStateException("the platform exited while the connections closed");
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("im_connections_open is " + open + ", not 0, " + limitS + " s after closing "
+                        + size + " connections normally");
+            }
+            Thread.sleep(100);
+            open = p.metric("im_connections_open");
+        }
+        double closeS = secs(c0);
+        Set<IdleConn> old = Collections.newSetFromMap(new IdentityHashMap<>());
+        old.addAll(conns);
+        for (IdleConn c : conns) c.close();   // whatever is left of the client side
+        OPEN.removeIf(old::contains);
+        long closedByServer = unexpectedCloses.get();
+
+        // 2. while they are offline: --pending messages into each conversation from the sender
+        AtomicIntegerArray sentOk = new AtomicIntegerArray(n);
+        long s0 = System.nanoTime();
+        long[] send = sendPending(p, senderToken, conns, n, sentOk);
+        double sendS = secs(s0);
+        int sent = (int) send[0];
+        System.out.printf("#   reconnect: %d connections closed normally, im_connections_open 0 after %.1f s; %d x %d messages sent"
+                        + " to the offline devices in %.1f s (%d in flight): %d committed, send errors %d, RATE_LIMITED retries %d,"
+                        + " other retries %d%n", size, closeS, size, pendingMsgs, sendS, SEND_CONCURRENCY, sent, send[1], send[2], send[3]);
+
+        // 3. the storm: N devices connect over --reconnect-window-s, auth, sub, sync, ack the head
+        List<Dev> devs = new ArrayList<>(size);
+        for (IdleConn o : conns) {
+            IdleConn c = new IdleConn(o.idx, o.conv);
+            c.autoAck = false;
+            devs.add(new Dev(c, o.cursor, sentOk.get(o.idx), "rc-" + n + "-" + o.idx + "-"));
+        }
+        URI uri = URI.create("ws://127.0.0.1:" + p.gatewayPort + "/ws");
+        StormCounters ctr = new StormCounters();
+        ScheduledExecutorService starter = Executors.newSingleThreadScheduledExecutor(daemon("bench-storm-"));
+        int verifyBad = 0;
+        int errors = 0;
+        int notConverged = 0;
+        List<Double> lat = new ArrayList<>(size);
+        long lastAck = 0;
+        long pushes;
+        long t0 = System.nanoTime();
+        try {
+            long windowNanos = TimeUnit.SECONDS.toNanos(reconnectWindowS);
+            long convergeDeadline = t0 + TimeUnit.SECONDS.toNanos(convergeTimeoutS);
+            List<CompletableFuture<Void>> fs = new ArrayList<>(size);
+            for (int i = 0; i < size; i++) {
+                Dev d = devs.get(i);
+                CompletableFuture<Void> done = new CompletableFuture<>();
+                fs.add(done);
+                long at = size == 1 ? 0 : windowNanos * i / size;
+                starter.schedule(() -> {
+                    try {
+                        runDevice(d, http, uri, tokens[d.c.idx], convergeDeadline, ctr).whenComplete((v, e) -> {
+                            if (e != null) fail(d, e, ctr);
+                            done.complete(null);
+                        });
+                    } catch (RuntimeException e) {
+                        fail(d, e, ctr);
+                        done.complete(null);
+                    }
+                }, at, TimeUnit.NANOSECONDS);
+            }
+            try {
+                CompletableFuture.allOf(fs.toArray(new CompletableFuture<?>[0]))
+                        .get(Math.max(1, convergeDeadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                // counted below as not converged
+            }
+            // 4. the figures, read before anything is closed
+            for (Dev d : devs) {
+                long ack = d.tAck;
+                if (ack == 0 || ack > convergeDeadline) {
+                    notConverged++;
+                    if (d.failure != null) errors++;
+                    continue;
+                }
+                lat.add((ack - d.tConnect) / 1e6);
+                lastAck = Math.max(lastAck, ack);
+                String bad = d.bad;
+                if (bad == null && d.msgs != d.expectMsgs) bad = d.msgs + " offline messages synced, " + d.expectMsgs + " sent";
+                if (bad == null && d.events != d.msgs) bad = d.events + " events synced, " + d.msgs + " of them the offline messages";
+                if (bad == null && d.next - 1 != d.subHead) bad = "holds up to " + (d.next - 1) + ", head " + d.subHead;
+                if (bad == null && d.from + d.expectMsgs != d.subHead) {
+                    bad = "held " + d.from + " + " + d.expectMsgs + " sent != head " + d.subHead;
+                }
+                if (bad != null) {
+                    verifyBad++;
+                    if (verifyBad <= 3) System.out.printf("#   reconnect verify d-%d: %s%n", d.c.idx, bad);
+                }
+            }
+            pushes = frames.get(3).getOrDefault("EventPush", new LongAdder()).sum();
+        } finally {
+            starter.shutdownNow();
+            for (Dev d : devs) d.c.close();
+        }
+        Collections.sort(lat);
+        double convergedS = notConverged == 0 && lastAck > 0 ? (lastAck - t0) / 1e9 : Double.NaN;
+        Storm st = new Storm(size, closeS, sent, sendS, (int) send[1], send[2], send[3], convergedS, pct(lat, 50), pct(lat, 99),
+                lat.isEmpty() ? Double.NaN : lat.get(lat.size() - 1), errors, ctr.rl.sum(), ctr.other.sum(), notConverged,
+                verifyBad, (int) pushes);
+        System.out.printf(Locale.ROOT, "#   reconnect storm N=%d over %d s: converged in %s s; connect -> ack of the head p50 %s p99 %s"
+                        + " max %s ms; errors %d; RATE_LIMITED retries %d; other retries %d; not converged within %d s: %d;"
+                        + " verified %d of %d (bad %d); pushes %d%n", size, reconnectWindowS, f1(convergedS), f1(st.p50()),
+                f1(st.p99()), f1(st.max()), errors, st.rlRetries(), st.otherRetries(), convergeTimeoutS, notConverged,
+                lat.size() - verifyBad, size, verifyBad, pushes);
+        System.out.printf("#   reconnect: frames received %s; closed by the server during the phase %d; failures by kind %s%s%n",
+                counts(frames.get(3)), unexpectedCloses.get() - closedByServer, counts(ctr.failures),
+                ctr.samples.isEmpty() ? "" : ", e.g. " + ctr.samples);
+        return st;
+    }
+
+    private static void fail(Dev d, Throwable e, StormCounters ctr) {
+        Throwable t = e;
+        while ((t instanceof java.util.concurrent.CompletionException || t instanceof java.util.concurrent.ExecutionException)
+                && t.getCause() != null) t = t.getCause();
+        if (d.failure != null) return;
+        d.failure = String.valueOf(t);
+        String kind = t instanceof StormFailure sf ? sf.kind : t.getClass().getSimpleName();
+        ctr.failures.computeIfAbsent(kind, k -> new LongAdder()).increment();
+        if (ctr.samples.size() < 3) ctr.samples.add("d-" + d.c.idx + ": " + t);
+    }
+
+    /** A device's request failed: {@code kind} is the error code, or what else went wrong. */
+    static final class StormFailure extends RuntimeException {
+        final String kind;
+
+        StormFailure(String kind, String msg) {
+            super(msg, null, false, false);
+            this.kind = kind;
+        }
+    }
+
+    private static StormFailure unexpected(String what, ServerFrame f) {
+        return new StormFailure(f instanceof ErrorFrame e ? e.code().wire() : "unexpected reply", what + ": " + f);
+    }
+
+    /** connect, auth, sub, sync every page from the held seq, ack the head; completes when the ack is answered. */
+    private CompletableFuture<Void> runDevice(Dev d, HttpClient http, URI uri, String token, long deadline, StormCounters ctr) {
+        IdleConn c = d.c;
+        d.tConnect = System.nanoTime();
+        return http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(20)).buildAsync(uri, c)
+                .orTimeout(30, TimeUnit.SECONDS)
+                .thenCompose(ws -> {
+                    c.ws = ws;
+                    return retrying(c, new Auth(c.nextRid("a"), token), deadline, ctr, 1);
+                })
+                .thenCompose(f -> {
+                    if (!(f instanceof Authed)) throw unexpected("auth", f);
+                    return retrying(c, new Sub(c.nextRid("s")), deadline, ctr, 1);
+                })
+                .thenCompose(f -> {
+                    if (!(f instanceof Subbed s)) throw unexpected("sub", f);
+                    ConvState st = null;
+                    for (ConvState cs : s.convs()) if (cs.conv().equals(c.conv)) st = cs;
+                    if (st == null || s.convs().size() != 1) throw unexpected("sub (expected only " + c.conv + ")", f);
+                    d.subHead = st.head();
+                    if (st.head() <= st.delivered()) return CompletableFuture.completedFuture(null);
+                    long head = st.head();
+                    long delivered = st.delivered();
+                    return syncPages(d, deadline, ctr).thenCompose(v -> {
+                        long held = d.next - 1;
+                        if (held < head && d.bad == null) d.bad = "synced up to " + held + " of head " + head;
+                        if (held <= delivered) return CompletableFuture.completedFuture(null);
+                        return retrying(c, new Ack(c.nextRid("k"), c.conv, held), deadline, ctr, 1).thenAccept(a -> {
+                            if (!(a instanceof Acked k) || k.delivered() < held) throw unexpected("ack " + held, a);
+                        });
+                    });
+                })
+                .thenAccept(v -> d.tAck = System.nanoTime());
+    }
+
+    private CompletableFuture<Void> syncPages(Dev d, long deadline, StormCounters ctr) {
+        IdleConn c = d.c;
+        return retrying(c, new Sync(c.nextRid("y"), c.conv, d.last, 100), deadline, ctr, 1).thenCompose(f -> {
+            if (!(f instanceof Synced s)) throw unexpected("sync after " + d.last, f);
+            for (Event ev : s.events()) {
+                d.events++;
+                if (ev.seq() == d.next) d.next++;
+                else if (d.bad == null) d.bad = "synced seq " + ev.seq() + " where " + d.next + " was expected";
+                d.last = Math.max(d.last, ev.seq());
+                if (Event.MSG.equals(ev.kind()) && ev.cmid() != null && ev.cmid().startsWith(d.prefix)) d.msgs++;
+            }
+            if (!s.more()) return CompletableFuture.completedFuture(null);
+            if (s.events().isEmpty()) throw unexpected("sync after " + d.last + " (more without events)", f);
+            return syncPages(d, deadline, ctr);
+        });
+    }
+
+    /** The request's reply; a retriable error is retried (the same frame) after 100-500 ms until the deadline. */
+    private CompletableFuture<ServerFrame> retrying(IdleConn c, ClientFrame req, long deadline, StormCounters ctr, int attempt) {
+        return c.callAsync(req, 30).thenCompose(f -> {
+            if (f instanceof ErrorFrame e && e.code().retriable() && System.nanoTime() < deadline
+                    && (e.code() != ErrorCode.INTERNAL || attempt < MAX_INTERNAL)) {
+                (e.code() == ErrorCode.RATE_LIMITED ? ctr.rl : ctr.other).increment();
+                long ms = 100 + ThreadLocalRandom.current().nextInt(401);
+                return CompletableFuture.supplyAsync(() -> null, CompletableFuture.delayedExecutor(ms, TimeUnit.MILLISECONDS))
+                        .thenCompose(v -> retrying(c, req, deadline, ctr, attempt + 1));
+            }
+            return CompletableFuture.completedFuture(f);
+        });
+    }
+
+    /**
+     * {@code --pending} messages into each connection's conversation from the sender's socket, at most
+     * {@link #SEND_CONCURRENCY} in flight; retriable refusals are resent (same rid and cmid) after 100-500 ms.
+     * Counts the committed ones per device in {@code sentOk}; returns {committed, errors, RATE_LIMITED retries, other retries}.
+     */
+    private long[] sendPending(Platform p, String senderToken, List<IdleConn> conns, int n, AtomicIntegerArray sentOk)
+            throws Exception {
+        int total = conns.size() * pendingMsgs;
+        Semaphore permits = new Semaphore(SEND_CONCURRENCY);
+        Map<String, Send> inflight = new ConcurrentHashMap<>();
+        Map<String, Integer> attempts = new ConcurrentHashMap<>();
+        CountDownLatch done = new CountDownLatch(total);
+        AtomicLong ok = new AtomicLong();
+        AtomicLong errors = new AtomicLong();
+        AtomicLong rl = new AtomicLong();
+        AtomicLong other = new AtomicLong();
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicReference<Throwable> fatal = new AtomicReference<>();
+        List<String> samples = new CopyOnWriteArrayList<>();
+        ScheduledExecutorService resend = Executors.newSingleThreadScheduledExecutor(daemon("bench-resend-"));
+        Thread reader = null;
+        try (BlockingWs s = BlockingWs.open(URI.create("ws://127.0.0.1:" + p.gatewayPort + "/ws"))) {
+            s.sendText(RawWs.CODEC.encode(new Auth("a0", senderToken)));
+            ServerFrame af = RawWs.CODEC.decodeServer(s.readText());
+            if (!(af instanceof Authed)) throw new IllegalStateException("sender auth: " + af);
+            Runnable abort = () -> {
+                while (done.getCount() > 0) done.countDown();
+                permits.release(SEND_CONCURRENCY + 1);
+            };
+            java.util.function.Consumer<Send> write = q -> {
+                try {
+                    synchronized (s) {
+                        s.sendText(RawWs.CODEC.encode(q));
+                    }
+                } catch (IOException e) {
+                    if (fatal.compareAndSet(null, e)) abort.run();
+                }
+            };
+            reader = new Thread(null, () -> {
+                while (!stop.get()) {
+                    ServerFrame r;
+                    try {
+                        r = RawWs.CODEC.decodeServer(s.readText());
+                    } catch (SocketTimeoutException e) {
+                        continue;
+                    } catch (IOException | RuntimeException e) {
+                        if (!stop.get() && fatal.compareAndSet(null, e)) abort.run();
+                        return;
+                    }
+                    if (r instanceof Sent st) {
+                        Send q = inflight.remove(st.rid());
+                        if (q == null) continue;
+                        attempts.remove(st.rid());
+                        sentOk.incrementAndGet(Integer.parseInt(q.rid().substring(1, q.rid().indexOf('-'))));
+                        ok.incrementAndGet();
+                        permits.release();
+                        done.countDown();
+                    } else if (r instanceof ErrorFrame e && e.rid() != null && inflight.containsKey(e.rid())) {
+                        Send q = inflight.get(e.rid());
+                        int a = attempts.merge(e.rid(), 1, Integer::sum);
+                        if (e.code().retriable() && (e.code() != ErrorCode.INTERNAL || a < MAX_INTERNAL)) {
+                            (e.code() == ErrorCode.RATE_LIMITED ? rl : other).incrementAndGet();
+                            resend.schedule(() -> write.accept(q), 100 + ThreadLocalRandom.current().nextInt(401), TimeUnit.MILLISECONDS);
+                        } else {
+                            inflight.remove(e.rid());
+                            errors.incrementAndGet();
+                            if (samples.size() < 3) samples.add(q.conv() + ": " + e);
+                            permits.release();
+                            done.countDown();
+                        }
+                    }
+                }
+            }, "bench-sender-reader", 256 * 1024);
+            reader.setDaemon(true);
+            reader.start();
+            long limitS = 120 + total / 100;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(limitS);
+            for (IdleConn c : conns) {
+                for (int k = 0; k < pendingMsgs; k++) {
+                    if (!permits.tryAcquire(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                        throw new IllegalStateException("sending " + total + " messages took over " + limitS + " s (" + ok.get() + " sent)");
+                    }
+                    if (fatal.get() != null) throw new IllegalStateException("sender connection failed: " + fatal.get(), fatal.get());
+                    Send q = new Send("p" + c.idx + "-" + k, c.conv, "rc-" + n + "-" + c.idx + "-" + k, "offline " + k);
+                    inflight.put(q.rid(), q);
+                    write.accept(q);
+                }
+            }
+            if (!done.await(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                throw new IllegalStateException("sending " + total + " messages took over " + limitS + " s (" + ok.get() + " sent)");
+            }
+            if (fatal.get() != null) throw new IllegalStateException("sender connection failed: " + fatal.get(), fatal.get());
+            if (!samples.isEmpty()) System.out.printf("#   reconnect: send errors, e.g. %s%n", samples);
+            stop.set(true);
+        } finally {
+            stop.set(true);
+            resend.shutdownNow();
+            if (reader != null) reader.join(5000);
+        }
+        return new long[] {ok.get(), errors.get(), rl.get(), other.get()};
     }
 
     // ------------------------------------------------------------------ CPU, memory
@@ -892,6 +1335,27 @@ public final class ConnectionsBench implements Callable<Integer> {
         if (results.stream().anyMatch(r -> r.missed > 0)) {
             System.out.println("# pushes missed (no event within 10 s): "
                     + results.stream().map(r -> r.n + ":" + r.missed).toList());
+        }
+        if (results.stream().anyMatch(r -> r.storm != null)) {
+            System.out.printf("%n# reconnect storm (--reconnect): all N closed normally (close_s: until im_connections_open = 0), %d"
+                    + " messages sent to each offline device (send_s, send_err, send_rl = RATE_LIMITED resends), then N reconnects"
+                    + " spread over %d s: auth, sub, sync, ack the head. conv_s = storm start -> last ack (- if any device did not"
+                    + " converge); p50/p99/max = one device's connect -> ack of its head; errors = failed devices (not retried);"
+                    + " rl_retry = RATE_LIMITED retries, oth_retry = other retriable retries; no_conv = not acked within %d s;"
+                    + " bad = verification failures (synced seqs not contiguous up to the head, or not exactly the sent messages)%n",
+                    pendingMsgs, reconnectWindowS, convergeTimeoutS);
+            System.out.printf("%6s %7s %7s %8s %7s %7s %8s %8s %8s %6s %8s %9s %7s %5s%n", "N", "close_s", "send_s", "send_err",
+                    "send_rl", "conv_s", "p50_ms", "p99_ms", "max_ms", "errors", "rl_retry", "oth_retry", "no_conv", "bad");
+            for (Result r : results) {
+                Storm st = r.storm;
+                if (st == null) {
+                    System.out.printf("%6d %s%n", r.n, reconnect ? "(reconnect phase failed)" : "-");
+                    continue;
+                }
+                System.out.printf(Locale.ROOT, "%6d %7s %7s %8d %7d %7s %8s %8s %8s %6d %8d %9d %7d %5d%n", r.n, f1(st.closeS()),
+                        f1(st.sendS()), st.sendErrors(), st.sendRl(), f2(st.convergedS()), f1(st.p50()), f1(st.p99()),
+                        f1(st.max()), st.errors(), st.rlRetries(), st.otherRetries(), st.notConverged(), st.verifyBad());
+            }
         }
         if (results.size() < 2) return;
         Result s = results.get(0);
