@@ -46,18 +46,19 @@ import org.slf4j.LoggerFactory;
  *       the latest visibility period, folded from the join/leave events of the same log;</li>
  *   <li>{@value #CURSORS_STORE}: pair → (epoch, delivered), never moving backwards within an epoch;</li>
  *   <li>{@value #ONLINE_STORE}: pair → {@link Interest} (merged by its one rule), from interest records;</li>
- *   <li>{@value #LAGGING_STORE}: pair → {@link Lag} (mark, since, lastHint), exactly the online pairs
+ *   <li>{@value #LAGGING_STORE}: pair → {@link Lag} (mark, since, last hint, hints), exactly the online pairs
  *       whose cursor is below the head their user may see ({@link ConvLogStore#visibleHead}: the head
  *       for a member, the leave for a former member, nothing for someone who never was one). Every
  *       transition keeps this index up to date, so the wall-clock punctuator scans only it: a tick
  *       costs O(lagging pairs), not O(online devices × conversations).</li>
  * </ul>
  * A pair is due when it has not held its {@code mark} (the head it could see when its spell began)
- * for {@code sweep}: a cursor that reaches the mark while the head has moved on restarts the spell
+ * for {@code sweep} plus the gateways' ack throttle (a throttled cursor reaches the sweeper up to
+ * that much later): a cursor that reaches the mark while the head has moved on restarts the spell
  * from the new head, so a device that keeps up with a busy conversation (its acks throttled, its
- * cursor never equal to a moving head) is never hinted, and one that lost a push is hinted
- * {@code sweep} after the spell began. Every {@code sweep} the punctuator hints each due pair not
- * hinted within {@code backoff}, on its gateway's channel ({@code ChannelRecord.HintFor}, one
+ * cursor never equal to a moving head) is never hinted, and one that lost a push is hinted that
+ * long after the spell began. Every {@code sweep} the punctuator hints each due pair not hinted
+ * within the back-off ({@code backoff}, doubling with each hint of the spell, see {@link Lag}), on its gateway's channel ({@code ChannelRecord.HintFor}, one
  * record per conversation, gateway and visible head, {@code why:"sweep"}); pairs whose
  * registration is not {@linkplain Interest#live live} (gateway silent) wait,
  * and are hinted again as soon as it is; only garbage registrations are dropped. Per event the
@@ -171,7 +172,11 @@ public final class SweeperTopology {
          * mark, and starts a new one (mark: the head now) when it has.
          */
         protected void reevaluate(String conv, String pair, Interest where, long now) {
-            Lag was = lag(pair);
+            reevaluate(conv, pair, where, lag(pair), now);
+        }
+
+        /** As above, with the pair's lagging entry already read ({@code was}, null if none). */
+        protected void reevaluate(String conv, String pair, Interest where, Lag was, long now) {
             if (where == null || !where.online()) {
                 if (was != null) lagging.delete(pair);
                 return;
@@ -202,8 +207,7 @@ public final class SweeperTopology {
 
         /** The stored registration of a pair (written by {@link Interest#toStoreJson}), or null. */
         protected Interest online(String pair) {
-            String o = online.get(pair);
-            return o == null ? null : Interest.read(RouteJson.parse(o));
+            return Interest.fromStoreJson(online.get(pair));
         }
     }
 
@@ -262,7 +266,7 @@ public final class SweeperTopology {
                     if (!kv.key.equals(lagKey)) fresh.add(kv);
                 }
             }
-            for (KeyValue<String, String> kv : fresh) reevaluate(conv, kv.key, Interest.read(RouteJson.parse(kv.value)), now);
+            for (KeyValue<String, String> kv : fresh) reevaluate(conv, kv.key, Interest.fromStoreJson(kv.value), now);
         }
 
         /** One tick: hint the due lagging pairs, grouped per (conversation, gateway, visible head); drop garbage. */
@@ -337,11 +341,17 @@ public final class SweeperTopology {
             if (c instanceof CursorRecord.Update u) {
                 String prev = cursors.get(pair);
                 Cursor merged = prev == null ? new Cursor(u.epoch(), u.delivered()) : Cursor.fromJson(prev).merge(u.epoch(), u.delivered());
-                if (merged.toJson().equals(prev)) return;   // a duplicate or stale record: nothing moved
-                cursors.put(pair, merged.toJson());
+                String text = merged.toJson();
+                if (text.equals(prev)) return;   // a duplicate or stale record: nothing moved
+                cursors.put(pair, text);
                 // An online pair below its head is in the index (every transition that can put it
                 // there evaluates it), so a cursor that moves up changes only an indexed pair.
-                if (lagging.get(pair) == null) return;
+                Lag was = lag(pair);
+                if (was != null) {
+                    Interest where = online(pair);
+                    if (where != null) reevaluate(conv, pair, where, was, context().currentSystemTimeMs());
+                }
+                return;
             } else if (c instanceof CursorRecord.Deleted d) {
                 // The device reinstalled: a cursor of an older install is gone (cursor 0). One of the
                 // new install may already be here (the cursor service publishes it, the relay this

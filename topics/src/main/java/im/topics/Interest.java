@@ -75,9 +75,14 @@ public record Interest(String user, String gateway, long gen, long ver, boolean 
         return newest >= 0 && at < newest - horizon;
     }
 
-    /** The compact form kept in state stores (read back by {@link #read}). */
+    /** The compact form kept in state stores (read back by {@link #fromStoreJson}). */
     public String toStoreJson() {
         return write(RouteJson.JSON.createObjectNode()).toString();
+    }
+
+    /** Reads {@link #toStoreJson}'s form, or null for null (no stored registration). */
+    public static Interest fromStoreJson(String json) {
+        return json == null ? null : read(RouteJson.parse(json));
     }
 
     /** Writes the registration's fields into {@code o} (the store value of an interest set embeds them). */

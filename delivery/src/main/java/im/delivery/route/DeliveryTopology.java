@@ -122,7 +122,7 @@ public final class DeliveryTopology {
                 try (KeyValueIterator<String, String> it = interest.all()) {
                     while (it.hasNext()) {
                         KeyValue<String, String> kv = it.next();
-                        if (Interest.read(RouteJson.parse(kv.value)).garbage(gateways, horizon)) garbage.add(kv.key);
+                        if (Interest.fromStoreJson(kv.value).garbage(gateways, horizon)) garbage.add(kv.key);
                     }
                 }
                 garbage.forEach(interest::delete);
@@ -134,8 +134,7 @@ public final class DeliveryTopology {
             InterestRecord in = MalformedRecords.readKeyed(log, context(), r, InterestRecord::read, "interest record");
             if (in == null) return;
             String pair = PairKey.of(r.key(), in.device());
-            String stored = interest.get(pair);
-            Interest prev = stored == null ? null : Interest.read(RouteJson.parse(stored));
+            Interest prev = Interest.fromStoreJson(interest.get(pair));
             Interest merged = Interest.merge(prev, in.interest());
             if (!merged.equals(prev) && !merged.refreshes(prev, refreshWithin)) interest.put(pair, merged.toStoreJson());
         }
@@ -150,7 +149,7 @@ public final class DeliveryTopology {
         private GatewayLiveness.View gateways;
         // Decoded registrations, reused while the stored text is unchanged (see DecodedValues).
         private final DecodedValues<Interest> decoded =
-                new DecodedValues<>(DECODED_CHARS_PER_TASK, text -> Interest.read(RouteJson.parse(text)));
+                new DecodedValues<>(DECODED_CHARS_PER_TASK, Interest::fromStoreJson);
 
         Router(TopicNames topics, Duration lease) {
             this.topics = topics;

@@ -262,10 +262,10 @@ public final class Directory {
         checkId("user", user);
         return inTx("add member", c -> {
             requireUser(c, user);
-            lockConversation(c, conv);
+            int members = lockConversation(c, conv);
             Long current = currentFromSeq(c, conv, user);
             if (current != null) return new MembershipChange(conv, user, "join", current, false);
-            if (currentMembers(c, conv) >= maxGroupMembers) throw groupFull(conv);
+            if (members >= maxGroupMembers) throw groupFull(conv);
             long seq = appendMembershipEvent(c, conv, user, "join");
             return new MembershipChange(conv, user, "join", seq, true);
         });
@@ -348,24 +348,15 @@ public final class Directory {
     }
 
     /**
-     * Current members, from the count the membership writes keep on the conversation row (read
-     * under the conversation's lock, so concurrent adds cannot both pass the limit).
+     * Locks the conversation's row for the membership change and returns its current members (the
+     * count the membership writes keep there), so concurrent adds cannot both pass the limit.
      */
-    private static long currentMembers(Connection c, String conv) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT members FROM conversations WHERE conv_id = ?")) {
-            ps.setString(1, conv);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
-    }
-
-    private static void lockConversation(Connection c, String conv) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM conversations WHERE conv_id = ? FOR UPDATE")) {
+    private static int lockConversation(Connection c, String conv) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT members FROM conversations WHERE conv_id = ? FOR UPDATE")) {
             ps.setString(1, conv);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no conversation " + conv);
+                return rs.getInt(1);
             }
         }
     }
