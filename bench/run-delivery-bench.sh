@@ -12,5 +12,5 @@ mvn -B -q ${MVN_FLAGS:-} -pl bench -am package dependency:build-classpath -Dskip
 # This one JVM hosts the broker, every role and hundreds of SDK clients that keep every event they
 # received in memory. G1 copied that growing set between its survivor spaces up to 15 times: young
 # pauses of 80-140 ms at 600 sends/s. Promoting what survived two collections keeps them under
-# 40 ms (docs/benchmarks.md, "Issue 12, night of 2026-12-04"). JAVA_OPTS comes after it and wins.
+# 40 ms (docs/benchmarks.md, "End-to-end delivery"). JAVA_OPTS comes after it and wins.
 exec java -XX:MaxTenuringThreshold=2 ${JAVA_OPTS:-} -cp "bench/target/classes:$(cat bench/target/cp.txt)" im.bench.DeliveryBench "$@"
