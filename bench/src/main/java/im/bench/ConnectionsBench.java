@@ -1426,6 +1426,8 @@ public final class ConnectionsBench implements Callable<Integer> {
             env.put("IM_GATEWAY_PORT", String.valueOf(gw));
             env.put("IM_OPS_PORT", String.valueOf(ops));
             env.put("IM_ADMIN_TOKEN", ADMIN_TOKEN);
+            // every socket comes from 127.0.0.1: lift the per-address limit (default 10,000) above the bench's count
+            env.put("IM_MAX_CONNECTIONS_PER_ADDRESS", "1000000");
             for (String kv : extraEnv) env.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
             Path log = dir.resolve("platform.log");
             pb.redirectErrorStream(true).redirectOutput(log.toFile());

@@ -26,6 +26,7 @@ import io.undertow.util.HttpString;
 import io.undertow.util.Methods;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;
@@ -53,12 +54,16 @@ final class AdminApi implements HttpHandler {
 
     private final Directory directory;
     private final DirectoryListing listing;
-    private final byte[] adminToken;
+    private final List<byte[]> adminTokens = new ArrayList<>();
+    private final ConnectionLimits limits;
+    private final Audit audit;
 
-    AdminApi(Directory directory, DirectoryListing listing, String adminToken) {
+    AdminApi(Directory directory, DirectoryListing listing, List<String> adminTokens, ConnectionLimits limits, Audit audit) {
         this.directory = directory;
         this.listing = listing;
-        this.adminToken = ("Bearer " + adminToken).getBytes(StandardCharsets.UTF_8);
+        for (String t : adminTokens) this.adminTokens.add(t.getBytes(StandardCharsets.US_ASCII));
+        this.limits = limits;
+        this.audit = audit;
     }
 
     @Override
@@ -67,9 +72,17 @@ final class AdminApi implements HttpHandler {
             ex.dispatch(this);
             return;
         }
+        ex.getResponseHeaders().put(Headers.CACHE_CONTROL, "no-store");   // responses carry device tokens
+        InetAddress from = ex.getSourceAddress().getAddress();
+        int who = -1;
         try {
-            String auth = ex.getRequestHeaders().getFirst(Headers.AUTHORIZATION);
-            if (auth == null || !MessageDigest.isEqual(adminToken, auth.getBytes(StandardCharsets.UTF_8))) {
+            if (!limits.mayAuthenticate(from, System.nanoTime())) {
+                respond(ex, 429, error("RATE_LIMITED", "too many failed authentications from this address; retry in a minute"));
+                return;
+            }
+            who = tokenIndex(ex.getRequestHeaders().getFirst(Headers.AUTHORIZATION));
+            if (who < 0) {
+                limits.failed(from, System.nanoTime());
                 ex.getResponseHeaders().put(Headers.WWW_AUTHENTICATE, "Bearer");
                 respond(ex, 401, error("UNAUTHORIZED", "missing or wrong admin token"));
                 return;
@@ -81,7 +94,33 @@ final class AdminApi implements HttpHandler {
             ErrorMapper.Answer a = ErrorMapper.answer(e, ErrorMapper.Door.ADMIN_HTTP, "retry",
                     "admin request " + ex.getRequestMethod() + " " + ex.getRequestPath());
             respond(ex, a.status(), error(a.name(), a.message()));
+        } finally {
+            audit.admin(ex.getRequestMethod() + " " + template(ex.getRequestPath()), who, from, ex.getStatusCode());
         }
+    }
+
+    /**
+     * Which admin token the header carries ({@code Bearer <token>}, one space, nothing else), or
+     * -1. Compared with every configured token in constant time.
+     */
+    private int tokenIndex(String header) {
+        if (header == null || !header.startsWith("Bearer ")) return -1;
+        byte[] given = header.substring("Bearer ".length()).getBytes(StandardCharsets.UTF_8);
+        int found = -1;
+        for (int i = 0; i < adminTokens.size(); i++) {
+            if (MessageDigest.isEqual(adminTokens.get(i), given) & found < 0) found = i;
+        }
+        return found;
+    }
+
+    /** The request path with its ids replaced by {@code {}}: what the audit's action is named by. */
+    static String template(String path) {
+        String[] parts = path.split("/", -1);
+        StringBuilder b = new StringBuilder();
+        for (int i = 1; i < parts.length; i++) {
+            b.append('/').append(i == 3 || i == 5 ? "{}" : parts[i]);
+        }
+        return b.length() > 80 ? b.substring(0, 80) : b.toString();
     }
 
     private void route(HttpServerExchange ex) throws IOException {
@@ -108,6 +147,12 @@ final class AdminApi implements HttpHandler {
             requireMethod(method, Methods.POST);
             respond(ex, 200, registration(directory.reinstallDevice(m.group(1))));
         } else if ((m = DEVICE_TOKEN.matcher(path)).matches()) {
+            if (method.equals(Methods.DELETE)) {
+                directory.revokeToken(m.group(1));
+                ex.setStatusCode(204);
+                ex.endExchange();
+                return;
+            }
             requireMethod(method, Methods.POST);
             respond(ex, 200, registration(directory.renewToken(m.group(1))));
         } else if (path.equals("/admin/conversations") && method.equals(Methods.GET)) {

@@ -14,6 +14,7 @@ import io.undertow.server.HttpHandler;
 import io.undertow.server.HttpServerExchange;
 import io.undertow.util.Headers;
 import io.undertow.util.Methods;
+import java.net.InetAddress;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -32,9 +33,14 @@ final class ClientApi implements HttpHandler {
     private final Directory directory;
     private final ConversationReader reader;
 
-    ClientApi(Directory directory, ConversationReader reader) {
+    private final ConnectionLimits limits;
+    private final Audit audit;
+
+    ClientApi(Directory directory, ConversationReader reader, ConnectionLimits limits, Audit audit) {
         this.directory = directory;
         this.reader = reader;
+        this.limits = limits;
+        this.audit = audit;
     }
 
     @Override
@@ -79,9 +85,17 @@ final class ClientApi implements HttpHandler {
             fail(ex, 401, "BAD_TOKEN", "missing Authorization: Bearer <device token>");
             return null;
         }
+        InetAddress from = ex.getSourceAddress().getAddress();
+        if (!limits.mayAuthenticate(from, System.nanoTime())) {
+            audit.authThrottled("http", from);
+            fail(ex, 429, ErrorCode.RATE_LIMITED.wire(), "too many failed authentications from this address; retry in a minute");
+            return null;
+        }
         try {
             return directory.authenticate(auth.substring(BEARER.length()));
         } catch (DirectoryException e) {
+            if (e.code() == DirectoryException.Code.BAD_TOKEN) limits.failed(from, System.nanoTime());   // a guess, not an old install's token
+            audit.authFailed("http", from, e);
             // every refused token is a 401: an old install's as STALE_INSTALL, any other as BAD_TOKEN
             ErrorCode code = e.errorCode() == ErrorCode.STALE_INSTALL ? ErrorCode.STALE_INSTALL : ErrorCode.BAD_TOKEN;
             ex.getResponseHeaders().put(Headers.WWW_AUTHENTICATE, "Bearer");

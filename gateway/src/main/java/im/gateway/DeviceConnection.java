@@ -1,29 +1,67 @@
 package im.gateway;
 
 import im.infra.identity.DevicePrincipal;
+import im.ingest.directory.AuthenticatedToken;
 import im.protocol.ErrorCode;
+import im.protocol.ErrorFrame;
 import im.protocol.FrameCodec;
 import im.protocol.ServerFrame;
 import io.undertow.websockets.core.WebSocketCallback;
 import io.undertow.websockets.core.WebSocketChannel;
 import io.undertow.websockets.core.WebSockets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
+import org.xnio.IoUtils;
 
 /**
- * One device's WebSocket connection. Replies to requests are always written (their number is
- * bounded by the in-flight limit); pushes go through a bounded outbound queue and are dropped
- * (and counted) when it is full, so a slow client never blocks anyone and never grows the heap.
+ * One device's WebSocket connection, and the bound on what the gateway holds for it.
+ *
+ * <p>Every frame written to the socket (replies and pushes alike) is counted in bytes until the
+ * socket took it. Past {@code IM_CONN_BUFFER_BYTES} held, the gateway stops reading from this
+ * socket (so a client that does not read cannot make it answer more requests) and drops pushes
+ * to it (counted; repaired by sync and hints); reading resumes once half has drained. A request
+ * whose reply can be large ({@code sync}, {@code sub}) starts only when a quarter of the budget
+ * is free, with that quarter as the allowance its reply is cut to (a sync page ends early with
+ * {@code more: true}, holding at least one event); otherwise it waits for the socket to drain. So
+ * one connection holds at most the budget, plus what an event exceeds a quarter of the budget by
+ * (per concurrent allowance, at most four), plus one push and the small replies of its in-flight
+ * requests. A connection that stays over the budget for
+ * {@code IM_CONN_STALL_MS} is closed (status 4008): a client that never reads costs the budget
+ * for that long, then nothing.
  */
 final class DeviceConnection {
+    /** Close status for a connection that stayed over its byte budget (docs/protocol.md). */
+    static final int SLOW_CONSUMER_STATUS = 4008;
     private static final FrameCodec CODEC = new FrameCodec();
 
     private final WebSocketChannel channel;
     private final int outboundLimit;
+    private final long budget;
+    private final long slice;
+    private final Duration stall;
+    private final ScheduledExecutorService timers;
     private final TokenBucket rate;
     private final AtomicInteger queued = new AtomicInteger();
+    private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicInteger inflight = new AtomicInteger();
-    private final AtomicLong droppedPushes;
+    private final OutboundMeters meters;
+    /** Bytes promised to replies being built (allowances); guarded by {@code this}. */
+    private long reserved;
+    /** Reading is suspended because the held bytes reached the budget; written under {@code this}. */
+    private volatile boolean suspended;
+    private ScheduledFuture<?> stallClose;
+    /** Large-reply requests waiting for room; guarded by {@code this}. */
+    private final ArrayDeque<LongConsumer> waiting = new ArrayDeque<>();
+    private volatile int waitingCount;
+    /** The socket closed (see {@link #onClosed}); guarded by {@code this}. */
+    private boolean ended;
     /** What this connection may be written, per conversation (from sub and membership notices). */
     final Visibility visibility = new Visibility();
     /** The version of this connection's interest registrations; 0 until {@code sub}. Guarded by {@code this}. */
@@ -33,16 +71,27 @@ final class DeviceConnection {
      * notice); a repeated {@code sub} publishes only what is not in it. Renewals republish all.
      */
     final java.util.Set<String> registered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Counted by {@link ConnectionLimits} (guarded by that object). */
+    boolean admitted;
     /** Set once when the socket closed; a closed connection is never registered again. Guarded by {@code this}. */
     boolean closed;
     private volatile DevicePrincipal principal;
     private volatile boolean authenticating;
+    /** The SHA-256 of the token this connection authenticated with (compared, never logged). */
+    private volatile byte[] tokenHash;
+    /** Why the session ended (its credentials did), or null; requests on it are then refused. */
+    private volatile ErrorFrame sessionEnd;
+    private ScheduledFuture<?> expiry;
 
-    DeviceConnection(WebSocketChannel channel, int outboundLimit, int ratePerSecond, AtomicLong droppedPushes) {
+    DeviceConnection(WebSocketChannel channel, GatewayConfig cfg, ScheduledExecutorService timers, OutboundMeters meters) {
         this.channel = channel;
-        this.outboundLimit = outboundLimit;
-        this.rate = new TokenBucket(ratePerSecond, System.nanoTime());
-        this.droppedPushes = droppedPushes;
+        this.outboundLimit = cfg.outboundQueue();
+        this.budget = cfg.connBufferBytes();
+        this.slice = Math.max(1, budget / 4);
+        this.stall = cfg.connStall();
+        this.timers = timers;
+        this.rate = new TokenBucket(cfg.rateLimitPerSecond(), System.nanoTime());
+        this.meters = meters;
     }
 
     DevicePrincipal principal() {
@@ -56,10 +105,53 @@ final class DeviceConnection {
         return true;
     }
 
-    synchronized void endAuth(DevicePrincipal p) {
-        principal = p;
+    /** The auth attempt failed: the connection may try again (if it stays open). */
+    synchronized void failAuth() {
         authenticating = false;
     }
+
+    /** Authenticated with this token: the session lasts until the token expires (or is renewed, revoked, reinstalled). */
+    synchronized void endAuth(AuthenticatedToken token) {
+        tokenHash = token.tokenHash();   // before the principal: whoever sees a principal sees its token
+        principal = token.principal();
+        authenticating = false;
+        if (token.expires() != null && !ended) {
+            long ms = Math.max(0, token.expires().toEpochMilli() - System.currentTimeMillis());
+            expiry = timers.schedule(() -> endSession(ErrorCode.BAD_TOKEN,
+                    "the token expired at " + token.expires() + "; this connection's session is over"), ms, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    byte[] tokenHash() {
+        return tokenHash;
+    }
+
+    /** The refusal of every request on a session whose credentials ended; null while they hold. */
+    ErrorFrame sessionEnded() {
+        return sessionEnd;
+    }
+
+    /**
+     * Ends the session: from now on every request is refused with {@code code}, which is also sent
+     * (without rid) before the close with the code's status.
+     */
+    void endSession(ErrorCode code, String why) {
+        endSession(new ErrorFrame(null, code, why), code.closeStatus());
+    }
+
+    /** Ends the session with this frame (refusing every request with its code) and the close status. */
+    void endSession(ErrorFrame f, int closeStatus) {
+        sessionEnd = f;
+        replyAndClose(f, closeStatus, f.code());
+    }
+
+    /** The TCP peer's address. */
+    java.net.InetAddress address() {
+        return channel.getPeerAddress(java.net.InetSocketAddress.class).getAddress();
+    }
+
+    /** When a frame (any, pongs included) last arrived; nanoTime. */
+    volatile long lastRead = System.nanoTime();
 
     boolean isOpen() {
         return channel.isOpen();
@@ -81,7 +173,73 @@ final class DeviceConnection {
         inflight.decrementAndGet();
     }
 
-    /** Writes a reply; never dropped by the queue bound. */
+    /**
+     * Runs a request whose reply can be large once the held bytes leave room, with the number of
+     * bytes its reply should stay within (at least one event is always answered); the request must
+     * then {@link #release} that allowance after it wrote its reply. Until there is room it waits,
+     * and runs when the socket drained.
+     */
+    void withAllowance(LongConsumer request) {
+        long allowance;
+        synchronized (this) {
+            if (!hasRoom() || !waiting.isEmpty()) {
+                waiting.add(request);
+                waitingCount = waiting.size();
+                suspendReading();   // nothing more is read from a client whose replies wait for it
+                return;
+            }
+            allowance = slice;
+            reserved += allowance;
+        }
+        request.accept(allowance);
+    }
+
+    /**
+     * A large reply may start when a whole slice fits (or nothing is held at all: a reply always
+     * gets one event), so that the one event a page always holds is never added to a full budget.
+     */
+    private boolean hasRoom() {
+        long held = queuedBytes.get() + reserved;
+        return held == 0 || budget - held >= slice;
+    }
+
+    /** Returns an allowance of {@link #withAllowance} (after the reply was written). */
+    void release(long allowance) {
+        synchronized (this) {
+            reserved -= allowance;
+        }
+        startWaiting();
+        maybeResume();
+    }
+
+    /** Starts waiting requests while there is room, in arrival order. */
+    private void startWaiting() {
+        if (waitingCount == 0) return;
+        while (true) {
+            LongConsumer next;
+            long allowance;
+            synchronized (this) {
+                if (waiting.isEmpty() || !hasRoom() || ended) return;
+                next = waiting.poll();
+                waitingCount = waiting.size();
+                allowance = slice;
+                reserved += allowance;
+            }
+            next.accept(allowance);
+        }
+    }
+
+    /** Bytes of frames written to this connection that the socket has not taken yet. */
+    long heldBytes() {
+        return queuedBytes.get();
+    }
+
+    /** True while the gateway does not read from this socket (its held bytes reached the budget). */
+    boolean readingSuspended() {
+        return suspended;
+    }
+
+    /** Writes a reply; never dropped (requests stop being read while the connection is over its budget). */
     void reply(ServerFrame frame) {
         write(CODEC.encode(frame));
     }
@@ -92,8 +250,8 @@ final class DeviceConnection {
      */
     boolean push(PushText frame) {
         if (!channel.isOpen()) return false;
-        if (queued.get() >= outboundLimit) {
-            droppedPushes.incrementAndGet();
+        if (queued.get() >= outboundLimit || queuedBytes.get() >= budget) {
+            meters.droppedPushes.incrementAndGet();
             return false;
         }
         write(frame.text());
@@ -132,6 +290,22 @@ final class DeviceConnection {
         });
     }
 
+    /** Sends a ping (clients answer with a pong, which counts as a sign of life). */
+    void ping() {
+        if (channel.isOpen()) WebSockets.sendPing(java.nio.ByteBuffer.allocate(0), channel, null);
+    }
+
+    /** Closes the TCP connection at once (after a close frame the peer may never read). */
+    void abort() {
+        IoUtils.safeClose(channel);
+    }
+
+    /** Closes with a close frame, and the TCP connection a second later if the peer has not closed it by then. */
+    void closeWithGrace(int status, String reason) {
+        close(status, reason);
+        timers.schedule(this::abort, 1, TimeUnit.SECONDS);
+    }
+
     void close(int status, String reason) {
         if (!channel.isOpen()) return;
         WebSockets.sendClose(status, reason, channel, null);
@@ -139,17 +313,85 @@ final class DeviceConnection {
 
     private void write(String text) {
         if (!channel.isOpen()) return;
+        int n = text.length();
         queued.incrementAndGet();
-        WebSockets.sendText(text, channel, new WebSocketCallback<Void>() {
-            @Override
-            public void complete(WebSocketChannel ch, Void v) {
-                queued.decrementAndGet();
-            }
+        meters.heldBytes.add(n);
+        if (queuedBytes.addAndGet(n) >= budget) suspendReading();
+        WebSockets.sendText(text, channel, new Written(n));
+    }
 
-            @Override
-            public void onError(WebSocketChannel ch, Void v, Throwable t) {
-                queued.decrementAndGet();
+    /** Counts a frame out once, whichever of Undertow's callbacks comes (a closing channel may report a frame twice). */
+    private final class Written extends AtomicBoolean implements WebSocketCallback<Void> {
+        private final int bytes;
+
+        Written(int bytes) {
+            this.bytes = bytes;
+        }
+
+        @Override
+        public void complete(WebSocketChannel ch, Void v) {
+            if (compareAndSet(false, true)) written(bytes);
+        }
+
+        @Override
+        public void onError(WebSocketChannel ch, Void v, Throwable t) {
+            if (compareAndSet(false, true)) written(bytes);
+        }
+    }
+
+    private void written(int n) {
+        queued.decrementAndGet();
+        meters.heldBytes.add(-n);
+        queuedBytes.addAndGet(-n);
+        startWaiting();
+        maybeResume();
+    }
+
+    /** Reading resumes once half the budget has drained and no request waits for room. */
+    private void maybeResume() {
+        if (suspended && waitingCount == 0 && queuedBytes.get() <= budget / 2) resumeReading();
+    }
+
+    private synchronized void suspendReading() {
+        if (suspended || ended) return;
+        suspended = true;
+        meters.suspensions.incrementAndGet();
+        meters.suspendedNow.incrementAndGet();
+        channel.getIoThread().execute(channel::suspendReceives);
+        stallClose = timers.schedule(this::closeStalled, stall.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private synchronized void resumeReading() {
+        if (!suspended || waitingCount > 0) return;
+        suspended = false;
+        meters.suspendedNow.decrementAndGet();
+        if (stallClose != null) stallClose.cancel(false);
+        if (!ended) channel.getIoThread().execute(channel::resumeReceives);
+    }
+
+    /** The connection stayed over its budget for {@code IM_CONN_STALL_MS}: it is closed, and what it held freed. */
+    private void closeStalled() {
+        synchronized (this) {
+            if (!suspended || ended) return;
+        }
+        meters.stallCloses.incrementAndGet();
+        // queued behind the held frames, so a client that never reads will not see it: the TCP close follows at once
+        close(SLOW_CONSUMER_STATUS, "SLOW_CONSUMER");
+        abort();
+    }
+
+    /** Called once when the socket closed: nothing waits for room on it any more. */
+    void onClosed() {
+        synchronized (this) {
+            ended = true;
+            waiting.clear();
+            waitingCount = 0;
+            if (suspended) {
+                suspended = false;
+                meters.suspendedNow.decrementAndGet();
             }
-        });
+            if (stallClose != null) stallClose.cancel(false);
+            if (expiry != null) expiry.cancel(false);
+        }
     }
 }

@@ -10,7 +10,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The one translation of a failed request into what a front door answers: the WebSocket
  * ({@link FrameDispatcher}), the client HTTP API ({@link ClientApi}) and the admin HTTP API
- * ({@link AdminApi}). A service's {@link RejectedException} is answered with the code it carries;
+ * ({@link AdminApi}). A service's {@link RejectedException} is answered with the code it carries,
+ * except that the device-facing doors answer {@code UNKNOWN_CONV} and {@code NOT_MEMBER} alike
+ * ({@code NOT_MEMBER}, one message: no oracle of which conversations exist);
  * {@link DatabaseUnavailableException} with {@code UNAVAILABLE}; anything else is a bug, logged
  * and answered {@code INTERNAL}. The HTTP status of every code is declared here once, by an
  * exhaustive switch, so a new {@link ErrorCode} does not compile until it has one.
@@ -51,6 +53,11 @@ final class ErrorMapper {
         }
         if (e instanceof RejectedException r) {
             ErrorCode c = r.errorCode();
+            if (door != Door.ADMIN_HTTP && (c == ErrorCode.UNKNOWN_CONV || c == ErrorCode.NOT_MEMBER)) {
+                // one answer to a device for both, so that an outsider cannot tell which conversations exist
+                c = ErrorCode.NOT_MEMBER;
+                return new Answer(c, c.wire(), httpStatus(c), "not a member of this conversation (or no such conversation)", Kind.REJECTED);
+            }
             return new Answer(c, c.wire(), httpStatus(c), r.getMessage(), Kind.REJECTED);
         }
         if (e instanceof DatabaseUnavailableException) {

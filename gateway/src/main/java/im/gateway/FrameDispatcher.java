@@ -6,6 +6,7 @@ import im.infra.fault.Faults;
 import im.infra.identity.DevicePrincipal;
 import im.ingest.SendResult;
 import im.ingest.SendService;
+import im.ingest.directory.AuthenticatedToken;
 import im.ingest.directory.Directory;
 import im.ingest.directory.DirectoryException;
 import im.protocol.Ack;
@@ -21,6 +22,7 @@ import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.Sub;
 import im.protocol.Sync;
+import java.net.InetAddress;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -40,9 +42,14 @@ final class FrameDispatcher {
     private final Faults faults;
     private final GatewayConfig cfg;
     private final RequestMeters meters;
+    private final ConnectionLimits limits;
+    private final Audit audit;
 
     FrameDispatcher(Directory directory, SendService sends, CursorWriter cursors, ReadPath reads,
-                    ExecutorService workers, Faults faults, GatewayConfig cfg, RequestMeters meters) {
+                    ExecutorService workers, Faults faults, GatewayConfig cfg, RequestMeters meters,
+                    ConnectionLimits limits, Audit audit) {
+        this.limits = limits;
+        this.audit = audit;
         this.directory = directory;
         this.sends = sends;
         this.cursors = cursors;
@@ -53,20 +60,24 @@ final class FrameDispatcher {
         this.meters = meters;
     }
 
-    /** Called on an I/O thread with one complete text frame. */
+    /**
+     * Called on an I/O thread with one complete text frame. Every frame takes a token of the
+     * connection's rate limit, whether it decodes or not, so a flood of unparseable frames is
+     * refused {@code RATE_LIMITED} like any other.
+     */
     void onText(DeviceConnection conn, String text) {
         long received = System.nanoTime();
+        boolean withinRate = conn.tryAcquireRate();
         ClientFrame frame;
         try {
             frame = codec.decodeClient(text);
         } catch (ProtocolException e) {
-            conn.reply(ErrorFrame.of(e));
+            conn.reply(withinRate ? ErrorFrame.of(e) : rateLimited(null));
             return;
         }
-        if (!conn.tryAcquireRate()) {
+        if (!withinRate) {
             if (frame instanceof Send) meters.rejected.increment();
-            conn.reply(new ErrorFrame(frame.rid(), ErrorCode.RATE_LIMITED,
-                    "more than " + cfg.rateLimitPerSecond() + " frames per second"));
+            conn.reply(rateLimited(frame.rid()));
             return;
         }
         if (frame instanceof Auth) {
@@ -79,8 +90,14 @@ final class FrameDispatcher {
             conn.reply(new ErrorFrame(frame.rid(), ErrorCode.NOT_AUTHENTICATED, "the first frame must be auth"));
             return;
         }
+        ErrorFrame ended = conn.sessionEnded();
+        if (ended != null) {   // its token was renewed, revoked or expired: the close follows
+            if (frame instanceof Send) meters.rejected.increment();
+            conn.reply(new ErrorFrame(frame.rid(), ended.code(), ended.msg()));
+            return;
+        }
         if (!conn.tryBeginRequest(cfg.maxInflight())) {
-            if (frame instanceof Auth) conn.endAuth(null);
+            if (frame instanceof Auth) conn.failAuth();
             if (frame instanceof Send) meters.rejected.increment();
             conn.reply(new ErrorFrame(frame.rid(), ErrorCode.RATE_LIMITED,
                     "more than " + cfg.maxInflight() + " requests in flight"));
@@ -94,23 +111,39 @@ final class FrameDispatcher {
             ack(conn, (Ack) frame);   // batched by the cursor writer; completes asynchronously
             return;
         }
+        if (frame instanceof Sync || frame instanceof Sub) {
+            // replies that can be large start only when the connection's held bytes leave room
+            conn.withAllowance(allowance -> execute(conn, frame, received, allowance));
+            return;
+        }
+        execute(conn, frame, received, 0);
+    }
+
+    private ErrorFrame rateLimited(String rid) {
+        return new ErrorFrame(rid, ErrorCode.RATE_LIMITED, "more than " + cfg.rateLimitPerSecond() + " frames per second");
+    }
+
+    /** Runs a request on the worker pool; {@code allowance} (of {@link DeviceConnection#withAllowance}) is returned after. */
+    private void execute(DeviceConnection conn, ClientFrame frame, long received, long allowance) {
         try {
             workers.execute(() -> {
                 try {
-                    handle(conn, frame, received);
+                    handle(conn, frame, received, allowance);
                 } finally {
                     conn.endRequest();
+                    if (allowance > 0) conn.release(allowance);
                 }
             });
         } catch (RejectedExecutionException e) {
             conn.endRequest();
-            if (frame instanceof Auth) conn.endAuth(null);
+            if (allowance > 0) conn.release(allowance);
+            if (frame instanceof Auth) conn.failAuth();
             if (frame instanceof Send) meters.unavailable.increment();
             conn.reply(new ErrorFrame(frame.rid(), ErrorCode.UNAVAILABLE, "gateway overloaded, retry"));
         }
     }
 
-    private void handle(DeviceConnection conn, ClientFrame frame, long received) {
+    private void handle(DeviceConnection conn, ClientFrame frame, long received, long allowance) {
         String rid = frame.rid();
         try {
             if (frame instanceof Auth) {
@@ -120,7 +153,7 @@ final class FrameDispatcher {
             } else if (frame instanceof Sub) {
                 conn.reply(reads.subscribe(conn, (Sub) frame));
             } else if (frame instanceof Sync) {
-                conn.reply(reads.sync(conn.principal(), (Sync) frame));
+                conn.reply(reads.sync(conn.principal(), (Sync) frame, allowance));
             } else {
                 conn.reply(new ErrorFrame(rid, ErrorCode.UNKNOWN_TYPE, "unsupported frame"));
             }
@@ -172,21 +205,43 @@ final class FrameDispatcher {
     }
 
     private void authenticate(DeviceConnection conn, Auth auth) {
-        DevicePrincipal p;
+        InetAddress from = conn.address();
+        if (!limits.mayAuthenticate(from, System.nanoTime())) {
+            conn.failAuth();
+            audit.authThrottled("socket", from);
+            conn.replyAndClose(new ErrorFrame(auth.rid(), ErrorCode.RATE_LIMITED,
+                    "too many failed authentications from this address; retry in a minute"),
+                    ConnectionLimits.TRY_AGAIN_LATER, ErrorCode.RATE_LIMITED);
+            return;
+        }
+        AuthenticatedToken p;
         try {
-            p = directory.authenticate(auth.token());
+            p = directory.credential(auth.token());
         } catch (DirectoryException e) {
-            conn.endAuth(null);
+            if (e.code() == DirectoryException.Code.BAD_TOKEN) limits.failed(from, System.nanoTime());   // a guess, not an old install's token
+            audit.authFailed("socket", from, e);
+            conn.failAuth();
             // every refused auth closes the connection: an old install's token with 4003, any other with 4001
             ErrorCode code = e.errorCode() == ErrorCode.STALE_INSTALL ? ErrorCode.STALE_INSTALL : ErrorCode.BAD_TOKEN;
             conn.replyAndClose(new ErrorFrame(auth.rid(), code, e.getMessage()), code.closeStatus(), code);
             return;
         } catch (RuntimeException e) {
-            conn.endAuth(null);
+            conn.failAuth();
             throw e;
         }
         conn.endAuth(p);
-        conn.reply(new Authed(auth.rid(), p.userId(), p.deviceId(), p.installEpoch()));
+        DevicePrincipal who = p.principal();
+        ConnectionLimits.Admission admission = limits.admit(conn, who);
+        if (!admission.admitted()) {
+            conn.endSession(new ErrorFrame(auth.rid(), ErrorCode.RATE_LIMITED,
+                    "user " + who.userId() + " holds " + cfg.maxConnectionsPerUser() + " connections on this gateway"),
+                    ConnectionLimits.TRY_AGAIN_LATER);
+            return;
+        }
+        if (admission.replaced() != null) {
+            admission.replaced().closeWithGrace(ConnectionLimits.REPLACED_STATUS, "replaced by a newer connection of this device");
+        }
+        conn.reply(new Authed(auth.rid(), who.userId(), who.deviceId(), who.installEpoch()));
     }
 
     private void send(DeviceConnection conn, Send s, long received) {

@@ -18,6 +18,7 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.undertow.Handlers;
 import io.undertow.Undertow;
+import io.undertow.UndertowOptions;
 import io.undertow.server.HttpHandler;
 import io.undertow.server.handlers.PathHandler;
 import io.undertow.util.Headers;
@@ -32,7 +33,9 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
+import org.xnio.Options;
 
 /**
  * The gateway role: Undertow serving {@code /ws} (devices), {@code /admin/...} (admin API),
@@ -45,6 +48,7 @@ public final class Gateway implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Without Kafka there is no push hub: its meters read this zero (held strongly, as meters hold weakly). */
     private static final AtomicLong NO_PUSHES = new AtomicLong();
+    private static final long READY_TTL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final GatewayConfig cfg;
     private final DataSource db;
@@ -59,7 +63,14 @@ public final class Gateway implements AutoCloseable {
     private PushHub push;
     private CursorWriter cursorWriter;
     private CursorSink cursorSink;
-    private InstallWatch installWatch;
+    private CredentialWatch credentialWatch;
+    private ConnectionLimits limits;
+    /** The last readiness answer and when it was found (see {@link #isReady}). */
+    private final Object readyLock = new Object();
+    private volatile boolean readyAnswer;
+    private volatile long readyCheckedAt = System.nanoTime() - READY_TTL_NANOS;
+    /** Readiness checks that asked the database (tests). */
+    final AtomicLong readinessChecks = new AtomicLong();
 
     public Gateway(GatewayConfig cfg, DataSource db, Faults faults, Clock clock) {
         this(cfg, db, faults, clock, Metrics.newRegistry());
@@ -103,16 +114,19 @@ public final class Gateway implements AutoCloseable {
         cursorWriter = new CursorWriter(new CursorService(db, cursorSink, meters, Tags.of("gateway", cfg.gatewayId())), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2,
                 cfg.ackThrottle()).start();
         sendService = new SendService(db, faults, clock, cfg.sendLanes(), cfg.sendBatchMax());
+        limits = new ConnectionLimits(cfg);
+        Audit audit = new Audit(meters, cfg.gatewayId());
         FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService,
                 cursorWriter, new ReadPath(new ConversationReader(db), push), workers, faults, cfg,
-                new RequestMeters(meters, cfg.gatewayId()));
-        endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push);
-        installWatch = new InstallWatch(db, endpoint::connections, cfg.installCheck()).start();
+                new RequestMeters(meters, cfg.gatewayId()), limits, audit);
+        endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push, limits);
+        timers.scheduleWithFixedDelay(() -> limits.prune(System.nanoTime()), 1, 1, TimeUnit.MINUTES);
+        credentialWatch = new CredentialWatch(db, endpoint::connections, cfg.installCheck()).start();
         bindMeters();
         PathHandler routes = Handlers.path()
                 .addExactPath("/ws", Handlers.websocket(endpoint))
-                .addPrefixPath("/admin", new AdminApi(directory, new DirectoryListing(db), cfg.adminToken()))
-                .addPrefixPath("/api", new ClientApi(directory, new ConversationReader(db)))
+                .addPrefixPath("/admin", new AdminApi(directory, new DirectoryListing(db), cfg.adminTokens(), limits, audit))
+                .addPrefixPath("/api", new ClientApi(directory, new ConversationReader(db), limits, audit))
                 .addExactPath("/", WebApp.index())
                 .addPrefixPath("/app", WebApp.assets())
                 .addExactPath("/healthz", ex -> AdminApi.respond(ex, 200, JSON.createObjectNode().put("status", "ok")))
@@ -124,7 +138,11 @@ public final class Gateway implements AutoCloseable {
                     }
                     scrape(ex);
                 });
-        server = Undertow.builder()
+        Undertow.Builder builder = Undertow.builder()
+                .setServerOption(UndertowOptions.REQUEST_PARSE_TIMEOUT, (int) cfg.httpParseTimeout().toMillis())
+                .setServerOption(UndertowOptions.NO_REQUEST_TIMEOUT, (int) cfg.httpIdleTimeout().toMillis());
+        if (cfg.connSendBuffer() > 0) builder.setSocketOption(Options.SEND_BUFFER, cfg.connSendBuffer());
+        server = builder
                 .addHttpListener(cfg.port(), cfg.host())
                 .setIoThreads(Math.max(2, Runtime.getRuntime().availableProcessors()))
                 .setWorkerThreads(8)
@@ -147,7 +165,7 @@ public final class Gateway implements AutoCloseable {
                 .description("event frames pushed to devices").tags(gw).register(meters);
         FunctionCounter.builder("im.hints.delivered", p == null ? NO_PUSHES : p.hintsDelivered, AtomicLong::get)
                 .description("hint frames pushed to devices").tags(gw).register(meters);
-        FunctionCounter.builder("im.pushes.dropped", endpoint.droppedPushes, AtomicLong::get)
+        FunctionCounter.builder("im.pushes.dropped", endpoint.outbound.droppedPushes, AtomicLong::get)
                 .description("pushes not written: outbound queue full").tags(gw).tag("reason", "queue_full").register(meters);
         FunctionCounter.builder("im.pushes.dropped", p == null ? NO_PUSHES : p.droppedByFault, AtomicLong::get)
                 .description("pushes not written: injected fault").tags(gw).tag("reason", "fault").register(meters);
@@ -157,6 +175,26 @@ public final class Gateway implements AutoCloseable {
                 .description("cursor transactions (batches of acks) committed").tags(gw).register(meters);
         Gauge.builder("im.connections.open", endpoint, WebSocketEndpoint::openConnections)
                 .description("open WebSocket connections").tags(gw).register(meters);
+        OutboundMeters out = endpoint.outbound;
+        Gauge.builder("im.connections.held.bytes", out.heldBytes, LongAdder::sum)
+                .description("bytes of frames written to connections that their sockets have not taken yet").tags(gw).register(meters);
+        Gauge.builder("im.connections.reading.suspended", out.suspendedNow, AtomicInteger::get)
+                .description("connections not read from: over IM_CONN_BUFFER_BYTES").tags(gw).register(meters);
+        FunctionCounter.builder("im.connections.suspensions", out.suspensions, AtomicLong::get)
+                .description("times a connection reached IM_CONN_BUFFER_BYTES and was not read from").tags(gw).register(meters);
+        FunctionCounter.builder("im.connections.closed", out.stallCloses, AtomicLong::get)
+                .description("connections closed by the gateway").tags(gw).tag("reason", "slow_consumer").register(meters);
+        FunctionCounter.builder("im.connections.closed", endpoint.idleCloses, AtomicLong::get)
+                .description("connections closed by the gateway").tags(gw).tag("reason", "idle").register(meters);
+        FunctionCounter.builder("im.connections.refused", limits.refusedAddress, AtomicLong::get)
+                .description("connections refused for a limit").tags(gw).tag("reason", "address").register(meters);
+        FunctionCounter.builder("im.connections.refused", limits.refusedUser, AtomicLong::get)
+                .description("connections refused for a limit").tags(gw).tag("reason", "user").register(meters);
+        FunctionCounter.builder("im.connections.replaced", limits.replaced, AtomicLong::get)
+                .description("connections closed because a newer one of the same device exceeded IM_MAX_CONNECTIONS_PER_DEVICE")
+                .tags(gw).register(meters);
+        FunctionCounter.builder("im.auth.untracked", limits.untracked, AtomicLong::get)
+                .description("failed authentications not counted: the failure table was full").tags(gw).register(meters);
     }
 
     private HttpHandler readiness() {
@@ -173,14 +211,27 @@ public final class Gateway implements AutoCloseable {
         };
     }
 
-    /** Readiness ({@code /readyz}): the database answers. Blocks up to two seconds. */
+    /**
+     * Readiness ({@code /readyz}): the database answers. At most one check a second whatever the
+     * rate of probes (the answer is up to a second old), each blocking up to two seconds.
+     */
     public boolean isReady() {
-        try (Connection c = db.getConnection()) {
-            return c.isValid(2);
-        } catch (SQLException e) {
-            return false;
+        if (System.nanoTime() - readyCheckedAt < READY_TTL_NANOS) return readyAnswer;
+        synchronized (readyLock) {
+            if (System.nanoTime() - readyCheckedAt < READY_TTL_NANOS) return readyAnswer;
+            boolean ok;
+            try (Connection c = db.getConnection()) {
+                ok = c.isValid(2);
+            } catch (SQLException e) {
+                ok = false;
+            }
+            readyAnswer = ok;
+            readyCheckedAt = System.nanoTime();
+            readinessChecks.incrementAndGet();
+            return ok;
         }
     }
+
 
     /** The bound port (useful with IM_GATEWAY_PORT=0). */
     public int port() {
@@ -197,7 +248,7 @@ public final class Gateway implements AutoCloseable {
 
     /** Pushes dropped because a connection's outbound queue was full. */
     public long droppedPushes() {
-        return endpoint.droppedPushes.get();
+        return endpoint.outbound.droppedPushes.get();
     }
 
     /** {@code im.acked.latency}: ack frame received to acked reply written (for benchmarks; also on /metrics). */
@@ -214,14 +265,29 @@ public final class Gateway implements AutoCloseable {
         return cursorWriter.transactions();
     }
 
-    /** Completed passes of the install check (see {@link InstallWatch}). */
-    public long installChecks() {
-        return installWatch.passes();
+    /** Completed passes of the credential check (see {@link CredentialWatch}). */
+    public long credentialChecks() {
+        return credentialWatch.passes();
     }
 
-    /** Of those, the passes that read the epoch of every held device (see {@link InstallWatch#FULL_EVERY}). */
-    public long installFullChecks() {
-        return installWatch.fullPasses.get();
+    /** Of those, the passes that read the credentials of every held device (see {@link CredentialWatch#FULL_EVERY}). */
+    public long credentialFullChecks() {
+        return credentialWatch.fullPasses.get();
+    }
+
+    /** Bytes of frames written to connections that their sockets have not taken yet (all connections). */
+    public long heldBytes() {
+        return endpoint.outbound.heldBytes.sum();
+    }
+
+    /** Connections not read from now: they hold IM_CONN_BUFFER_BYTES. */
+    public int suspendedConnections() {
+        return endpoint.outbound.suspendedNow.get();
+    }
+
+    /** Connections closed because they stayed over IM_CONN_BUFFER_BYTES for IM_CONN_STALL_MS. */
+    public long slowConsumerCloses() {
+        return endpoint.outbound.stallCloses.get();
     }
 
     /** Event frames written to sockets. */
@@ -231,7 +297,7 @@ public final class Gateway implements AutoCloseable {
 
     @Override
     public void close() {
-        if (installWatch != null) installWatch.close();
+        if (credentialWatch != null) credentialWatch.close();
         if (endpoint != null) endpoint.closeAll();
         if (server != null) server.stop();
         if (push != null) push.close();

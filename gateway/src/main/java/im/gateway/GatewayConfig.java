@@ -6,6 +6,7 @@ import im.infra.config.Settings;
 import im.infra.kafka.Replication;
 import im.infra.kafka.TopicNames;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -14,12 +15,22 @@ public record GatewayConfig(
         String host,
         int port,
         String gatewayId,
-        String adminToken,
+        List<String> adminTokens,
         int workerThreads,
         int maxInflight,
         int rateLimitPerSecond,
         Duration authTimeout,
         int outboundQueue,
+        int connBufferBytes,
+        Duration connStall,
+        int connSendBuffer,
+        int maxConnectionsPerAddress,
+        int maxConnectionsPerUser,
+        int maxConnectionsPerDevice,
+        int authFailuresPerMinute,
+        Duration wsIdle,
+        Duration httpParseTimeout,
+        Duration httpIdleTimeout,
         Optional<String> kafkaBootstrap,
         TopicNames topics,
         Duration heartbeat,
@@ -35,8 +46,7 @@ public record GatewayConfig(
         int sendBatchMax) {
 
     public static GatewayConfig from(Settings s) {
-        String admin = s.required(ConfigKeys.ADMIN_TOKEN);
-        if (admin.length() < 16) throw new ConfigException(ConfigKeys.ADMIN_TOKEN.name(), "must be at least 16 characters");
+        List<String> admin = AdminTokens.parse(s.required(ConfigKeys.ADMIN_TOKEN));
         String id = s.optional(ConfigKeys.GATEWAY_ID).orElse("gw-" + UUID.randomUUID().toString().substring(0, 8));
         if (!id.matches("[A-Za-z0-9._-]{1,64}")) {
             throw new ConfigException(ConfigKeys.GATEWAY_ID.name(), "must match [A-Za-z0-9._-]{1,64}");
@@ -51,6 +61,16 @@ public record GatewayConfig(
                 s.get(ConfigKeys.RATE_LIMIT),
                 s.get(ConfigKeys.AUTH_TIMEOUT_MS),
                 s.get(ConfigKeys.OUTBOUND_QUEUE),
+                s.get(ConfigKeys.CONN_BUFFER_BYTES),
+                s.get(ConfigKeys.CONN_STALL_MS),
+                s.get(ConfigKeys.CONN_SEND_BUFFER_BYTES),
+                s.get(ConfigKeys.MAX_CONNECTIONS_PER_ADDRESS),
+                s.get(ConfigKeys.MAX_CONNECTIONS_PER_USER),
+                s.get(ConfigKeys.MAX_CONNECTIONS_PER_DEVICE),
+                s.get(ConfigKeys.AUTH_FAILURES_PER_MINUTE),
+                s.get(ConfigKeys.WS_IDLE_MS),
+                s.get(ConfigKeys.HTTP_PARSE_TIMEOUT_MS),
+                s.get(ConfigKeys.HTTP_IDLE_TIMEOUT_MS),
                 s.optional(ConfigKeys.KAFKA_BOOTSTRAP),
                 TopicNames.from(s),
                 s.get(ConfigKeys.GATEWAY_HEARTBEAT_MS),

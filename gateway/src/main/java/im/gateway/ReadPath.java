@@ -34,8 +34,9 @@ final class ReadPath {
         return new Subbed(sub.rid(), convs);
     }
 
-    Synced sync(DevicePrincipal who, Sync s) {
-        SyncPage page = reader.sync(who, s.conv(), s.after(), s.limit());
+    /** A page of {@code s}, cut short ({@code more}) once its events' bytes would pass {@code maxBytes}. */
+    Synced sync(DevicePrincipal who, Sync s, long maxBytes) {
+        SyncPage page = reader.sync(who, s.conv(), s.after(), s.limit(), maxBytes);
         return new Synced(s.rid(), s.conv(), page.events(), page.more(), page.head());
     }
 }

@@ -13,7 +13,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,16 +32,44 @@ final class WebSocketEndpoint implements WebSocketConnectionCallback {
     private final GatewayConfig cfg;
     private final ScheduledExecutorService timers;
     private final Set<DeviceConnection> open = ConcurrentHashMap.newKeySet();
-    final AtomicLong droppedPushes = new AtomicLong();
+    final OutboundMeters outbound = new OutboundMeters();
 
     private final PushHub push;
+    private final ConnectionLimits limits;
 
-    WebSocketEndpoint(FrameDispatcher dispatcher, GatewayConfig cfg, ScheduledExecutorService timers, PushHub push) {
+    WebSocketEndpoint(FrameDispatcher dispatcher, GatewayConfig cfg, ScheduledExecutorService timers, PushHub push,
+                      ConnectionLimits limits) {
         this.dispatcher = dispatcher;
         this.cfg = cfg;
         this.timers = timers;
         this.push = push;
+        this.limits = limits;
+        long every = cfg.wsIdle().toMillis() / 3;
+        timers.scheduleWithFixedDelay(this::pingOrCloseIdle, every, every, TimeUnit.MILLISECONDS);
     }
+
+    /**
+     * Pings every authenticated connection (clients answer with a pong on their own: browsers,
+     * the JDK's and Node's WebSocket clients all do) and closes those from which nothing arrived
+     * for IM_WS_IDLE_MS: a peer that vanished without a FIN does not hold its socket for ever.
+     */
+    private void pingOrCloseIdle() {
+        long now = System.nanoTime();
+        long idle = cfg.wsIdle().toNanos();
+        for (DeviceConnection c : open) {
+            if (c.principal() == null || !c.isOpen()) continue;
+            if (now - c.lastRead > idle) {
+                idleCloses.incrementAndGet();
+                c.close(1001, "idle: nothing received for " + cfg.wsIdle().toSeconds() + " s");
+                c.abort();
+            } else {
+                c.ping();
+            }
+        }
+    }
+
+    /** Connections closed because nothing arrived from them for IM_WS_IDLE_MS. */
+    final java.util.concurrent.atomic.AtomicLong idleCloses = new java.util.concurrent.atomic.AtomicLong();
 
     int openConnections() {
         return open.size();
@@ -55,11 +82,19 @@ final class WebSocketEndpoint implements WebSocketConnectionCallback {
 
     @Override
     public void onConnect(WebSocketHttpExchange exchange, WebSocketChannel channel) {
-        DeviceConnection conn = new DeviceConnection(channel, cfg.outboundQueue(), cfg.rateLimitPerSecond(), droppedPushes);
+        DeviceConnection conn = new DeviceConnection(channel, cfg, timers, outbound);
+        java.net.InetAddress from = conn.address();
+        if (!limits.openFrom(from)) {
+            conn.closeWithGrace(ConnectionLimits.TRY_AGAIN_LATER, "too many connections from this address");
+            return;
+        }
         open.add(conn);
         channel.addCloseTask(ch -> {
             open.remove(conn);
+            limits.closedFrom(from);
+            limits.left(conn);
             if (push != null) push.unsubscribe(conn);
+            conn.onClosed();
         });
         timers.schedule(() -> {
             if (conn.principal() == null && conn.isOpen()) conn.close(4002, "auth timeout");
@@ -77,11 +112,25 @@ final class WebSocketEndpoint implements WebSocketConnectionCallback {
 
             @Override
             protected void onFullTextMessage(WebSocketChannel ch, BufferedTextMessage message) {
+                conn.lastRead = System.nanoTime();
                 dispatcher.onText(conn, message.getData());
             }
 
             @Override
+            protected void onFullPongMessage(WebSocketChannel ch, BufferedBinaryMessage message) {
+                conn.lastRead = System.nanoTime();
+                message.getData().free();
+            }
+
+            @Override
+            protected void onFullPingMessage(WebSocketChannel ch, BufferedBinaryMessage message) throws java.io.IOException {
+                conn.lastRead = System.nanoTime();
+                super.onFullPingMessage(ch, message);   // answers with a pong
+            }
+
+            @Override
             protected void onFullBinaryMessage(WebSocketChannel ch, BufferedBinaryMessage message) {
+                conn.lastRead = System.nanoTime();
                 message.getData().free();
                 conn.reply(new ErrorFrame(null, ErrorCode.BINARY_UNSUPPORTED, "binary frames are not supported; send JSON text frames"));
             }

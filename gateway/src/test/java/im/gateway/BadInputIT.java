@@ -61,7 +61,7 @@ class BadInputIT {
         cases.put(send("c-ab", "m1", "x".repeat(70_000)), "FRAME_TOO_LARGE");
         cases.put(send("c-ab", "m1", "\\ud800"), "BAD_UTF8");
         cases.put(send("c-ab", "m1", "a\\u0000b"), "BAD_FIELD");
-        cases.put(send("c-zz", "m1", "x"), "UNKNOWN_CONV");
+        cases.put(send("c-zz", "m1", "x"), "NOT_MEMBER");
         cases.put("{\"t\":\"auth\",\"rid\":\"r1\",\"token\":\"" + fx.anaToken + "\"}", "ALREADY_AUTHENTICATED");
         cases.put("{\"t\":\"ack\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"seq\":107}", "CURSOR_AHEAD");
         cases.put("{\"t\":\"sync\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"after\":0,\"limit\":0}", "BAD_FIELD");

@@ -90,7 +90,7 @@ class ClientApiIT {
             assertError(get(gw, path, "Bearer "), 401, "BAD_TOKEN");
             assertError(get(gw, path, "Bearer imt_unknown"), 401, "BAD_TOKEN");
             assertError(get(gw, path, "Bearer " + fx.cyToken), 403, "NOT_MEMBER");
-            assertError(get(gw, "/api/conversations/c-none/delivery", "Bearer " + fx.anaToken), 404, "UNKNOWN_CONV");
+            assertError(get(gw, "/api/conversations/c-none/delivery", "Bearer " + fx.anaToken), 403, "NOT_MEMBER");
             assertError(get(gw, "/api/conversations/c%20x/delivery", "Bearer " + fx.anaToken), 400, "BAD_FIELD");
             assertError(get(gw, "/api/conversations/c-ab", "Bearer " + fx.anaToken), 404, "NOT_FOUND");
             assertError(call(gw, "POST", path, "Bearer " + fx.anaToken), 405, "METHOD_NOT_ALLOWED");

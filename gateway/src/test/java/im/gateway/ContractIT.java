@@ -141,7 +141,7 @@ class ContractIT {
                 bo.ok("{\"t\":\"ack\",\"rid\":\"b3\",\"conv\":\"c-ab\",\"seq\":3}");
                 bo.refused("{\"t\":\"ack\",\"rid\":\"b4\",\"conv\":\"c-ab\",\"seq\":99}", "CURSOR_AHEAD", false);
                 cy.refused("{\"t\":\"send\",\"rid\":\"c5\",\"conv\":\"c-ab\",\"cmid\":\"k3\",\"body\":\"x\"}", "NOT_MEMBER", false);
-                ana.refused("{\"t\":\"send\",\"rid\":\"s4\",\"conv\":\"c-none\",\"cmid\":\"k4\",\"body\":\"x\"}", "UNKNOWN_CONV", false);
+                ana.refused("{\"t\":\"send\",\"rid\":\"s4\",\"conv\":\"c-none\",\"cmid\":\"k4\",\"body\":\"x\"}", "NOT_MEMBER", false);
                 ana.refused("{\"t\":\"send\",\"rid\":\"s5\",\"conv\":\"c-ab\",\"cmid\":\"k1\",\"body\":\"changed\"}", "CMID_CONFLICT", false);
                 // Input errors: the schema refuses them as the codec does.
                 ana.refused("{\"t\":\"ack\",\"rid\":\"e1\",\"conv\":\"c-ab\",\"seq\":\"3\"}", "BAD_FIELD", true);

@@ -2,7 +2,6 @@ package im.gateway;
 
 import im.testkit.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -72,10 +71,10 @@ class ReinstallIT {
              RawSocket sameGateway = authed(gwA, fx.anaToken)) {
             assertEquals("synced", syncing.request(sync("s0")).get("t").asText(), "before the reinstall it reads");
             for (InProcessGateway gw : new InProcessGateway[] {gwA, gwB}) {
-                Await.until(Duration.ofSeconds(10), () -> gw.gateway.installChecks() >= 1, "the first (full) install check");
+                Await.until(Duration.ofSeconds(10), () -> gw.gateway.credentialChecks() >= 1, "the first (full) install check");
             }
-            long fullA = gwA.gateway.installFullChecks();
-            long fullB = gwB.gateway.installFullChecks();
+            long fullA = gwA.gateway.credentialFullChecks();
+            long fullB = gwB.gateway.credentialFullChecks();
 
             long start = System.nanoTime();
             String newToken = admin("/admin/devices/d-ana/reinstall").get("token").asText();
@@ -90,8 +89,8 @@ class ReinstallIT {
                 assertEquals(4003, s.closed.get(Math.max(0, left), TimeUnit.MILLISECONDS), "closed with STALE_INSTALL's status");
             }
             assertEquals("STALE_INSTALL", idle.next().get("code").asText(), "the idle socket is told why before the close");
-            assertEquals(fullA, gwA.gateway.installFullChecks(), "closed by reading the retirement, not every held device's epoch");
-            assertEquals(fullB, gwB.gateway.installFullChecks());
+            assertEquals(fullA, gwA.gateway.credentialFullChecks(), "closed by reading the retirement, not every held device's epoch");
+            assertEquals(fullB, gwB.gateway.credentialFullChecks());
 
             try (RawSocket fresh = authed(gwB, newToken)) {
                 assertEquals("synced", fresh.request(sync("s2")).get("t").asText(), "the new install reads");
@@ -100,19 +99,22 @@ class ReinstallIT {
     }
 
     @Test
-    void aTokenRenewalLeavesTheInstallsOpenSocketsWorking() throws Exception {
+    void aTokenRenewalOnOneGatewayEndsTheOldTokensSocketsOnAnotherWith4001WithinTwoSeconds() throws Exception {
         try (RawSocket open = authed(gwB, fx.anaToken)) {
+            Await.until(Duration.ofSeconds(10), () -> gwB.gateway.credentialChecks() >= 1, "the first (full) credential check");
+            long fullB = gwB.gateway.credentialFullChecks();
+            long start = System.nanoTime();
             String renewed = admin("/admin/devices/d-ana/token").get("token").asText();
-            long passes = gwB.gateway.installChecks();
-            Await.until(Duration.ofSeconds(10), () -> gwB.gateway.installChecks() >= passes + 2,
-                    "the install check ran twice after the renewal");
-            assertFalse(open.closed.isDone(), "same install: the connection stays open");
-            assertEquals("synced", open.request(sync("s1")).get("t").asText(), "and keeps reading");
+            assertEquals(4001, open.closed.get(BOUND_MS, TimeUnit.MILLISECONDS), "closed with BAD_TOKEN's status");
+            assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) <= BOUND_MS);
+            JsonNode why = open.next();
+            assertEquals("BAD_TOKEN", why.get("code").asText(), why.toString());
+            assertEquals(fullB, gwB.gateway.credentialFullChecks(), "closed by reading the change, not every held device");
             try (RawSocket again = new RawSocket(gwB.ws())) {
                 assertEquals("BAD_TOKEN", again.auth(fx.anaToken).get("code").asText(), "the previous token no longer connects");
             }
             try (RawSocket fresh = authed(gwB, renewed)) {
-                assertTrue(fresh.request(sync("s2")).get("t").asText().equals("synced"));
+                assertTrue(fresh.request(sync("s2")).get("t").asText().equals("synced"), "the same install reads on");
             }
         }
     }

@@ -29,7 +29,14 @@ final class WireSocket implements AutoCloseable {
     private final OutputStream out;
 
     WireSocket(int port) throws IOException {
-        socket = new Socket("127.0.0.1", port);
+        this(port, 0);
+    }
+
+    /** A socket whose kernel receive buffer is {@code receiveBuffer} bytes (0: the system's default). */
+    WireSocket(int port, int receiveBuffer) throws IOException {
+        socket = new Socket();
+        if (receiveBuffer > 0) socket.setReceiveBufferSize(receiveBuffer);   // before connect: sets the window
+        socket.connect(new java.net.InetSocketAddress("127.0.0.1", port));
         socket.setSoTimeout(10_000);
         in = new DataInputStream(socket.getInputStream());
         out = socket.getOutputStream();

@@ -53,6 +53,24 @@ import picocli.CommandLine.Option;
         description = "Run the whole platform on this machine with embedded PostgreSQL and Kafka (data under var/): "
                 + "every role in this process, or with --processes each role in its own process.")
 final class PlatformCommand implements Callable<Integer>, Role {
+    /** What the banner shows for the admin token: the token itself only with --demo. */
+    private String adminTokenShown;
+
+    /**
+     * Writes a generated admin token to {@code admin-token} beside the database's data directory,
+     * readable by its owner only, and returns what the banner says instead of the secret.
+     */
+    private static String saveAdminToken(Settings s) throws java.io.IOException {
+        java.nio.file.Path dir = java.nio.file.Path.of(s.string(ConfigKeys.PG_DATA_DIR)).toAbsolutePath().getParent();
+        java.nio.file.Files.createDirectories(dir);
+        java.nio.file.Path file = dir.resolve("admin-token");
+        java.nio.file.Files.deleteIfExists(file);
+        java.nio.file.Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        java.nio.file.Files.writeString(file, s.string(ConfigKeys.ADMIN_TOKEN) + "\n");
+        return "$(cat " + file + ")";
+    }
+
     @Option(names = "--demo", description = "Create users u-ana and u-bo, one device each, and conversation c-ab; print their tokens.")
     boolean demo;
 
@@ -89,11 +107,14 @@ final class PlatformCommand implements Callable<Integer>, Role {
             }
         }
         Settings s = Settings.fromEnvironment();
-        if (s.optional(ConfigKeys.ADMIN_TOKEN).isEmpty()) {
+        boolean generatedAdminToken = s.optional(ConfigKeys.ADMIN_TOKEN).isEmpty();
+        if (generatedAdminToken) {
             byte[] b = new byte[24];
             new SecureRandom().nextBytes(b);
             s = s.with(ConfigKeys.ADMIN_TOKEN, Base64.getUrlEncoder().withoutPadding().encodeToString(b));
         }
+        adminTokenShown = demo ? s.string(ConfigKeys.ADMIN_TOKEN).split(",")[0]
+                : generatedAdminToken ? saveAdminToken(s) : "<your IM_ADMIN_TOKEN>";
         GatewayConfig gwCfg = GatewayConfig.from(s);   // validated early; rebuilt below with Kafka
         Faults.parse(s.string(ConfigKeys.FAULT));       // validated early too
         Runtime.getRuntime().addShutdownHook(new Thread(started::closeAll, "platform-shutdown"));
@@ -151,7 +172,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
             System.out.println("IM platform is running.");
             System.out.println("  WebSocket:   " + ws);
             System.out.println("  Web client:  " + http + "/   (sign in with a device token; docs/web-client.md)");
-            System.out.println("  Admin API:   " + http + "/admin   (Authorization: Bearer " + gwCfg.adminToken() + ")");
+            System.out.println("  Admin API:   " + http + "/admin   (Authorization: Bearer " + adminTokenShown + ")");
             System.out.println("  Health:      " + http + "/healthz   " + http + "/readyz   " + http + "/metrics");
             System.out.println("  Ops:         " + ops.url() + "/healthz   " + ops.url() + "/readyz   " + ops.url()
                     + "/metrics   (every role)");
@@ -214,7 +235,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
         System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
         System.out.println("  Kafka:       " + bootstrap + "  topics " + topics.conversationKeyed());
         String firstHttp = gatewayHttp.get(0);
-        System.out.println("  Admin API:   " + firstHttp + "/admin   (Authorization: Bearer " + gwCfg.adminToken() + ")");
+        System.out.println("  Admin API:   " + firstHttp + "/admin   (Authorization: Bearer " + adminTokenShown + ")");
         System.out.println("  Web client:  " + firstHttp + "/   (any gateway serves it)");
         if (demo) {
             printDemo(new Directory(db.dataSource(), Clock.systemUTC(), gwCfg.tokenTtl()),

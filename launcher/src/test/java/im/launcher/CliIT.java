@@ -272,7 +272,7 @@ class CliIT {
         fails(1, "NOT_MEMBER: ", im("send", "--gateway", url, "--token", cy, "--conv", "c-ab", "hi"));
         ok(im(with(new String[] {"admin", "conv", "create", "c-solo", "u-ana"}, admin)));
         fails(1, "NOT_MEMBER: ", im("tail", "--gateway", url, "--token", bo, "--conv", "c-solo"));
-        fails(1, "UNKNOWN_CONV: ", im("tail", "--gateway", url, "--token", bo, "--conv", "c-none"));
+        fails(1, "NOT_MEMBER: ", im("tail", "--gateway", url, "--token", bo, "--conv", "c-none"));
     }
 
     @Test

@@ -28,7 +28,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class ComposeFileTest {
     /** What ops put in the environment or .env (the compose file requires the admin token). */
-    static final Map<String, String> DEPLOY_ENV = Map.of("IM_ADMIN_TOKEN", "0123456789abcdef0123456789abcdef");
+    static final Map<String, String> DEPLOY_ENV = Map.of("IM_ADMIN_TOKEN", "5c1f9a07e2b84d6f3a90c7e15d28b4f6");
 
     static ComposeCheck.Inputs files;
     static ComposeCheck.Launcher launcher;
@@ -102,7 +102,7 @@ class ComposeFileTest {
                 Arguments.of("a value the role rejects", compose("IM_PARTITIONS: \"8\"", "IM_PARTITIONS: \"eight\"",
                         "IM_PARTITIONS: must be an integer")),
                 Arguments.of("a short admin token", new Break(f -> f, l -> l, Map.of("IM_ADMIN_TOKEN", "short"),
-                        "IM_ADMIN_TOKEN: must be at least 16 characters")),
+                        "IM_ADMIN_TOKEN: token 1 must be at least 16 characters")),
                 Arguments.of("no admin token given", new Break(f -> f, l -> l, Map.of(), "IM_ADMIN_TOKEN is required and not set")),
                 Arguments.of("a variable that is not IM_*", compose("IM_GATEWAY_ID: gateway-2", "IM_GATEWAY_ID: gateway-2\n      JAVA_OPTS: -Xmx1g",
                         "JAVA_OPTS is set, but roles are configured by IM_* variables only")),

@@ -21,7 +21,9 @@ import javax.sql.DataSource;
  */
 public final class ConversationReader {
     private static final String CONVERSATIONS =
-            "SELECT c.conv_id, c.head_seq, COALESCE(dc.delivered_seq, 0), m.from_seq, m.to_seq IS NULL"
+            // a left conversation's head is the leave: a former member learns nothing after it
+            "SELECT c.conv_id, LEAST(c.head_seq, COALESCE(m.to_seq, c.head_seq)), COALESCE(dc.delivered_seq, 0), m.from_seq,"
+            + " m.to_seq IS NULL"
             + " FROM memberships m JOIN conversations c ON c.conv_id = m.conv_id"
             + " LEFT JOIN device_cursors dc ON dc.device_id = ? AND dc.conv_id = m.conv_id"
             + " WHERE m.user_id = ? AND (m.to_seq IS NULL"
@@ -31,9 +33,14 @@ public final class ConversationReader {
             + "       WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq)))"
             + " ORDER BY c.conv_id";
 
+    /**
+     * The head the reader may know (a former member's is its last leave) and whether it ever was a
+     * member; no row if the conversation does not exist.
+     */
     private static final String ACCESS =
-            "SELECT c.head_seq, EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = c.conv_id AND m.user_id = ?)"
-            + " FROM conversations c WHERE c.conv_id = ?";
+            "SELECT CASE WHEN bool_or(m.to_seq IS NULL) THEN c.head_seq ELSE max(m.to_seq) END, count(m.user_id) > 0"
+            + " FROM conversations c LEFT JOIN memberships m ON m.conv_id = c.conv_id AND m.user_id = ?"
+            + " WHERE c.conv_id = ? GROUP BY c.conv_id, c.head_seq";
 
     private static final String PAGE =
             "SELECT e.seq, e.kind, e.mid, e.sender, e.cmid, e.body, e.created_at FROM events e"
@@ -119,12 +126,36 @@ public final class ConversationReader {
         }
     }
 
+    /** Rows the page query fetches per round trip (a cursor: the page runs in a transaction). */
+    private static final int FETCH_ROWS = 64;
+
+    /**
+     * An upper estimate of an event's bytes in a frame: its text fields plus the JSON around them
+     * (an event whose body is all control characters escapes to more; the estimate bounds pages, not sockets).
+     */
+    static long frameBytes(Event e) {
+        long n = 160;   // field names, seqs, timestamps, punctuation
+        for (String f : new String[] {e.kind(), e.mid(), e.sender(), e.cmid(), e.body()}) {
+            if (f != null) n += f.length();
+        }
+        return n + e.conv().length();
+    }
+
     /**
      * Up to {@code limit} visible events with seq greater than {@code after}, in seq order, and the
      * head, all from one snapshot: pages never repeat or skip an event while new ones arrive,
      * because seqs commit in order (the conversation row lock is held until commit).
      */
     public SyncPage sync(DevicePrincipal who, String conv, long after, int limit) {
+        return sync(who, conv, after, limit, Long.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #sync(DevicePrincipal, String, long, int)}, and the page also ends ({@code more})
+     * before its events' estimated frame bytes ({@link #frameBytes}) pass {@code maxBytes}; it holds
+     * at least one event, whatever its size, so that paging always moves on.
+     */
+    public SyncPage sync(DevicePrincipal who, String conv, long after, int limit, long maxBytes) {
         try (Connection c = db.getConnection()) {
             c.setAutoCommit(false);
             c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
@@ -143,7 +174,9 @@ public final class ConversationReader {
                 }
                 List<Event> events = new ArrayList<>();
                 boolean more = false;
+                long bytes = 0;
                 try (PreparedStatement ps = c.prepareStatement(PAGE)) {
+                    ps.setFetchSize(FETCH_ROWS);   // a page cut short by bytes does not pull all its rows
                     ps.setString(1, conv);
                     ps.setLong(2, after);
                     ps.setLong(3, head);
@@ -155,9 +188,15 @@ public final class ConversationReader {
                                 more = true;
                                 break;
                             }
-                            events.add(new Event(conv, rs.getLong(1), rs.getString(2), rs.getString(3),
+                            Event e = new Event(conv, rs.getLong(1), rs.getString(2), rs.getString(3),
                                     rs.getString(4), rs.getString(5), rs.getString(6),
-                                    rs.getTimestamp(7).getTime()));
+                                    rs.getTimestamp(7).getTime());
+                            bytes += frameBytes(e);
+                            if (!events.isEmpty() && bytes > maxBytes) {
+                                more = true;
+                                break;
+                            }
+                            events.add(e);
                         }
                     }
                 }

@@ -75,7 +75,7 @@ public final class ConfigKeys {
     public static final ConfigKey<String> GATEWAY_ID = key("IM_GATEWAY_ID", "",
             "Stable name of this gateway (routes and metrics). Empty: gw-<random>.");
     public static final ConfigKey<String> ADMIN_TOKEN = key("IM_ADMIN_TOKEN", "",
-            "Bearer token that protects the admin HTTP API (at least 16 characters). Required by the gateway role.");
+            "Bearer token(s) that protect the admin HTTP API: one, or several separated by commas to rotate without downtime; each at least 16 characters and 128 bits by the rule in docs/security.md (e.g. openssl rand -hex 24). Required by the gateway role.");
     public static final ConfigKey<Integer> WORKER_THREADS = key("IM_WORKER_THREADS", "32", 1, 1024,
             "Gateway threads that run database work for frames (1-1024).");
     public static final ConfigKey<Integer> MAX_INFLIGHT = key("IM_MAX_INFLIGHT", "64", 1, 10_000,
@@ -85,13 +85,37 @@ public final class ConfigKeys {
     public static final ConfigKey<Duration> AUTH_TIMEOUT_MS = ms("IM_AUTH_TIMEOUT_MS", "10000", 100, 600_000,
             "A connection that has not authenticated within this time is closed.");
     public static final ConfigKey<Duration> TOKEN_TTL_S = add(ConfigKey.seconds("IM_TOKEN_TTL_S", "2592000", 0, 100L * 365 * 86_400,
-            "Lifetime in seconds of a device token issued by registration, reinstall or renewal (default 30 days; 0 = never expires). An expired token is answered BAD_TOKEN."));
+            "Lifetime in seconds of a device token issued by registration, reinstall or renewal (default 30 days; 0 = never expires). An expired token is answered BAD_TOKEN, and a session opened with it ends at the expiry (4001)."));
     public static final ConfigKey<Integer> MAX_GROUP_MEMBERS = key("IM_MAX_GROUP_MEMBERS", "100000", 2, 10_000_000,
             "Most current members of a group conversation; adding one more is refused with GROUP_FULL (2-10000000). A create request lists at most 1,000 initial members.");
     public static final ConfigKey<Duration> INSTALL_CHECK_MS = ms("IM_INSTALL_CHECK_MS", "1000", 100, 1000,
-            "How often a gateway reads the installs retired (reinstalled) since its last look and closes (4003) the connections it holds of them (100-1000; a reinstall reaches open sockets within this plus one query; every 60th pass also reads every held device's epoch).");
+            "How often a gateway reads the devices whose credentials changed since its last look and closes the connections it holds of them: 4003 after a reinstall, 4001 after a token renewal or revocation (100-1000; a change reaches open sockets within this plus one query; every 60th pass also reads every held device's credentials).");
     public static final ConfigKey<Integer> OUTBOUND_QUEUE = key("IM_OUTBOUND_QUEUE", "1024", 1, 1_000_000,
             "Frames queued per connection for writing; pushes beyond it are dropped (counted) and repaired by sync/hints.");
+
+    public static final ConfigKey<Integer> CONN_BUFFER_BYTES = key("IM_CONN_BUFFER_BYTES", "262144", 16_384, 67_108_864,
+            "Bytes of frames (replies and pushes) the gateway holds for one connection before it stops reading from it "
+            + "and drops pushes to it; reading resumes when half has drained (16384-67108864).");
+    public static final ConfigKey<Integer> CONN_SEND_BUFFER_BYTES = key("IM_CONN_SEND_BUFFER_BYTES", "0", 0, 16_777_216,
+            "Kernel send buffer (SO_SNDBUF) of each gateway socket; 0 leaves it to the kernel's autotuning, which may grow "
+            + "it to net.ipv4.tcp_wmem's maximum (0-16777216).");
+    public static final ConfigKey<Duration> CONN_STALL_MS = ms("IM_CONN_STALL_MS", "60000", 1_000, 3_600_000,
+            "A connection whose held frames stay over IM_CONN_BUFFER_BYTES this long is closed (status 4008).");
+
+    public static final ConfigKey<Integer> MAX_CONNECTIONS_PER_ADDRESS = key("IM_MAX_CONNECTIONS_PER_ADDRESS", "10000", 1, 1_000_000,
+            "WebSocket connections one remote address may hold on a gateway; one more is closed at once (1013) (behind a proxy all come from the proxy's address) (1-1000000).");
+    public static final ConfigKey<Integer> MAX_CONNECTIONS_PER_USER = key("IM_MAX_CONNECTIONS_PER_USER", "64", 1, 100_000,
+            "Authenticated connections one user may hold on a gateway; one more is refused RATE_LIMITED and closed (1013) (1-100000).");
+    public static final ConfigKey<Integer> MAX_CONNECTIONS_PER_DEVICE = key("IM_MAX_CONNECTIONS_PER_DEVICE", "4", 1, 1_000,
+            "Authenticated connections one device may hold on a gateway; one more replaces the oldest, which is closed (4009) (1-1000).");
+    public static final ConfigKey<Integer> AUTH_FAILURES_PER_MINUTE = key("IM_AUTH_FAILURES_PER_MINUTE", "30", 1, 100_000,
+            "Failed authentications one remote address may make per minute (token bucket); beyond, its authentications are refused RATE_LIMITED without a database lookup (1-100000).");
+    public static final ConfigKey<Duration> WS_IDLE_MS = ms("IM_WS_IDLE_MS", "120000", 5_000, 3_600_000,
+            "An authenticated WebSocket from which nothing (not even a pong) arrived this long is closed (1001); the gateway pings every connection every third of it.");
+    public static final ConfigKey<Duration> HTTP_PARSE_TIMEOUT_MS = ms("IM_HTTP_PARSE_TIMEOUT_MS", "10000", 100, 600_000,
+            "Time a client may take to send a whole HTTP request header; a slower connection is closed.");
+    public static final ConfigKey<Duration> HTTP_IDLE_TIMEOUT_MS = ms("IM_HTTP_IDLE_TIMEOUT_MS", "60000", 1_000, 3_600_000,
+            "Time a kept-alive HTTP connection may wait for its next request before it is closed.");
 
     public static final ConfigKey<Integer> SEND_LANES = key("IM_SEND_LANES", "2", 0, 256,
             "Group commit: threads that commit sends, each owning the conversations that hash to it; concurrent sends of a lane commit in one transaction (0 = one transaction per send on the worker thread; 0-256).");

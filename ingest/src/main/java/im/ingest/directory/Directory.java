@@ -64,6 +64,11 @@ public final class Directory {
      * {@code STALE_INSTALL} (the token of an earlier install) otherwise.
      */
     public DevicePrincipal authenticate(String token) {
+        return credential(token).principal();
+    }
+
+    /** As {@link #authenticate}, with the token's hash and expiry (what a session watches). */
+    public AuthenticatedToken credential(String token) {
         if (token == null || !token.startsWith(Tokens.PREFIX)) {
             throw new DirectoryException(DirectoryException.Code.BAD_TOKEN, "unknown token");
         }
@@ -80,7 +85,8 @@ public final class Directory {
                                     "token expired at " + expires.toInstant() + "; renew it (POST /admin/devices/"
                                     + rs.getString(2) + "/token)");
                         }
-                        return new DevicePrincipal(rs.getString(1), rs.getString(2), rs.getInt(3));
+                        return new AuthenticatedToken(new DevicePrincipal(rs.getString(1), rs.getString(2), rs.getInt(3)),
+                                hash, expires == null ? null : expires.toInstant());
                     }
                 }
             }
@@ -217,6 +223,24 @@ public final class Directory {
                     return new DeviceRegistration(rs.getString(1), device, rs.getInt(2), token, expires);
                 }
             }
+        });
+    }
+
+    /**
+     * Revokes the device's token: it is replaced by one nobody holds, so the device cannot
+     * authenticate until an operator renews its token (cursors kept), and its open sessions end.
+     */
+    public void revokeToken(String device) {
+        checkId("device", device);
+        byte[] unheld = Tokens.hash(Tokens.newToken());
+        inTx("revoke token", c -> {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "UPDATE devices SET token_hash = ?, updated_at = clock_timestamp() WHERE device_id = ?")) {
+                ps.setBytes(1, unheld);
+                ps.setString(2, device);
+                if (ps.executeUpdate() == 0) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no device " + device);
+            }
+            return null;
         });
     }
 

@@ -172,6 +172,11 @@ public final class TailCommand implements Callable<Integer> {
         };
     }
 
+    /**
+     * A body on one line that cannot drive the terminal: newlines, tabs and backslashes escaped as
+     * in Java, and every other control character (ESC, C1, DEL) and format character (bidi
+     * overrides such as U+202E, zero-width characters) as {@code \\uXXXX}.
+     */
     static String oneLine(String body) {
         if (body == null) return "";
         StringBuilder b = new StringBuilder(body.length());
@@ -181,7 +186,11 @@ public final class TailCommand implements Callable<Integer> {
                 case '\r' -> b.append("\\r");
                 case '\t' -> b.append("\\t");
                 case '\\' -> b.append("\\\\");
-                default -> b.append(c);
+                default -> {
+                    int type = Character.getType(c);
+                    if (type == Character.CONTROL || type == Character.FORMAT) b.append(String.format("\\u%04x", (int) c));
+                    else b.append(c);
+                }
             }
         }
         return b.toString();

@@ -1,0 +1,97 @@
+package im.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import im.testkit.ImStackExtension;
+import im.testkit.TestStack;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Sessions follow their credentials: renewing or revoking a device's token ends the sessions
+ * opened with the old one (an error without rid, then close 4001) within 2 s, on a connection
+ * that sends nothing; the old token authenticates no more; a revoked device comes back with a
+ * renewal, its install and cursors kept.
+ */
+@ExtendWith(ImStackExtension.class)
+class SessionEndIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final long BOUND_MS = 2_000;
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    private HttpResponse<String> admin(InProcessGateway gw, String method, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(gw.http(path)).method(method, HttpRequest.BodyPublishers.noBody())
+                .header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void renewingATokenEndsTheSessionsOfTheOldOne(TestStack stack) throws Exception {
+        Fixture fx = new Fixture(stack);
+        try (InProcessGateway gw = new InProcessGateway(stack);
+             RawSocket old = new RawSocket(gw.ws());
+             RawSocket other = new RawSocket(gw.ws())) {
+            assertEquals("authed", old.auth(fx.anaToken).get("t").asText());
+            assertEquals("authed", other.auth(fx.boToken).get("t").asText());
+            long committed = System.currentTimeMillis();
+            HttpResponse<String> r = admin(gw, "POST", "/admin/devices/d-ana/token");
+            assertEquals(200, r.statusCode(), r.body());
+            assertSessionEnded(old, committed, "renewed or revoked");
+            // another device's session is untouched
+            assertEquals("synced", other.request("{\"t\":\"sync\",\"rid\":\"y\",\"conv\":\"c-ab\",\"after\":0}").get("t").asText());
+            try (RawSocket again = new RawSocket(gw.ws())) {
+                assertEquals("BAD_TOKEN", again.auth(fx.anaToken).get("code").asText());
+                assertEquals(4001, again.awaitClose());
+            }
+            try (RawSocket renewed = new RawSocket(gw.ws())) {
+                assertEquals("authed", renewed.auth(JSON.readTree(r.body()).get("token").asText()).get("t").asText());
+            }
+        }
+    }
+
+    @Test
+    void revokingATokenEndsItsSessionsUntilARenewal(TestStack stack) throws Exception {
+        Fixture fx = new Fixture(stack);
+        try (InProcessGateway gw = new InProcessGateway(stack);
+             RawSocket s = new RawSocket(gw.ws())) {
+            assertEquals("authed", s.auth(fx.anaToken).get("t").asText());
+            assertEquals(3, s.request("{\"t\":\"send\",\"rid\":\"s1\",\"conv\":\"c-ab\",\"cmid\":\"m1\",\"body\":\"hi\"}").get("seq").asLong());
+            assertEquals(3, s.request("{\"t\":\"ack\",\"rid\":\"a1\",\"conv\":\"c-ab\",\"seq\":3}").get("delivered").asLong());
+            long committed = System.currentTimeMillis();
+            HttpResponse<String> r = admin(gw, "DELETE", "/admin/devices/d-ana/token");
+            assertEquals(204, r.statusCode(), r.body());
+            assertSessionEnded(s, committed, "renewed or revoked");
+            try (RawSocket again = new RawSocket(gw.ws())) {
+                assertEquals("BAD_TOKEN", again.auth(fx.anaToken).get("code").asText());
+                assertEquals(4001, again.awaitClose());
+            }
+            assertEquals(404, admin(gw, "DELETE", "/admin/devices/d-none/token").statusCode());
+
+            HttpResponse<String> renewed = admin(gw, "POST", "/admin/devices/d-ana/token");
+            assertEquals(200, renewed.statusCode(), renewed.body());
+            assertEquals(1, JSON.readTree(renewed.body()).get("epoch").asInt(), "the install is kept");
+            try (RawSocket back = new RawSocket(gw.ws())) {
+                assertEquals("authed", back.auth(JSON.readTree(renewed.body()).get("token").asText()).get("t").asText());
+                assertEquals(3, back.request("{\"t\":\"ack\",\"rid\":\"a2\",\"conv\":\"c-ab\",\"seq\":1}").get("delivered").asLong(),
+                        "its cursor is kept");
+            }
+        }
+    }
+
+    /** The connection got an error without rid saying why, then close 4001, within the bound of the commit. */
+    private static void assertSessionEnded(RawSocket s, long committed, String why) throws Exception {
+        JsonNode f = s.next();
+        long after = System.currentTimeMillis() - committed;
+        assertEquals("BAD_TOKEN", f.path("code").asText(), f.toString());
+        assertFalse(f.has("rid"), f.toString());
+        assertTrue(f.get("msg").asText().contains(why), f.toString());
+        assertEquals(4001, s.awaitClose());
+        assertTrue(after <= BOUND_MS, "the session ended " + after + " ms after the change");
+    }
+}

@@ -1,0 +1,17 @@
+package im.launcher.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+/** What `im tail` and `im events tail` print of a body: one line, nothing that drives the terminal. */
+class TailCommandTest {
+    @Test
+    void controlAndFormatCharactersArePrintedAsEscapes() {
+        assertEquals("a\\u001b[2Jb", TailCommand.oneLine("a\u001b[2Jb"), "ESC (clear the screen)");
+        assertEquals("\\u202egnp.exe", TailCommand.oneLine("\u202egnp.exe"), "right-to-left override");
+        assertEquals("x\\u200by\\u0085z\\u007f", TailCommand.oneLine("x\u200by\u0085z\u007f"), "zero-width space, C1 NEL, DEL");
+        assertEquals("line\\nnext\\ttab\\\\", TailCommand.oneLine("line\nnext\ttab\\"));
+        assertEquals("héllo 你好 🎉", TailCommand.oneLine("héllo 你好 🎉"), "text stays text");
+    }
+}
