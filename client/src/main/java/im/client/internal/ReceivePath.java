@@ -17,6 +17,8 @@ import im.protocol.Subbed;
 import im.protocol.Sync;
 import im.protocol.Synced;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import im.client.ConversationSummary;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -36,13 +38,13 @@ import org.slf4j.LoggerFactory;
  * The receive path, on one receive lane (one task at a time, in order; never the socket reader): {@code sub} after every
  * connect, pushed events stored in batches, sync loops, cumulative acks of the durable cursor, and
  * the retries of those requests. The decisions are {@link ReceiveLogic}'s; this class performs
- * them against the {@link DurableEventStore} and the current connection.
+ * them against the {@link LocalStore} and the current connection.
  */
 public final class ReceivePath {
     private static final Logger log = LoggerFactory.getLogger(ReceivePath.class);
 
     private final ClientOptions options;
-    private final DurableEventStore store;
+    private final LocalStore store;
     private final Sessions sessions;
     private final Listeners listeners;
     private final RetryRule retry;
@@ -65,7 +67,7 @@ public final class ReceivePath {
     /** Set when a {@link ClientFaults} hook simulated a crash: the receive path does nothing more. */
     private volatile boolean crashed;
 
-    ReceivePath(ClientOptions options, DurableEventStore store, Sessions sessions, Listeners listeners, RetryRule retry,
+    ReceivePath(ClientOptions options, LocalStore store, Sessions sessions, Listeners listeners, RetryRule retry,
                 PendingRequests.Rids rids, ClientFaults faults, Runnable closeClient, Lane receiver) {
         this.options = options;
         this.store = store;
@@ -130,7 +132,33 @@ public final class ReceivePath {
     }
 
     public List<ReceivedEvent> events(String conv) {
-        return store.events(Objects.requireNonNull(conv, "conv"));
+        try {
+            return store.events(Objects.requireNonNull(conv, "conv"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The local queries are documented on {@link im.client.ImClient#conversations} and its neighbours. */
+    public List<ConversationSummary> conversations(ConversationSummary after, int limit) throws IOException {
+        return store.conversations(after, limit);
+    }
+
+    public List<ReceivedEvent> eventsBefore(String conv, long beforeSeq, int limit) throws IOException {
+        return store.eventsBefore(conv, beforeSeq, limit);
+    }
+
+    public List<ReceivedEvent> eventsAfter(String conv, long afterSeq, int limit) throws IOException {
+        store.checkLimit(limit);
+        return store.eventsAfter(conv, afterSeq, limit);
+    }
+
+    public List<ReceivedEvent> search(String text, String conv, ReceivedEvent before, int limit) throws IOException {
+        return store.search(text, conv, before, limit);
+    }
+
+    public long markRead(String conv, long seq) throws IOException {
+        return store.markRead(conv, seq);
     }
 
     public void syncNow(String conv) throws ConnectionLostException {
@@ -179,6 +207,11 @@ public final class ReceivePath {
     /** After auth: reset the per-connection receive state and subscribe. */
     private void startReceive(Connection conn) {
         recvConn = conn;
+        try {
+            store.selfUser(conn.device.user()); // its own messages are never unread
+        } catch (IOException e) {
+            log.warn("cannot record the device's user in {}: {}", store.file(), e.toString());
+        }
         logic.connected();
         store.cursors().forEach(logic::cursor);
         subFailures = 0;
@@ -252,19 +285,25 @@ public final class ReceivePath {
         for (Event e : batch) {
             maxSeq.merge(e.conv(), e.seq(), Math::max);
         }
-        Map<String, List<ReceivedEvent>> fresh = store.newEvents(batch);
+        Map<String, List<ReceivedEvent>> fresh;
+        try {
+            fresh = store.newEvents(batch);
+        } catch (IOException e) {
+            log.error("cannot read {} before storing {} pushed event(s): {}", store.file(), batch.size(), e.toString());
+            return;
+        }
         for (Map.Entry<String, List<ReceivedEvent>> f : fresh.entrySet()) {
             List<Long> seqs = f.getValue().stream().map(ReceivedEvent::seq).toList();
             if (!fault("beforeStore", () -> faults.beforeStore(f.getKey(), seqs))) {
                 return;
             }
         }
-        DurableEventStore.Result r;
+        LocalStore.Result r;
         try {
             r = store.applyNew(fresh);
         } catch (IOException e) {
             // Nothing acked for these; the cursor stays, and a hint / gap / reconnect syncs them again.
-            log.error("cannot store {} pushed event(s) in {}: {}", batch.size(), store.logFile(), e.toString());
+            log.error("cannot store {} pushed event(s) in {}: {}", batch.size(), store.file(), e.toString());
             return;
         }
         if (!reportStored(r)) {
@@ -286,16 +325,26 @@ public final class ReceivePath {
             perform(conn, logic.onSyncFailed(conv));
             return;
         }
-        List<Long> seqs = s.events().stream().filter(e -> !store.contains(conv, e.seq()) && e.seq() > store.cursor(conv))
-                .map(Event::seq).toList();
+        List<Long> seqs = new ArrayList<>();
+        try {
+            for (Event e : s.events()) {
+                if (e.seq() > store.cursor(conv) && !store.contains(conv, e.seq())) {
+                    seqs.add(e.seq());
+                }
+            }
+        } catch (IOException e) {
+            log.error("cannot read {} before storing a sync page of {}: {}", store.file(), conv, e.toString());
+            perform(conn, logic.onSyncFailed(conv));
+            return;
+        }
         if (!fault("beforeStore", () -> faults.beforeStore(conv, seqs))) {
             return;
         }
-        DurableEventStore.Result r;
+        LocalStore.Result r;
         try {
             r = store.applyPage(conv, after, s.events(), s.more(), s.head());
         } catch (IOException | IllegalArgumentException e) {
-            log.error("cannot store a sync page of {} in {}: {}", conv, store.logFile(), e.toString());
+            log.error("cannot store a sync page of {} in {}: {}", conv, store.file(), e.toString());
             perform(conn, logic.onSyncFailed(conv));
             return;
         }
@@ -307,7 +356,7 @@ public final class ReceivePath {
     }
 
     /** The fault point after the commit, then the listeners. False if a fault hook simulated a crash. */
-    private boolean reportStored(DurableEventStore.Result r) {
+    private boolean reportStored(LocalStore.Result r) {
         Map<String, Long> advanced = r.advanced();
         Set<String> convs = new LinkedHashSet<>();
         r.added().forEach(e -> convs.add(e.conv()));
