@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The Java SDK of the messaging platform: one device's connection to a gateway.
@@ -101,6 +102,38 @@ public final class ImClient implements AutoCloseable {
         core.sessions().connect();
     }
 
+    /**
+     * {@link #connect()} without blocking: the future completes when the server answered {@code authed}
+     * (or at once when connected), or exceptionally with what {@code connect()} would throw. Cancelling
+     * it before it completed stops the attempt as {@link #disconnect()} does.
+     */
+    public CompletableFuture<Void> connectAsync() {
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        result.whenComplete((v, e) -> {
+            if (result.isCancelled()) {
+                core.sessions().disconnect();
+            }
+        });
+        try {
+            core.waiters().execute(() -> {
+                try {
+                    connect();
+                    result.complete(null);
+                } catch (IOException | RuntimeException e) {
+                    result.completeExceptionally(e);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            result.completeExceptionally(new IllegalStateException("client is closed"));
+        }
+        return result;
+    }
+
+    /** The connection state; {@link ClientListener#onStateChanged} reports every change. */
+    public ConnectionState state() {
+        return core.sessions().state();
+    }
+
     public boolean isConnected() {
         return core.sessions().isConnected();
     }
@@ -145,6 +178,30 @@ public final class ImClient implements AutoCloseable {
      */
     public SentAck send(String conv, String body, Duration timeout) throws IOException {
         return core.sending().send(conv, body, timeout);
+    }
+
+    /**
+     * {@link #send(String, String, Duration)} without blocking: the outbox entry is durable when this
+     * returns (else it throws, as {@code send} does for local validation or a store failure); the
+     * future completes with the {@link SentAck}, or exceptionally with what {@code send} would throw
+     * ({@link ImErrorException}, {@link SendTimeoutException}, {@link ConnectionLostException}), with
+     * the same keep/drop rules for the entry.
+     *
+     * <p>Cancelling the future ({@code cancel(...)}) before it completed withdraws the message: its
+     * entry leaves the outbox and is never resent. An attempt already on the wire may still be
+     * committed by the server; {@link ClientListener#onSent} then tells.
+     */
+    public CompletableFuture<SentAck> sendAsync(String conv, String body, Duration timeout) throws IOException {
+        return core.sending().sendAsync(conv, body, timeout);
+    }
+
+    /**
+     * Withdraws the outbox entry of {@code cmid} (see {@link #pending()}): it is not resent. Returns
+     * false if there is none (already confirmed, given up or withdrawn). An attempt already on the wire
+     * may still be committed ({@link ClientListener#onSent} tells).
+     */
+    public boolean cancelPending(String cmid) {
+        return core.sending().withdraw(java.util.Objects.requireNonNull(cmid, "cmid"));
     }
 
     /** Only writes a durable outbox entry (no send); returns its cmid. For tests and crash simulation. */

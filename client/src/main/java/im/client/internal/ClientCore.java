@@ -31,6 +31,8 @@ public final class ClientCore implements AutoCloseable {
     private final ReceivePath receiving;
     private final StateDirLock lock;
     private final LocalStore store;
+    /** Threads that may wait for a reply (the futures of the async API). */
+    private final java.util.concurrent.Executor waiters;
 
     private ClientCore(ClientOptions options, Clock clock, LocalStore store, ClientFaults faults,
                        StateDirLock lock, ClientThreads shared) {
@@ -44,7 +46,8 @@ public final class ClientCore implements AutoCloseable {
         RetryRule retry = RetryRule.of(options);
         PendingRequests.Rids rids = new PendingRequests.Rids();
         this.sessions = new Sessions(options, threads.http, scheduler, listeners, retry, rids);
-        this.sending = new SendPath(options, clock, store, sessions, listeners, retry, rids, scheduler, threads.io);
+        this.sending = new SendPath(options, clock, store, sessions, listeners, retry, rids, scheduler, threads.io, threads.blocking);
+        this.waiters = threads.blocking;
         this.receiving = new ReceivePath(options, store, sessions, listeners, retry, rids, faults, this::close,
                 threads.storeLane(name + "-receive"));
         sessions.hooks(new Sessions.Hooks() {
@@ -104,6 +107,11 @@ public final class ClientCore implements AutoCloseable {
         return receiving;
     }
 
+    /** Where the async API waits: threads added on demand, never a lane of the client. */
+    public java.util.concurrent.Executor waiters() {
+        return waiters;
+    }
+
     public Listeners listeners() {
         return listeners;
     }
@@ -120,6 +128,7 @@ public final class ClientCore implements AutoCloseable {
             return;
         }
         sessions.disconnect();
+        sessions.reportClosed();
         scheduler.shutdownNow();
         receiving.shutdown();
         listeners.shutdown(); // queued callbacks (e.g. the final onDisconnected) still run

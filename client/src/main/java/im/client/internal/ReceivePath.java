@@ -61,6 +61,12 @@ public final class ReceivePath {
     /** Receive lane only: consecutive failed subs of the current connection, and INTERNAL answers among them. */
     private int subFailures;
     private int subInternalErrors;
+    /**
+     * Receive lane only: the conversations {@code subbed} found behind their head whose sync loop has
+     * not ended yet (null: no recovery under way on this connection), and those whose sync failed.
+     */
+    private Set<String> recovering;
+    private List<String> recoveryFailed;
     /** Pushed events not yet stored; drained in batches by the receive lane (one fsync per batch). */
     private final ConcurrentLinkedQueue<Event> pushQueue = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
@@ -207,6 +213,7 @@ public final class ReceivePath {
     /** After auth: reset the per-connection receive state and subscribe. */
     private void startReceive(Connection conn) {
         recvConn = conn;
+        recovering = null;
         try {
             store.selfUser(conn.device.user()); // its own messages are never unread
         } catch (IOException e) {
@@ -226,7 +233,11 @@ public final class ReceivePath {
         }
         if (r instanceof Subbed s) {
             log.debug("subscribed: {} conversation(s)", s.convs().size());
+            recovering = new LinkedHashSet<>();
+            recoveryFailed = new ArrayList<>();
+            s.convs().stream().filter(c -> c.head() > store.cursor(c.conv())).forEach(c -> recovering.add(c.conv()));
             perform(conn, logic.onSubbed(s.convs()));
+            recoveryStep(null);
             return;
         }
         ErrorFrame ef = r instanceof ErrorFrame e ? e : null;
@@ -258,6 +269,7 @@ public final class ReceivePath {
         log.error("sub given up on this connection: {} {}", err.code(), err.msg());
         ImErrorException cause = new ImErrorException(err);
         listeners.fire("onSubscribeFailed", l -> l.onSubscribeFailed(cause));
+        listeners.fire("onRecovery", l -> l.onRecovery(false, List.of()));
     }
 
     /** Sends a request whose reply (or failure, timeout) is handled on the receive lane. */
@@ -322,7 +334,7 @@ public final class ReceivePath {
         }
         if (!(reply instanceof Synced s)) {
             log.info("sync of {} after {} failed: {}", conv, after, err != null ? err.toString() : reply);
-            perform(conn, logic.onSyncFailed(conv));
+            syncFailed(conn, conv);
             return;
         }
         List<Long> seqs = new ArrayList<>();
@@ -334,7 +346,7 @@ public final class ReceivePath {
             }
         } catch (IOException e) {
             log.error("cannot read {} before storing a sync page of {}: {}", store.file(), conv, e.toString());
-            perform(conn, logic.onSyncFailed(conv));
+            syncFailed(conn, conv);
             return;
         }
         if (!fault("beforeStore", () -> faults.beforeStore(conv, seqs))) {
@@ -345,7 +357,7 @@ public final class ReceivePath {
             r = store.applyPage(conv, after, s.events(), s.more(), s.head());
         } catch (IOException | IllegalArgumentException e) {
             log.error("cannot store a sync page of {} in {}: {}", conv, store.file(), e.toString());
-            perform(conn, logic.onSyncFailed(conv));
+            syncFailed(conn, conv);
             return;
         }
         if (!reportStored(r)) {
@@ -353,6 +365,31 @@ public final class ReceivePath {
         }
         long before = r.cursorsBefore().getOrDefault(conv, 0L);
         perform(conn, logic.onSynced(conv, before, store.cursor(conv), s.more(), s.head()));
+        recoveryStep(conv);
+    }
+
+    private void syncFailed(Connection conn, String conv) {
+        perform(conn, logic.onSyncFailed(conv));
+        if (recovering != null && recovering.contains(conv)) {
+            recoveryFailed.add(conv);
+        }
+        recoveryStep(conv);
+    }
+
+    /** A sync loop of {@code conv} may have ended (null: none): once none the subscription found behind is left, report. */
+    private void recoveryStep(String conv) {
+        if (recovering == null) {
+            return;
+        }
+        if (conv != null && !logic.syncing(conv)) {
+            recovering.remove(conv);
+        }
+        if (recovering.isEmpty()) {
+            boolean recovered = recoveryFailed.isEmpty();
+            List<String> behind = List.copyOf(recoveryFailed);
+            recovering = null;
+            listeners.fire("onRecovery", l -> l.onRecovery(recovered, behind));
+        }
     }
 
     /** The fault point after the commit, then the listeners. False if a fault hook simulated a crash. */

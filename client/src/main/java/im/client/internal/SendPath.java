@@ -47,11 +47,14 @@ public final class SendPath {
     private final Lane scheduler;
     /** Judges error replies off the socket reader (the outbox is fsynced) and off the scheduler (which may be waiting). */
     private final Executor judges;
+    /** Where the futures of {@link #sendAsync} wait for their reply (threads added on demand). */
+    private final Executor waiters;
     /** The one outstanding attempt per cmid, so concurrent resends of an entry share it (and its verdict). */
     private final ConcurrentHashMap<String, CompletableFuture<ServerFrame>> inflight = new ConcurrentHashMap<>();
 
     SendPath(ClientOptions options, Clock clock, LocalStore store, Sessions sessions, Listeners listeners,
-             RetryRule retry, PendingRequests.Rids rids, Lane scheduler, Executor judges) {
+             RetryRule retry, PendingRequests.Rids rids, Lane scheduler, Executor judges, Executor waiters) {
+        this.waiters = waiters;
         this.options = options;
         this.clock = clock;
         this.store = store;
@@ -68,6 +71,52 @@ public final class SendPath {
         PendingSend entry = newEntry(conv, body);
         store.outboxAdd(entry);
         return deliver(entry, timeout);
+    }
+
+    /** See {@link im.client.ImClient#sendAsync}: durable before it returns; cancelling withdraws the entry. */
+    public CompletableFuture<SentAck> sendAsync(String conv, String body, Duration timeout) throws IOException {
+        Objects.requireNonNull(timeout, "timeout");
+        PendingSend entry = newEntry(conv, body);
+        store.outboxAdd(entry);
+        CompletableFuture<SentAck> result = new CompletableFuture<>();
+        result.whenComplete((ack, err) -> {
+            if (result.isCancelled()) {
+                withdraw(entry.cmid()); // in the cancelling thread: withdrawn when cancel() returns
+            }
+        });
+        runOn(waiters, () -> {
+            if (result.isDone()) {
+                return; // cancelled before the first attempt
+            }
+            try {
+                result.complete(deliver(entry, timeout));
+            } catch (IOException e) {
+                result.completeExceptionally(e);
+            }
+        });
+        return result;
+    }
+
+    /** See {@link im.client.ImClient#cancelPending}. */
+    public boolean withdraw(String cmid) {
+        try {
+            boolean removed = store.outboxRemove(cmid);
+            if (removed) {
+                log.info("outbox entry {} withdrawn by the application", cmid);
+            }
+            return removed;
+        } catch (IOException e) {
+            log.warn("cannot withdraw outbox entry {} from {}: {}", cmid, store.file(), e.toString());
+            return false;
+        }
+    }
+
+    private static void runOn(Executor executor, Runnable task) {
+        try {
+            executor.execute(task);
+        } catch (RejectedExecutionException e) {
+            log.debug("client closed; task dropped");
+        }
     }
 
     public String enqueue(String conv, String body) throws IOException {
