@@ -134,6 +134,8 @@ public final class ClientStoreBench {
             System.out.printf("open %.0f ms, heap held after open %.1f MB, first %d of the conversation list %.1f ms"
                             + " (all %d in pages of 1,000: %.1f ms), page of %d events %.2f ms, search (%d hits) %.1f ms%n",
                     open, heap / 1e6, list.size(), listMs, all, listAllMs, page.size(), pageMs, hits.size(), searchMs);
+            System.out.printf("heap in use by the whole process after the queries and a full GC: %.1f MB (max heap %d MB)%n",
+                    usedAfterGc() / 1e6, Runtime.getRuntime().maxMemory() >> 20);
         }
     }
 
