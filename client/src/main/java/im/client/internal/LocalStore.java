@@ -443,7 +443,7 @@ public final class LocalStore implements AutoCloseable {
                 if (maxEventId - ftsIndexed >= FTS_CHUNK) {
                     indexedTo = indexUpTo(maxEventId);
                 }
-                if (wrote || !added.isEmpty()) {
+                if (wrote || !added.isEmpty() || indexedTo != ftsIndexed) {
                     tx.execute("COMMIT"); // the commit point: the WAL is fsynced (synchronous=FULL)
                 } else {
                     tx.execute("ROLLBACK");
@@ -552,7 +552,7 @@ public final class LocalStore implements AutoCloseable {
         try (PreparedStatement ps = db.prepareStatement(sql)) {
             int i = 1;
             if (after != null) {
-                ps.setLong(i++, lastAt(after.conv()));
+                ps.setLong(i++, after.last() == null ? 0 : after.last().at()); // the row as the app saw it
                 ps.setString(i++, after.conv());
             }
             ps.setInt(i, limit);
@@ -566,15 +566,6 @@ public final class LocalStore implements AutoCloseable {
             return out;
         } catch (SQLException e) {
             throw error(file, "cannot read the conversation list", e);
-        }
-    }
-
-    private long lastAt(String conv) throws SQLException {
-        try (PreparedStatement ps = db.prepareStatement("SELECT last_at FROM convs WHERE conv = ?")) {
-            ps.setString(1, conv);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? rs.getLong(1) : Long.MAX_VALUE;
-            }
         }
     }
 
