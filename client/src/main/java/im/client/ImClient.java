@@ -108,17 +108,33 @@ public final class ImClient implements AutoCloseable {
      * it before it completed stops the attempt as {@link #disconnect()} does.
      */
     public CompletableFuture<Void> connectAsync() {
-        CompletableFuture<Void> result = new CompletableFuture<>();
+        CompletableFuture<Void> result = onWaiters(() -> {
+            connect();
+            return null;
+        });
         result.whenComplete((v, e) -> {
             if (result.isCancelled()) {
                 core.sessions().disconnect();
             }
         });
+        return result;
+    }
+
+    /** What an async method runs on a waiting thread. */
+    private interface Call<T> {
+        T run() throws IOException;
+    }
+
+    /** Runs {@code call} on a thread that may wait for replies; its outcome completes the future. */
+    private <T> CompletableFuture<T> onWaiters(Call<T> call) {
+        CompletableFuture<T> result = new CompletableFuture<>();
         try {
             core.waiters().execute(() -> {
+                if (result.isDone()) {
+                    return; // cancelled before it started
+                }
                 try {
-                    connect();
-                    result.complete(null);
+                    result.complete(call.run());
                 } catch (IOException | RuntimeException e) {
                     result.completeExceptionally(e);
                 }
@@ -220,6 +236,14 @@ public final class ImClient implements AutoCloseable {
      */
     public List<SentAck> resendPending() throws IOException {
         return core.sending().resendPending();
+    }
+
+    /**
+     * {@link #resendPending()} without blocking: the future completes with its acks, or exceptionally
+     * with what it would throw. Cancelling it stops the wait only; the resend goes on.
+     */
+    public CompletableFuture<List<SentAck>> resendPendingAsync() {
+        return onWaiters(this::resendPending);
     }
 
     /**

@@ -173,6 +173,20 @@ class ImClientConnectionStateTest {
     }
 
     @Test
+    void resendingTheOutboxHasAFuture() throws Exception {
+        try (FakeGateway gw = new FakeGateway(ImClientConnectionStateTest::acceptsSends);
+             ImClient c = ImClient.open(options(gw).withAutoReceive(false).withAutoReconnect(false))) {
+            c.enqueue("c-ab", "one");
+            c.enqueue("c-ab", "two");
+            assertInstanceOf(ConnectionLostException.class,
+                    assertThrows(ExecutionException.class, () -> c.resendPendingAsync().get(10, TimeUnit.SECONDS)).getCause());
+            c.connect(); // autoReconnect off: no automatic resend
+            assertEquals(2, c.resendPendingAsync().get(10, TimeUnit.SECONDS).size());
+            assertEquals(List.of(), c.pending());
+        }
+    }
+
+    @Test
     void aSendFutureFailsWithWhatSendWouldThrowAndKeepsTheEntry() throws Exception {
         try (FakeGateway gw = new FakeGateway(FakeGateway::oneUnstoredEvent);
              ImClient c = ImClient.open(options(gw).withAutoReceive(false))) {
