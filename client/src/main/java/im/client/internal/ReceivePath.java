@@ -2,6 +2,7 @@ package im.client.internal;
 
 import im.client.ClientOptions;
 import im.client.ConnectionLostException;
+import im.client.ConversationSummary;
 import im.client.ImErrorException;
 import im.client.ReceivedEvent;
 import im.protocol.Ack;
@@ -18,7 +19,6 @@ import im.protocol.Sync;
 import im.protocol.Synced;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import im.client.ConversationSummary;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
