@@ -68,4 +68,26 @@ public interface ClientListener {
      */
     default void onDisconnected(Throwable cause) {
     }
+
+    /**
+     * The connection state changed (only on a change, in order). {@code cause} says why for
+     * {@link ConnectionState#DISCONNECTED}: null after {@link ImClient#disconnect()}, an
+     * {@link ImErrorException} when the server refused or ended the session terminally (BAD_TOKEN,
+     * STALE_INSTALL: no reconnect), otherwise the {@link java.io.IOException} of the lost connection or the
+     * failed attempt (a reconnect follows with {@code autoReconnect}); null for the other states.
+     */
+    default void onStateChanged(ConnectionState state, Throwable cause) {
+    }
+
+    /**
+     * After each authenticated (re)connect with {@code autoReceive}: whether the local store caught
+     * up with what was missed while away. {@code recovered} is true once the subscription answered and
+     * every conversation whose head was above the local cursor has synced (so the conversation list
+     * and pages are current); false when that cannot happen on this connection: the subscription was
+     * given up ({@code behind} empty: the state is unknown) or a sync failed ({@code behind} names the
+     * conversations still behind). Called at most once per connection; a lost connection before the end
+     * calls nothing (the next one tries again). Hints and gaps later on are repaired as usual.
+     */
+    default void onRecovery(boolean recovered, java.util.List<String> behind) {
+    }
 }

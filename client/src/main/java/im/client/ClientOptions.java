@@ -13,7 +13,8 @@ import java.util.function.Consumer;
  * <ul>
  *   <li>{@code uri}: the gateway WebSocket, e.g. {@code ws://localhost:8080/ws}</li>
  *   <li>{@code token}: the device token sent in {@code auth}</li>
- *   <li>{@code stateDir}: directory of the durable client state ({@code outbox.json}); created if missing</li>
+ *   <li>{@code stateDir}: directory of the durable client state: the local store {@code client.db} (SQLite:
+ *       events, cursors, outbox) and a {@code lock} file; created if missing; one open client per directory</li>
  *   <li>{@code requestTimeout}: default wait for a reply (send, auth, resend); default 5 s</li>
  *   <li>{@code reconnectMin} / {@code reconnectMax}: bounds of the exponential backoff (with jitter) of every
  *       retry: reconnects, outbox entries answered {@code INTERNAL}, failed acks and subs; default 100 ms / 5 s</li>

@@ -7,12 +7,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The Java SDK of the messaging platform: one device's connection to a gateway.
  *
  * <p>Sending is at-least-once with an idempotency key: {@link #send} writes the message to a
- * durable outbox ({@code <stateDir>/outbox.json}) <em>before</em> the first attempt and removes it
+ * durable outbox (in the local store, {@code <stateDir>/client.db}) <em>before</em> the first attempt and removes it
  * only when the server answered {@code sent} (committed) or rejected it terminally. Everything
  * else (timeouts, lost connections, retriable errors, a crashed process) keeps the entry, and
  * {@link #resendPending()} (automatic after every (re)connect when {@code autoReconnect} is on)
@@ -23,9 +24,9 @@ import java.util.Objects;
  * {@link ClientListener#onSendFailed}.
  *
  * <p>Receiving (with {@code autoReceive}, the default): after every (re)connect the client sends
- * {@code sub}; pushed events are stored in a durable local store ({@code <stateDir>/events.log} +
- * {@code events.state}, see {@code im.client.internal.DurableEventStore}) keyed by (conv, seq), so duplicates are
- * no-ops; per conversation the store keeps a contiguous cursor (every visible event &le; cursor is
+ * {@code sub}; pushed events are stored in the local store (SQLite, {@code <stateDir>/client.db}, WAL
+ * with {@code synchronous=FULL}; one transaction per batch holds its events and the cursors they move)
+ * keyed by (conv, seq), so duplicates are no-ops; per conversation the store keeps a contiguous cursor (every visible event &le; cursor is
  * stored). Only after a batch is durable is the cursor acked, cumulatively and coalesced (one ack
  * in flight per conversation, {@code ackDelay} window). A push above cursor+1 (a gap), a
  * {@code hint}, a conversation whose head is above the cursor in {@code subbed}, or an
@@ -51,9 +52,14 @@ public final class ImClient implements AutoCloseable {
     }
 
     /**
-     * Loads the durable state in {@code stateDir} (creating the directory if missing). Does not connect.
+     * Opens the local store in {@code stateDir} (creating the directory and {@code client.db} if missing).
+     * Does not connect. Reads one row per conversation, nothing per event. A state directory of the
+     * SDK before the SQLite store is upgraded once: its {@code outbox.json} is imported; its
+     * {@code events.log} is set aside and the events are synced again.
      *
-     * @throws IOException naming the file if the state file is corrupt or truncated
+     * @throws LocalStoreException naming the file if the database is damaged or of a newer schema (it is
+     *         left as it is, never recreated)
+     * @throws IOException if another open client holds {@code stateDir}, or an old {@code outbox.json} is damaged
      */
     public static ImClient open(ClientOptions options) throws IOException {
         return open(options, Clock.systemUTC());
@@ -94,6 +100,54 @@ public final class ImClient implements AutoCloseable {
      */
     public void connect() throws IOException {
         core.sessions().connect();
+    }
+
+    /**
+     * {@link #connect()} without blocking: the future completes when the server answered {@code authed}
+     * (or at once when connected), or exceptionally with what {@code connect()} would throw. Cancelling
+     * it before it completed stops the attempt as {@link #disconnect()} does.
+     */
+    public CompletableFuture<Void> connectAsync() {
+        CompletableFuture<Void> result = onWaiters(() -> {
+            connect();
+            return null;
+        });
+        result.whenComplete((v, e) -> {
+            if (result.isCancelled()) {
+                core.sessions().disconnect();
+            }
+        });
+        return result;
+    }
+
+    /** What an async method runs on a waiting thread. */
+    private interface Call<T> {
+        T run() throws IOException;
+    }
+
+    /** Runs {@code call} on a thread that may wait for replies; its outcome completes the future. */
+    private <T> CompletableFuture<T> onWaiters(Call<T> call) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        try {
+            core.waiters().execute(() -> {
+                if (result.isDone()) {
+                    return; // cancelled before it started
+                }
+                try {
+                    result.complete(call.run());
+                } catch (IOException | RuntimeException e) {
+                    result.completeExceptionally(e);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            result.completeExceptionally(new IllegalStateException("client is closed"));
+        }
+        return result;
+    }
+
+    /** The connection state; {@link ClientListener#onStateChanged} reports every change. */
+    public ConnectionState state() {
+        return core.sessions().state();
     }
 
     public boolean isConnected() {
@@ -142,6 +196,30 @@ public final class ImClient implements AutoCloseable {
         return core.sending().send(conv, body, timeout);
     }
 
+    /**
+     * {@link #send(String, String, Duration)} without blocking: the outbox entry is durable when this
+     * returns (else it throws, as {@code send} does for local validation or a store failure); the
+     * future completes with the {@link SentAck}, or exceptionally with what {@code send} would throw
+     * ({@link ImErrorException}, {@link SendTimeoutException}, {@link ConnectionLostException}), with
+     * the same keep/drop rules for the entry.
+     *
+     * <p>Cancelling the future ({@code cancel(...)}) before it completed withdraws the message: its
+     * entry leaves the outbox and is never resent. An attempt already on the wire may still be
+     * committed by the server; {@link ClientListener#onSent} then tells.
+     */
+    public CompletableFuture<SentAck> sendAsync(String conv, String body, Duration timeout) throws IOException {
+        return core.sending().sendAsync(conv, body, timeout);
+    }
+
+    /**
+     * Withdraws the outbox entry of {@code cmid} (see {@link #pending()}): it is not resent. Returns
+     * false if there is none (already confirmed, given up or withdrawn). An attempt already on the wire
+     * may still be committed ({@link ClientListener#onSent} tells).
+     */
+    public boolean cancelPending(String cmid) {
+        return core.sending().withdraw(java.util.Objects.requireNonNull(cmid, "cmid"));
+    }
+
     /** Only writes a durable outbox entry (no send); returns its cmid. For tests and crash simulation. */
     public String enqueue(String conv, String body) throws IOException {
         return core.sending().enqueue(conv, body);
@@ -160,7 +238,19 @@ public final class ImClient implements AutoCloseable {
         return core.sending().resendPending();
     }
 
-    /** A snapshot of the outbox in insertion order. */
+    /**
+     * {@link #resendPending()} without blocking: the future completes with its acks, or exceptionally
+     * with what it would throw. Cancelling it stops the wait only; the resend goes on.
+     */
+    public CompletableFuture<List<SentAck>> resendPendingAsync() {
+        return onWaiters(this::resendPending);
+    }
+
+    /**
+     * A snapshot of the outbox in insertion order.
+     *
+     * @throws java.io.UncheckedIOException wrapping a {@link LocalStoreException} if the store cannot be read
+     */
     public List<PendingSend> pending() {
         return core.sending().pending();
     }
@@ -177,9 +267,71 @@ public final class ImClient implements AutoCloseable {
         return core.receiving().cursors();
     }
 
-    /** The stored events of {@code conv} in seq order (including any held above the cursor, waiting for a gap to close). */
+    /**
+     * Every stored event of {@code conv} in seq order (including any held above the cursor, waiting for
+     * a gap to close). Reads the whole conversation from the local store: for screens, use
+     * {@link #eventsBefore} / {@link #eventsAfter}.
+     *
+     * @throws java.io.UncheckedIOException wrapping a {@link LocalStoreException} if the store cannot be read
+     */
     public List<ReceivedEvent> events(String conv) {
         return core.receiving().events(conv);
+    }
+
+    // ------------------------------------------------------------------ local queries
+
+    /**
+     * A page of the local conversation list, the most recent last message first: every conversation
+     * this device stored anything for, with its last stored event, read mark and unread count (messages
+     * of other users stored above the read mark). {@code after} is the last row of the previous page
+     * (null for the first); {@code limit} 1 .. 1000. Reads only the rows of the page (keyset paging
+     * over an index), never the history.
+     *
+     * @throws LocalStoreException if the local store cannot be read
+     */
+    public List<ConversationSummary> conversations(ConversationSummary after, int limit) throws IOException {
+        return core.receiving().conversations(after, limit);
+    }
+
+    /**
+     * Up to {@code limit} (1 .. 1000) stored events of {@code conv} just below {@code beforeSeq}, in seq
+     * order: the page above the oldest one on screen ({@code Long.MAX_VALUE} for the latest page).
+     * Events held above a gap are included; seqs this device cannot see are simply absent.
+     *
+     * @throws LocalStoreException if the local store cannot be read
+     */
+    public List<ReceivedEvent> eventsBefore(String conv, long beforeSeq, int limit) throws IOException {
+        return core.receiving().eventsBefore(conv, beforeSeq, limit);
+    }
+
+    /** Up to {@code limit} (1 .. 1000) stored events of {@code conv} just above {@code afterSeq}, in seq order. */
+    public List<ReceivedEvent> eventsAfter(String conv, long afterSeq, int limit) throws IOException {
+        return core.receiving().eventsAfter(conv, afterSeq, limit);
+    }
+
+    /**
+     * Stored messages whose body holds every word of {@code text} (case-insensitive, whole words; the
+     * last word also matches as a prefix), newest stored first. {@code conv} null searches every
+     * conversation; {@code before} is the last hit of the previous page (null for the first). SQLite
+     * FTS5 index, kept in the same transaction as the events: the cost grows with the matching events
+     * (with {@code conv} set, the matches in every conversation are filtered), not with the history.
+     *
+     * @throws LocalStoreException if the local store cannot be read
+     */
+    public List<ReceivedEvent> search(String text, String conv, ReceivedEvent before, int limit) throws IOException {
+        return core.receiving().search(text, conv, before, limit);
+    }
+
+    /**
+     * Sets the local read mark of {@code conv} to {@code seq} (a lower value than the current mark is
+     * ignored) and returns the unread count after it. Local only: the server learns nothing (delivery
+     * acks are separate and automatic). Costs O(messages above the new mark); storing events keeps
+     * the count with O(1) work per event.
+     *
+     * @throws LocalStoreException if the local store cannot be written
+     */
+    public long markRead(String conv, long seq) throws IOException {
+        return core.receiving().markRead(conv, seq);
     }
 
     /**

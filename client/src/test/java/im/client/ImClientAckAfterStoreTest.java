@@ -6,8 +6,11 @@ import im.client.internal.ClientFaults;
 import im.client.internal.FaultInjection;
 import im.protocol.Ack;
 import im.protocol.ClientFrame;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -19,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * D3 on the device: when an ack reaches the server, the acked events are already on disk with
- * their commit record (what a restarted client reads back). The store is held back (up to a
+ * their committed transaction (what a restarted client reads back). The store is held back (up to a
  * second) until an ack arrives, so an SDK that acked before its store's fsync returned fails here
  * every time, not by a race.
  */
@@ -28,8 +31,8 @@ class ImClientAckAfterStoreTest {
     Path dir;
 
     @Test
-    void anAckArrivesOnlyAfterTheCommitRecordCoveringItIsOnDisk() throws Exception {
-        Path log = dir.resolve("bo").resolve("events.log");
+    void anAckArrivesOnlyAfterTheTransactionCoveringItCommitted() throws Exception {
+        Path db = dir.resolve("bo").resolve("client.db");
         CompletableFuture<String> firstAck = new CompletableFuture<>();
         CountDownLatch ackSeen = new CountDownLatch(1);
         ClientFaults holdStore = new ClientFaults() {
@@ -44,8 +47,8 @@ class ImClientAckAfterStoreTest {
         };
         try (FakeGateway gw = new FakeGateway((ClientFrame f) -> {
             if (f instanceof Ack a) {
-                firstAck.complete(commitsOf(log).stream().anyMatch(l -> l.contains("\"" + a.conv() + "\":" + a.seq()))
-                        ? "stored" : "ack of " + a.seq() + " before its commit record was on disk");
+                firstAck.complete(committedCursor(db, a.conv()) >= a.seq()
+                        ? "stored" : "ack of " + a.seq() + " before its transaction committed");
                 ackSeen.countDown();
             }
             return FakeGateway.oneUnstoredEvent(f);
@@ -56,11 +59,19 @@ class ImClientAckAfterStoreTest {
         }
     }
 
-    private static List<String> commitsOf(Path log) {
-        try {
-            return Files.exists(log) ? Files.readAllLines(log).stream().filter(l -> l.startsWith("{\"commit\":")).toList() : List.of();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+    /** The cursor of {@code conv} as another connection sees it: only what a committed transaction wrote. */
+    private static long committedCursor(Path db, String conv) {
+        if (!Files.exists(db)) {
+            return 0;
+        }
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+             PreparedStatement ps = c.prepareStatement("SELECT cursor FROM convs WHERE conv = ?")) {
+            ps.setString(1, conv);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : 0;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
         }
     }
 }

@@ -30,9 +30,11 @@ public final class ClientCore implements AutoCloseable {
     private final SendPath sending;
     private final ReceivePath receiving;
     private final StateDirLock lock;
-    private final DurableEventStore store;
+    private final LocalStore store;
+    /** Threads that may wait for a reply (the futures of the async API). */
+    private final java.util.concurrent.Executor waiters;
 
-    private ClientCore(ClientOptions options, Clock clock, DurableOutbox outbox, DurableEventStore store, ClientFaults faults,
+    private ClientCore(ClientOptions options, Clock clock, LocalStore store, ClientFaults faults,
                        StateDirLock lock, ClientThreads shared) {
         this.store = store;
         String name = "im-client-" + INSTANCES.incrementAndGet();
@@ -44,7 +46,8 @@ public final class ClientCore implements AutoCloseable {
         RetryRule retry = RetryRule.of(options);
         PendingRequests.Rids rids = new PendingRequests.Rids();
         this.sessions = new Sessions(options, threads.http, scheduler, listeners, retry, rids);
-        this.sending = new SendPath(options, clock, outbox, sessions, listeners, retry, rids, scheduler, threads.io);
+        this.sending = new SendPath(options, clock, store, sessions, listeners, retry, rids, scheduler, threads.io, threads.blocking);
+        this.waiters = threads.blocking;
         this.receiving = new ReceivePath(options, store, sessions, listeners, retry, rids, faults, this::close,
                 threads.storeLane(name + "-receive"));
         sessions.hooks(new Sessions.Hooks() {
@@ -78,9 +81,14 @@ public final class ClientCore implements AutoCloseable {
     public static ClientCore open(ClientOptions options, Clock clock, ClientThreads shared) throws IOException {
         StateDirLock lock = StateDirLock.acquire(options.stateDir());
         try {
-            DurableOutbox outbox = DurableOutbox.open(options.stateDir());
-            DurableEventStore store = DurableEventStore.open(options.stateDir());
-            return new ClientCore(options, clock, outbox, store, FaultInjection.forOpening(), lock, shared);
+            LocalStore store = LocalStore.open(options.stateDir());
+            try {
+                LegacyState.importInto(options.stateDir(), store);
+                return new ClientCore(options, clock, store, FaultInjection.forOpening(), lock, shared);
+            } catch (IOException | RuntimeException e) {
+                store.close();
+                throw e;
+            }
         } catch (IOException | RuntimeException e) {
             lock.close();
             throw e;
@@ -99,13 +107,18 @@ public final class ClientCore implements AutoCloseable {
         return receiving;
     }
 
+    /** Where the async API waits: threads added on demand, never a lane of the client. */
+    public java.util.concurrent.Executor waiters() {
+        return waiters;
+    }
+
     public Listeners listeners() {
         return listeners;
     }
 
     /**
      * Disconnects, stops the lanes and, once those that write the state directory (scheduler:
-     * outbox resends; receiver: the event store) have stopped, releases the directory for the next
+     * outbox resends; receiver: event batches) have stopped, releases the directory for the next
      * client; then stops the client's own threads, if it has any. A store commit under way finishes
      * or is abandoned before that; either leaves the directory consistent. Idempotent.
      */
@@ -115,6 +128,7 @@ public final class ClientCore implements AutoCloseable {
             return;
         }
         sessions.disconnect();
+        sessions.reportClosed();
         scheduler.shutdownNow();
         receiving.shutdown();
         listeners.shutdown(); // queued callbacks (e.g. the final onDisconnected) still run

@@ -2,6 +2,7 @@ package im.client.internal;
 
 import im.client.ClientOptions;
 import im.client.ConnectionLostException;
+import im.client.ConversationSummary;
 import im.client.ImErrorException;
 import im.client.ReceivedEvent;
 import im.protocol.Ack;
@@ -17,6 +18,7 @@ import im.protocol.Subbed;
 import im.protocol.Sync;
 import im.protocol.Synced;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -36,13 +38,13 @@ import org.slf4j.LoggerFactory;
  * The receive path, on one receive lane (one task at a time, in order; never the socket reader): {@code sub} after every
  * connect, pushed events stored in batches, sync loops, cumulative acks of the durable cursor, and
  * the retries of those requests. The decisions are {@link ReceiveLogic}'s; this class performs
- * them against the {@link DurableEventStore} and the current connection.
+ * them against the {@link LocalStore} and the current connection.
  */
 public final class ReceivePath {
     private static final Logger log = LoggerFactory.getLogger(ReceivePath.class);
 
     private final ClientOptions options;
-    private final DurableEventStore store;
+    private final LocalStore store;
     private final Sessions sessions;
     private final Listeners listeners;
     private final RetryRule retry;
@@ -59,13 +61,19 @@ public final class ReceivePath {
     /** Receive lane only: consecutive failed subs of the current connection, and INTERNAL answers among them. */
     private int subFailures;
     private int subInternalErrors;
+    /**
+     * Receive lane only: the conversations {@code subbed} found behind their head whose sync loop has
+     * not ended yet (null: no recovery under way on this connection), and those whose sync failed.
+     */
+    private Set<String> recovering;
+    private List<String> recoveryFailed;
     /** Pushed events not yet stored; drained in batches by the receive lane (one fsync per batch). */
     private final ConcurrentLinkedQueue<Event> pushQueue = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
     /** Set when a {@link ClientFaults} hook simulated a crash: the receive path does nothing more. */
     private volatile boolean crashed;
 
-    ReceivePath(ClientOptions options, DurableEventStore store, Sessions sessions, Listeners listeners, RetryRule retry,
+    ReceivePath(ClientOptions options, LocalStore store, Sessions sessions, Listeners listeners, RetryRule retry,
                 PendingRequests.Rids rids, ClientFaults faults, Runnable closeClient, Lane receiver) {
         this.options = options;
         this.store = store;
@@ -130,7 +138,33 @@ public final class ReceivePath {
     }
 
     public List<ReceivedEvent> events(String conv) {
-        return store.events(Objects.requireNonNull(conv, "conv"));
+        try {
+            return store.events(Objects.requireNonNull(conv, "conv"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The local queries are documented on {@link im.client.ImClient#conversations} and its neighbours. */
+    public List<ConversationSummary> conversations(ConversationSummary after, int limit) throws IOException {
+        return store.conversations(after, limit);
+    }
+
+    public List<ReceivedEvent> eventsBefore(String conv, long beforeSeq, int limit) throws IOException {
+        return store.eventsBefore(conv, beforeSeq, limit);
+    }
+
+    public List<ReceivedEvent> eventsAfter(String conv, long afterSeq, int limit) throws IOException {
+        store.checkLimit(limit);
+        return store.eventsAfter(conv, afterSeq, limit);
+    }
+
+    public List<ReceivedEvent> search(String text, String conv, ReceivedEvent before, int limit) throws IOException {
+        return store.search(text, conv, before, limit);
+    }
+
+    public long markRead(String conv, long seq) throws IOException {
+        return store.markRead(conv, seq);
     }
 
     public void syncNow(String conv) throws ConnectionLostException {
@@ -179,6 +213,12 @@ public final class ReceivePath {
     /** After auth: reset the per-connection receive state and subscribe. */
     private void startReceive(Connection conn) {
         recvConn = conn;
+        recovering = null;
+        try {
+            store.selfUser(conn.device.user()); // its own messages are never unread
+        } catch (IOException e) {
+            log.warn("cannot record the device's user in {}: {}", store.file(), e.toString());
+        }
         logic.connected();
         store.cursors().forEach(logic::cursor);
         subFailures = 0;
@@ -193,7 +233,11 @@ public final class ReceivePath {
         }
         if (r instanceof Subbed s) {
             log.debug("subscribed: {} conversation(s)", s.convs().size());
+            recovering = new LinkedHashSet<>();
+            recoveryFailed = new ArrayList<>();
+            s.convs().stream().filter(c -> c.head() > store.cursor(c.conv())).forEach(c -> recovering.add(c.conv()));
             perform(conn, logic.onSubbed(s.convs()));
+            recoveryStep(null);
             return;
         }
         ErrorFrame ef = r instanceof ErrorFrame e ? e : null;
@@ -225,6 +269,7 @@ public final class ReceivePath {
         log.error("sub given up on this connection: {} {}", err.code(), err.msg());
         ImErrorException cause = new ImErrorException(err);
         listeners.fire("onSubscribeFailed", l -> l.onSubscribeFailed(cause));
+        listeners.fire("onRecovery", l -> l.onRecovery(false, List.of()));
     }
 
     /** Sends a request whose reply (or failure, timeout) is handled on the receive lane. */
@@ -252,19 +297,25 @@ public final class ReceivePath {
         for (Event e : batch) {
             maxSeq.merge(e.conv(), e.seq(), Math::max);
         }
-        Map<String, List<ReceivedEvent>> fresh = store.newEvents(batch);
+        Map<String, List<ReceivedEvent>> fresh;
+        try {
+            fresh = store.newEvents(batch);
+        } catch (IOException e) {
+            log.error("cannot read {} before storing {} pushed event(s): {}", store.file(), batch.size(), e.toString());
+            return;
+        }
         for (Map.Entry<String, List<ReceivedEvent>> f : fresh.entrySet()) {
             List<Long> seqs = f.getValue().stream().map(ReceivedEvent::seq).toList();
             if (!fault("beforeStore", () -> faults.beforeStore(f.getKey(), seqs))) {
                 return;
             }
         }
-        DurableEventStore.Result r;
+        LocalStore.Result r;
         try {
             r = store.applyNew(fresh);
         } catch (IOException e) {
             // Nothing acked for these; the cursor stays, and a hint / gap / reconnect syncs them again.
-            log.error("cannot store {} pushed event(s) in {}: {}", batch.size(), store.logFile(), e.toString());
+            log.error("cannot store {} pushed event(s) in {}: {}", batch.size(), store.file(), e.toString());
             return;
         }
         if (!reportStored(r)) {
@@ -283,20 +334,30 @@ public final class ReceivePath {
         }
         if (!(reply instanceof Synced s)) {
             log.info("sync of {} after {} failed: {}", conv, after, err != null ? err.toString() : reply);
-            perform(conn, logic.onSyncFailed(conv));
+            syncFailed(conn, conv);
             return;
         }
-        List<Long> seqs = s.events().stream().filter(e -> !store.contains(conv, e.seq()) && e.seq() > store.cursor(conv))
-                .map(Event::seq).toList();
+        List<Long> seqs = new ArrayList<>();
+        try {
+            for (Event e : s.events()) {
+                if (e.seq() > store.cursor(conv) && !store.contains(conv, e.seq())) {
+                    seqs.add(e.seq());
+                }
+            }
+        } catch (IOException e) {
+            log.error("cannot read {} before storing a sync page of {}: {}", store.file(), conv, e.toString());
+            syncFailed(conn, conv);
+            return;
+        }
         if (!fault("beforeStore", () -> faults.beforeStore(conv, seqs))) {
             return;
         }
-        DurableEventStore.Result r;
+        LocalStore.Result r;
         try {
             r = store.applyPage(conv, after, s.events(), s.more(), s.head());
         } catch (IOException | IllegalArgumentException e) {
-            log.error("cannot store a sync page of {} in {}: {}", conv, store.logFile(), e.toString());
-            perform(conn, logic.onSyncFailed(conv));
+            log.error("cannot store a sync page of {} in {}: {}", conv, store.file(), e.toString());
+            syncFailed(conn, conv);
             return;
         }
         if (!reportStored(r)) {
@@ -304,10 +365,35 @@ public final class ReceivePath {
         }
         long before = r.cursorsBefore().getOrDefault(conv, 0L);
         perform(conn, logic.onSynced(conv, before, store.cursor(conv), s.more(), s.head()));
+        recoveryStep(conv);
+    }
+
+    private void syncFailed(Connection conn, String conv) {
+        perform(conn, logic.onSyncFailed(conv));
+        if (recovering != null && recovering.contains(conv)) {
+            recoveryFailed.add(conv);
+        }
+        recoveryStep(conv);
+    }
+
+    /** A sync loop of {@code conv} may have ended (null: none): once none the subscription found behind is left, report. */
+    private void recoveryStep(String conv) {
+        if (recovering == null) {
+            return;
+        }
+        if (conv != null && !logic.syncing(conv)) {
+            recovering.remove(conv);
+        }
+        if (recovering.isEmpty()) {
+            boolean recovered = recoveryFailed.isEmpty();
+            List<String> behind = List.copyOf(recoveryFailed);
+            recovering = null;
+            listeners.fire("onRecovery", l -> l.onRecovery(recovered, behind));
+        }
     }
 
     /** The fault point after the commit, then the listeners. False if a fault hook simulated a crash. */
-    private boolean reportStored(DurableEventStore.Result r) {
+    private boolean reportStored(LocalStore.Result r) {
         Map<String, Long> advanced = r.advanced();
         Set<String> convs = new LinkedHashSet<>();
         r.added().forEach(e -> convs.add(e.conv()));

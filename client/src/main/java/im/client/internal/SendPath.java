@@ -37,7 +37,8 @@ public final class SendPath {
 
     private final ClientOptions options;
     private final Clock clock;
-    private final DurableOutbox outbox;
+    /** The outbox lives in the local store. */
+    private final LocalStore store;
     private final Sessions sessions;
     private final Listeners listeners;
     private final RetryRule retry;
@@ -46,14 +47,17 @@ public final class SendPath {
     private final Lane scheduler;
     /** Judges error replies off the socket reader (the outbox is fsynced) and off the scheduler (which may be waiting). */
     private final Executor judges;
+    /** Where the futures of {@link #sendAsync} wait for their reply (threads added on demand). */
+    private final Executor waiters;
     /** The one outstanding attempt per cmid, so concurrent resends of an entry share it (and its verdict). */
     private final ConcurrentHashMap<String, CompletableFuture<ServerFrame>> inflight = new ConcurrentHashMap<>();
 
-    SendPath(ClientOptions options, Clock clock, DurableOutbox outbox, Sessions sessions, Listeners listeners,
-             RetryRule retry, PendingRequests.Rids rids, Lane scheduler, Executor judges) {
+    SendPath(ClientOptions options, Clock clock, LocalStore store, Sessions sessions, Listeners listeners,
+             RetryRule retry, PendingRequests.Rids rids, Lane scheduler, Executor judges, Executor waiters) {
+        this.waiters = waiters;
         this.options = options;
         this.clock = clock;
-        this.outbox = outbox;
+        this.store = store;
         this.sessions = sessions;
         this.listeners = listeners;
         this.retry = retry;
@@ -65,13 +69,59 @@ public final class SendPath {
     public SentAck send(String conv, String body, Duration timeout) throws IOException {
         Objects.requireNonNull(timeout, "timeout");
         PendingSend entry = newEntry(conv, body);
-        outbox.add(entry);
+        store.outboxAdd(entry);
         return deliver(entry, timeout);
+    }
+
+    /** See {@link im.client.ImClient#sendAsync}: durable before it returns; cancelling withdraws the entry. */
+    public CompletableFuture<SentAck> sendAsync(String conv, String body, Duration timeout) throws IOException {
+        Objects.requireNonNull(timeout, "timeout");
+        PendingSend entry = newEntry(conv, body);
+        store.outboxAdd(entry);
+        CompletableFuture<SentAck> result = new CompletableFuture<>();
+        result.whenComplete((ack, err) -> {
+            if (result.isCancelled()) {
+                withdraw(entry.cmid()); // in the cancelling thread: withdrawn when cancel() returns
+            }
+        });
+        runOn(waiters, () -> {
+            if (result.isDone()) {
+                return; // cancelled before the first attempt
+            }
+            try {
+                result.complete(deliver(entry, timeout));
+            } catch (IOException e) {
+                result.completeExceptionally(e);
+            }
+        });
+        return result;
+    }
+
+    /** See {@link im.client.ImClient#cancelPending}. */
+    public boolean withdraw(String cmid) {
+        try {
+            boolean removed = store.outboxRemove(cmid);
+            if (removed) {
+                log.info("outbox entry {} withdrawn by the application", cmid);
+            }
+            return removed;
+        } catch (IOException e) {
+            log.warn("cannot withdraw outbox entry {} from {}: {}", cmid, store.file(), e.toString());
+            return false;
+        }
+    }
+
+    private static void runOn(Executor executor, Runnable task) {
+        try {
+            executor.execute(task);
+        } catch (RejectedExecutionException e) {
+            log.debug("client closed; task dropped");
+        }
     }
 
     public String enqueue(String conv, String body) throws IOException {
         PendingSend entry = newEntry(conv, body);
-        outbox.add(entry);
+        store.outboxAdd(entry);
         return entry.cmid();
     }
 
@@ -79,10 +129,10 @@ public final class SendPath {
         if (!sessions.isConnected()) {
             throw new ConnectionLostException("not connected");
         }
-        List<PendingSend> entries = outbox.snapshot();
+        List<PendingSend> entries = store.outbox();
         List<SentAck> acks = new ArrayList<>();
         for (PendingSend e : entries) {
-            if (!outbox.contains(e.cmid())) {
+            if (store.outboxGet(e.cmid()) == null) {
                 continue; // confirmed meanwhile by another thread
             }
             try {
@@ -103,7 +153,11 @@ public final class SendPath {
     }
 
     public List<PendingSend> pending() {
-        return outbox.snapshot();
+        try {
+            return store.outbox();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     /** After a connect (with autoReconnect): resends the outbox on the scheduler lane. */
@@ -134,10 +188,10 @@ public final class SendPath {
     /** A {@code sent} whose waiter may have given up: the message is committed, so the entry goes. */
     private void removeConfirmed(String cmid) {
         try {
-            outbox.remove(cmid);
+            store.outboxRemove(cmid);
         } catch (IOException e) {
             // The entry stays pending; its next resend gets dup=true and removes it then.
-            log.warn("cannot remove confirmed cmid {} from {}: {}", cmid, outbox.file(), e.toString());
+            log.warn("cannot remove confirmed cmid {} from {}: {}", cmid, store.file(), e.toString());
         }
     }
 
@@ -168,7 +222,7 @@ public final class SendPath {
     private SentAck deliver(PendingSend entry, Duration timeout) throws IOException {
         ServerFrame reply = attempt(entry, timeout);
         if (reply instanceof Sent s) {
-            outbox.remove(entry.cmid());
+            store.outboxRemove(entry.cmid());
             return new SentAck(s.conv(), entry.cmid(), s.seq(), s.mid(), s.dup(), s.epoch());
         }
         if (reply instanceof ErrorFrame err) {
@@ -192,7 +246,7 @@ public final class SendPath {
             if (!RetryRule.counts(err.code())) {
                 return err; // UNAVAILABLE, RATE_LIMITED: transient by definition, not capped
             }
-            PendingSend counted = outbox.recordInternalError(cmid);
+            PendingSend counted = store.outboxRecordInternalError(cmid);
             if (counted == null) {
                 return err; // confirmed or given up meanwhile
             }
@@ -204,15 +258,15 @@ public final class SendPath {
             scheduleInternalRetry(cmid, counted.internalErrors());
         } catch (IOException e) {
             // The outbox could not be changed: the entry stays as it was, and a later attempt decides again.
-            log.warn("cannot update outbox entry {} in {} after {}: {}", cmid, outbox.file(), err.code(), e.toString());
+            log.warn("cannot update outbox entry {} in {} after {}: {}", cmid, store.file(), err.code(), e.toString());
         }
         return err;
     }
 
     /** Removes the entry for good and tells the listeners (once: only the removal that found it reports). */
     private void giveUp(String cmid, ErrorFrame err) throws IOException {
-        PendingSend entry = outbox.get(cmid);
-        if (entry == null || !outbox.remove(cmid)) {
+        PendingSend entry = store.outboxGet(cmid);
+        if (entry == null || !store.outboxRemove(cmid)) {
             return;
         }
         log.warn("gave up outbox entry {}: {} {}", cmid, err.code(), err.msg());
@@ -232,11 +286,11 @@ public final class SendPath {
         long delay = retry.backoffMillis(n - 1);
         try {
             scheduler.schedule(() -> {
-                PendingSend entry = outbox.get(cmid);
-                if (entry == null || !sessions.isConnected()) {
-                    return;
-                }
                 try {
+                    PendingSend entry = store.outboxGet(cmid);
+                    if (entry == null || !sessions.isConnected()) {
+                        return;
+                    }
                     deliver(entry, options.requestTimeout());
                 } catch (IOException e) {
                     log.info("retry of cmid {} after INTERNAL failed: {}", cmid, e.getMessage());

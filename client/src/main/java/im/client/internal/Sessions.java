@@ -3,6 +3,7 @@ package im.client.internal;
 import im.client.ClientListener;
 import im.client.ClientOptions;
 import im.client.ConnectionLostException;
+import im.client.ConnectionState;
 import im.client.DeviceInfo;
 import im.client.ImErrorException;
 import im.protocol.Auth;
@@ -70,6 +71,8 @@ public final class Sessions {
     private ScheduledFuture<?> reconnectTask;
     private boolean closed;
     private volatile DeviceInfo device;
+    /** The state last reported to the listeners. Guarded by stateLock. */
+    private ConnectionState state = ConnectionState.DISCONNECTED;
 
     Sessions(ClientOptions options, HttpClient http, Lane scheduler, Listeners listeners, RetryRule retry, PendingRequests.Rids rids) {
         this.options = options;
@@ -104,10 +107,19 @@ public final class Sessions {
                     return; // an automatic reconnect got there first
                 }
             }
-            Connection conn = handshake();
+            state(ConnectionState.CONNECTING, null);
+            Connection conn;
+            try {
+                conn = handshake();
+            } catch (IOException e) {
+                state(ConnectionState.DISCONNECTED, e);
+                throw e;
+            }
             if (!install(conn, gen)) {
                 conn.abort();
-                throw new ConnectionLostException("connection ended (or disconnect was called) during connect");
+                ConnectionLostException e = new ConnectionLostException("connection ended (or disconnect was called) during connect");
+                state(ConnectionState.DISCONNECTED, e);
+                throw e;
             }
         } finally {
             connectLock.unlock();
@@ -122,6 +134,26 @@ public final class Sessions {
 
     public DeviceInfo device() {
         return device;
+    }
+
+    public ConnectionState state() {
+        synchronized (stateLock) {
+            return state;
+        }
+    }
+
+    /**
+     * Reports {@code next} if it is a change (CLOSED is final). Fired under stateLock, so the
+     * listeners see the changes in the order they happened.
+     */
+    void state(ConnectionState next, Throwable cause) {
+        synchronized (stateLock) {
+            if (state == next || state == ConnectionState.CLOSED) {
+                return;
+            }
+            state = next;
+            listeners.fire("onStateChanged", l -> l.onStateChanged(next, cause));
+        }
     }
 
     /** The current connection. */
@@ -158,6 +190,7 @@ public final class Sessions {
             log.info("disconnected from {}", options.uri());
             listeners.fire("onDisconnected", l -> l.onDisconnected(null));
         }
+        state(ConnectionState.DISCONNECTED, null);
     }
 
     /** Marks the client closed; true only for the first call. */
@@ -169,6 +202,11 @@ public final class Sessions {
             closed = true;
             return true;
         }
+    }
+
+    /** The client closed: the final state. */
+    void reportClosed() {
+        state(ConnectionState.CLOSED, null);
     }
 
     /** Drops the current connection without a close handshake, as a killed process would. */
@@ -241,6 +279,7 @@ public final class Sessions {
             device = conn.device;
         }
         log.info("connected to {} as {}", options.uri(), conn.device);
+        state(ConnectionState.CONNECTED, null);
         listeners.fire("onConnected", ClientListener::onConnected);
         hooks.connected(conn);
         return true;
@@ -269,6 +308,7 @@ public final class Sessions {
             log.info("connection to {} lost: {}{}", options.uri(), cause.getMessage(), reconnect ? "; reconnecting" : "");
         }
         listeners.fire("onDisconnected", l -> l.onDisconnected(cause));
+        state(ConnectionState.DISCONNECTED, cause);
         if (reconnect) {
             scheduleReconnect(gen);
         }
@@ -302,6 +342,7 @@ public final class Sessions {
                 }
             }
             Connection conn;
+            state(ConnectionState.CONNECTING, null);
             try {
                 conn = handshake();
             } catch (ImErrorException e) {
@@ -311,20 +352,24 @@ public final class Sessions {
                     }
                     log.error("reconnect rejected by the server ({}); not reconnecting", e.getMessage());
                     listeners.fire("onDisconnected", l -> l.onDisconnected(e));
+                    state(ConnectionState.DISCONNECTED, e);
                     return;
                 }
                 log.info("reconnect to {} failed: {}", options.uri(), e.getMessage());
+                state(ConnectionState.DISCONNECTED, e);
                 scheduleReconnect(gen);
                 return;
             } catch (InterruptedIOException e) {
                 return; // the client is closing
             } catch (IOException e) {
                 log.info("reconnect to {} failed: {}", options.uri(), e.getMessage());
+                state(ConnectionState.DISCONNECTED, e);
                 scheduleReconnect(gen);
                 return;
             }
             if (!install(conn, gen)) {
                 conn.abort();
+                state(ConnectionState.DISCONNECTED, new ConnectionLostException("connection ended during reconnect"));
                 scheduleReconnect(gen);
             }
         } finally {

@@ -1,0 +1,837 @@
+package im.client.internal;
+
+import im.client.ConversationSummary;
+import im.client.LocalStoreException;
+import im.client.LocalStoreException.Problem;
+import im.client.PendingSend;
+import im.client.ReceivedEvent;
+import im.protocol.Event;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * The device's local store: one SQLite database, {@code <stateDir>/client.db}, holding the received
+ * events, the contiguous cursor, read mark, unread count and last message of every conversation, and
+ * the outbox. WAL journal with {@code synchronous=FULL}: a transaction is on disk (the WAL fsynced)
+ * when its commit returns, so a caller that acks or reports afterwards never acks anything a
+ * restarted process would not see (D3), and an outbox entry whose add returned survives a crash.
+ *
+ * <p>One transaction per received batch (a push batch or a sync page): its new events and the cursors
+ * they move commit together or not at all. A crash during a commit leaves the previous state: SQLite
+ * ignores a WAL frame whose checksum does not match, and every frame after it (the torn tail of the
+ * last transaction, never acked or reported).
+ *
+ * <p>The cursor of a conversation is contiguous: every visible event with seq &le; cursor is stored.
+ * It advances over stored seqs cursor+1, cursor+2, ... and, for a sync page whose {@code after} is
+ * &le; the cursor, to the end of the range the page covers ({@code head} when {@code more} is false,
+ * else the last event's seq), which may include seqs this device cannot see.
+ *
+ * <p>Memory: one small row per conversation (cursor, last seq, read mark), nothing per event; events
+ * are read from the database page by page. The unread count is a column updated in the batch's
+ * transaction (O(1) per stored event); {@link #markRead} recounts only the messages above the new mark.
+ * Text search uses an FTS5 index (word tokens, unicode61), brought up to date in chunks of
+ * {@link #FTS_CHUNK} events inside a batch's transaction and before every search.
+ *
+ * <p>Schema versions: {@code PRAGMA user_version}; a database of a newer schema than {@link #SCHEMA_VERSION}
+ * is refused ({@link Problem#NEWER_SCHEMA}), a file that is not a SQLite database or that SQLite finds
+ * damaged is refused ({@link Problem#DAMAGED}); neither is ever repaired or recreated here.
+ *
+ * <p>Thread-safe: every method is synchronized on the store (one JDBC connection). One stateDir
+ * belongs to one open client at a time ({@link StateDirLock}).
+ */
+public final class LocalStore implements AutoCloseable {
+    public static final String FILE_NAME = "client.db";
+    /** The schema this SDK writes and reads; {@code user_version} of the database. */
+    static final int SCHEMA_VERSION = 1;
+    /** The largest page any query returns. */
+    public static final int MAX_PAGE = 1000;
+
+    private static final String[] SCHEMA = {
+        """
+        CREATE TABLE events (
+          id INTEGER PRIMARY KEY,
+          conv TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, mid TEXT NOT NULL,
+          sender TEXT NOT NULL, cmid TEXT, body TEXT, at INTEGER NOT NULL,
+          UNIQUE (conv, seq))""",
+        """
+        CREATE TABLE convs (
+          conv TEXT PRIMARY KEY, cursor INTEGER NOT NULL DEFAULT 0,
+          last_seq INTEGER NOT NULL DEFAULT 0, last_at INTEGER NOT NULL DEFAULT 0,
+          read_seq INTEGER NOT NULL DEFAULT 0, unread INTEGER NOT NULL DEFAULT 0)""",
+        "CREATE INDEX convs_recent ON convs (last_at, conv)",
+        """
+        CREATE TABLE outbox (
+          id INTEGER PRIMARY KEY AUTOINCREMENT, cmid TEXT NOT NULL UNIQUE, conv TEXT NOT NULL,
+          body TEXT NOT NULL, created_at INTEGER NOT NULL, internal_errors INTEGER NOT NULL DEFAULT 0)""",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE VIRTUAL TABLE events_fts USING fts5 (body, content='events', content_rowid='id')",
+    };
+
+    /**
+     * The search index is brought up to date in chunks, not per event: FTS5 writes a new index segment
+     * per transaction, which made a one-event batch cost about twice as much CPU. A batch that leaves
+     * this many events unindexed indexes them in its own transaction; a search indexes the rest first.
+     */
+    static final int FTS_CHUNK = 256;
+
+    private static final String EVENT_COLUMNS = "e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid, e.body, e.at";
+
+    /** What one commit changed. */
+    public record Result(List<ReceivedEvent> added, Map<String, Long> cursorsBefore, Map<String, Long> cursorsAfter) {
+        /** Conversations whose cursor moved, with the new cursor. */
+        Map<String, Long> advanced() {
+            Map<String, Long> out = new LinkedHashMap<>();
+            cursorsAfter.forEach((c, v) -> {
+                if (v > cursorsBefore.getOrDefault(c, 0L)) {
+                    out.put(c, v);
+                }
+            });
+            return out;
+        }
+    }
+
+    /** The per-conversation row, mirrored in memory (small: no events). */
+    private static final class Conv {
+        long cursor;
+        long lastSeq;
+        long readSeq;
+    }
+
+    private final Path file;
+    private final Connection db;
+    private final Map<String, Conv> convs;
+    /** Events with id &le; this are in the search index (meta {@code fts_indexed}); the highest event id stored. */
+    private long ftsIndexed;
+    private long maxEventId;
+    private final PreparedStatement indexChunk;
+    private final PreparedStatement saveIndexed;
+    /** The device's user (from {@code authed}): its own messages are never unread. Null until known. */
+    private String selfUser;
+    private final PreparedStatement insertEvent;
+    private final PreparedStatement insertConv;
+    private final PreparedStatement updateConv;
+    private final PreparedStatement seqsAbove;
+    private final PreparedStatement hasEvent;
+    /** BEGIN / COMMIT / ROLLBACK of the batch transactions (the connection stays in autocommit mode between them). */
+    private final Statement tx;
+    private boolean closed;
+
+    private LocalStore(Path file, Connection db, Map<String, Conv> convs, String selfUser, long ftsIndexed,
+                       long maxEventId) throws SQLException {
+        this.file = file;
+        this.ftsIndexed = ftsIndexed;
+        this.maxEventId = maxEventId;
+        this.indexChunk = db.prepareStatement("INSERT INTO events_fts (rowid, body) SELECT id, body FROM events"
+                + " WHERE id > ? AND id <= ? AND body IS NOT NULL");
+        this.saveIndexed = db.prepareStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('fts_indexed', ?)");
+        this.db = db;
+        this.convs = convs;
+        this.selfUser = selfUser;
+        this.insertEvent = db.prepareStatement(
+                "INSERT OR IGNORE INTO events (conv, seq, kind, mid, sender, cmid, body, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+        this.insertConv = db.prepareStatement("INSERT OR IGNORE INTO convs (conv) VALUES (?)");
+        this.updateConv = db.prepareStatement(
+                "UPDATE convs SET cursor = ?, last_seq = ?, last_at = CASE WHEN ? THEN ? ELSE last_at END,"
+                        + " unread = unread + ? WHERE conv = ?");
+        this.seqsAbove = db.prepareStatement("SELECT seq FROM events WHERE conv = ? AND seq > ? ORDER BY seq");
+        this.hasEvent = db.prepareStatement("SELECT 1 FROM events WHERE conv = ? AND seq = ?");
+        this.tx = db.createStatement();
+    }
+
+    /**
+     * Opens (or creates) the store of {@code stateDir}, creating the directory if missing. Reads the
+     * conversation rows (one per conversation), nothing per event.
+     *
+     * @throws LocalStoreException {@link Problem#DAMAGED} if the file is not a SQLite database, is shorter than
+     *         its header says, or SQLite finds it damaged; {@link Problem#NEWER_SCHEMA} if a newer SDK wrote it
+     */
+    public static LocalStore open(Path stateDir) throws IOException {
+        Files.createDirectories(stateDir);
+        Path file = stateDir.resolve(FILE_NAME);
+        checkHeader(file);
+        Connection db = null;
+        try {
+            db = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+            try (Statement st = db.createStatement()) {
+                st.execute("PRAGMA journal_mode = WAL");
+                st.execute("PRAGMA synchronous = FULL"); // fsync the WAL at every commit: what D3 and the outbox need
+                // Checkpoint (copy the WAL into the file, two more fsyncs) every 4,000 pages instead of 1,000:
+                // a one-event batch writes about five pages, so a checkpoint every ~800 batches.
+                st.execute("PRAGMA wal_autocheckpoint = 4000");
+                int version = intPragma(st, "user_version");
+                if (version > SCHEMA_VERSION) {
+                    throw new LocalStoreException(Problem.NEWER_SCHEMA, file, "schema version " + version
+                            + " was written by a newer SDK; this one reads up to " + SCHEMA_VERSION
+                            + " (open it with that SDK; the file is left as it is)", null);
+                }
+                if (version == 0) {
+                    createSchema(db, st, file);
+                }
+            }
+            Map<String, Conv> convs = new HashMap<>();
+            try (Statement st = db.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT conv, cursor, last_seq, read_seq FROM convs")) {
+                while (rs.next()) {
+                    Conv c = new Conv();
+                    c.cursor = rs.getLong(2);
+                    c.lastSeq = rs.getLong(3);
+                    c.readSeq = rs.getLong(4);
+                    convs.put(rs.getString(1), c);
+                }
+            }
+            String self = null;
+            long ftsIndexed = 0;
+            long maxId = 0;
+            try (Statement st = db.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT key, value FROM meta")) {
+                while (rs.next()) {
+                    if ("user".equals(rs.getString(1))) {
+                        self = rs.getString(2);
+                    } else if ("fts_indexed".equals(rs.getString(1))) {
+                        ftsIndexed = Long.parseLong(rs.getString(2));
+                    }
+                }
+            }
+            try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery("SELECT max(id) FROM events")) {
+                maxId = rs.next() ? rs.getLong(1) : 0;
+            }
+            return new LocalStore(file, db, convs, self, ftsIndexed, maxId);
+        } catch (SQLException e) {
+            closeQuietly(db);
+            throw error(file, "cannot open", e);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(db);
+            throw e;
+        }
+    }
+
+    private static void createSchema(Connection db, Statement st, Path file) throws SQLException, IOException {
+        try (ResultSet rs = st.executeQuery("SELECT count(*) FROM sqlite_master")) {
+            if (rs.next() && rs.getInt(1) > 0) {
+                throw new LocalStoreException(Problem.DAMAGED, file,
+                        "holds tables but no schema version (not a store of this SDK, or damaged)", null);
+            }
+        }
+        db.setAutoCommit(false);
+        try {
+            for (String ddl : SCHEMA) {
+                st.execute(ddl);
+            }
+            st.execute("PRAGMA user_version = " + SCHEMA_VERSION);
+            db.commit();
+        } catch (SQLException e) {
+            db.rollback();
+            throw e;
+        } finally {
+            db.setAutoCommit(true);
+        }
+    }
+
+    /**
+     * Refuses, before SQLite touches it, a file that is not a SQLite database or that is shorter than
+     * the page count in its header (cut off). With a WAL file beside it the main file may legitimately
+     * lag (a checkpoint interrupted by a crash, redone at open), so the length is only checked without one.
+     */
+    private static void checkHeader(Path file) throws IOException {
+        if (!Files.exists(file) || Files.size(file) == 0) {
+            return; // nothing was ever committed to it
+        }
+        ByteBuffer h = ByteBuffer.allocate(100);
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            while (h.hasRemaining() && ch.read(h) >= 0) {
+                // read the 100-byte header
+            }
+        }
+        byte[] magic = "SQLite format 3\0".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        if (h.position() < 100 || !java.util.Arrays.equals(h.array(), 0, magic.length, magic, 0, magic.length)) {
+            throw new LocalStoreException(Problem.DAMAGED, file, "not a SQLite database (damaged header)", null);
+        }
+        int pageSize = h.getShort(16) & 0xffff;
+        long pageBytes = pageSize == 1 ? 65536 : pageSize;
+        long pages = h.getInt(28) & 0xffffffffL;
+        boolean pagesValid = h.getInt(24) == h.getInt(92);
+        Path wal = file.resolveSibling(file.getFileName() + "-wal");
+        boolean walHasFrames = Files.exists(wal) && Files.size(wal) > 32;
+        if (pagesValid && !walHasFrames && Files.size(file) < pages * pageBytes) {
+            throw new LocalStoreException(Problem.DAMAGED, file, "cut off: " + Files.size(file) + " bytes, the header says "
+                    + pages + " pages of " + pageBytes, null);
+        }
+    }
+
+    private static int intPragma(Statement st, String name) throws SQLException {
+        try (ResultSet rs = st.executeQuery("PRAGMA " + name)) {
+            return rs.next() ? rs.getInt(1) : 0;
+        }
+    }
+
+    /** The database file. */
+    public Path file() {
+        return file;
+    }
+
+    // ------------------------------------------------------------------ cursors and events
+
+    public synchronized long cursor(String conv) {
+        Conv c = convs.get(conv);
+        return c == null ? 0 : c.cursor;
+    }
+
+    public synchronized Map<String, Long> cursors() {
+        TreeMap<String, Long> out = new TreeMap<>();
+        convs.forEach((k, v) -> out.put(k, v.cursor));
+        return out;
+    }
+
+    /** Every stored event of {@code conv} in seq order: O(the conversation); apps page with {@link #eventsBefore}. */
+    public synchronized List<ReceivedEvent> events(String conv) throws IOException {
+        return eventsAfter(conv, 0, Integer.MAX_VALUE);
+    }
+
+    synchronized boolean contains(String conv, long seq) throws IOException {
+        try {
+            hasEvent.setString(1, conv);
+            hasEvent.setLong(2, seq);
+            try (ResultSet rs = hasEvent.executeQuery()) {
+                return rs.next();
+            }
+        } catch (SQLException e) {
+            throw error(file, "cannot read", e);
+        }
+    }
+
+    /** The device's user: its own messages do not count as unread. Stored, so it is known before the next connect. */
+    public synchronized void selfUser(String user) throws IOException {
+        Objects.requireNonNull(user, "user");
+        if (user.equals(selfUser)) {
+            return;
+        }
+        try (PreparedStatement ps = db.prepareStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('user', ?)")) {
+            ps.setString(1, user);
+            ps.executeUpdate();
+            selfUser = user;
+        } catch (SQLException e) {
+            throw error(file, "cannot write", e);
+        }
+    }
+
+    /** New events of {@code pushes} (not stored yet and above the cursor) per conversation, in seq order. */
+    synchronized Map<String, List<ReceivedEvent>> newEvents(List<Event> pushes) throws IOException {
+        Map<String, TreeMap<Long, ReceivedEvent>> fresh = new LinkedHashMap<>();
+        for (Event e : pushes) {
+            if (e.seq() > cursor(e.conv()) && !contains(e.conv(), e.seq())) {
+                fresh.computeIfAbsent(e.conv(), k -> new TreeMap<>()).putIfAbsent(e.seq(), ReceivedEvent.of(e));
+            }
+        }
+        Map<String, List<ReceivedEvent>> out = new LinkedHashMap<>();
+        fresh.forEach((k, v) -> out.put(k, List.copyOf(v.values())));
+        return out;
+    }
+
+    /** Durably stores the pushed events (duplicates are no-ops) and advances cursors over contiguous seqs. */
+    public synchronized Result applyPushes(List<Event> pushes) throws IOException {
+        return applyNew(newEvents(pushes));
+    }
+
+    /**
+     * As {@link #applyPushes}, for what {@link #newEvents} returned with no commit since (the receive
+     * lane, the store's only writer of events, looks at the new events first for its fault hooks).
+     */
+    synchronized Result applyNew(Map<String, List<ReceivedEvent>> fresh) throws IOException {
+        return commit(fresh, Map.of());
+    }
+
+    /**
+     * Durably stores one sync page of {@code conv} (the reply to {@code sync{after}}) and, if
+     * {@code after} is &le; the cursor, advances the cursor to the end of the range the page covers:
+     * {@code head} when {@code more} is false, else the seq of the page's last event.
+     */
+    public synchronized Result applyPage(String conv, long after, List<Event> events, boolean more, long head) throws IOException {
+        Objects.requireNonNull(conv, "conv");
+        TreeMap<Long, ReceivedEvent> page = new TreeMap<>();
+        long last = after;
+        for (Event e : events) {
+            if (!conv.equals(e.conv())) {
+                throw new IllegalArgumentException("sync page of " + conv + " holds an event of " + e.conv());
+            }
+            last = Math.max(last, e.seq());
+            if (e.seq() > cursor(conv)) {
+                page.putIfAbsent(e.seq(), ReceivedEvent.of(e));
+            }
+        }
+        long upTo = more ? last : Math.max(head, last);
+        Map<String, List<ReceivedEvent>> added = page.isEmpty() ? Map.of() : Map.of(conv, List.copyOf(page.values()));
+        return commit(added, Map.of(conv, new long[] {after, upTo}));
+    }
+
+    /** {@code ranges}: conv → {after, upTo} of a sync page. One transaction; memory changes only after its commit. */
+    private Result commit(Map<String, List<ReceivedEvent>> candidates, Map<String, long[]> ranges) throws IOException {
+        ensureOpen();
+        List<String> touched = new ArrayList<>(candidates.keySet());
+        for (String c : ranges.keySet()) {
+            if (!touched.contains(c)) {
+                touched.add(c);
+            }
+        }
+        Map<String, Long> before = new LinkedHashMap<>();
+        Map<String, Long> after = new LinkedHashMap<>();
+        Map<String, Long> lastSeqs = new HashMap<>();
+        List<ReceivedEvent> added = new ArrayList<>();
+        boolean wrote = false;
+        try {
+            tx.execute("BEGIN IMMEDIATE");
+            try {
+                for (String conv : touched) {
+                    Conv c = convs.get(conv);
+                    long cur = c == null ? 0 : c.cursor;
+                    long lastSeq = c == null ? 0 : c.lastSeq;
+                    long readSeq = c == null ? 0 : c.readSeq;
+                    before.put(conv, cur);
+                    long unread = 0;
+                    ReceivedEvent newest = null;
+                    for (ReceivedEvent e : candidates.getOrDefault(conv, List.of())) {
+                        if (!insert(e)) {
+                            continue; // already stored: a duplicate is a no-op
+                        }
+                        added.add(e);
+                        if (e.seq() > lastSeq) {
+                            lastSeq = e.seq();
+                            newest = e;
+                        }
+                        if (e.seq() > readSeq && Event.MSG.equals(e.kind()) && !e.sender().equals(selfUser)) {
+                            unread++;
+                        }
+                    }
+                    boolean insertedConv = c == null && insertConv(conv);
+                    long moved = advance(conv, cur);
+                    long[] r = ranges.get(conv);
+                    if (r != null && r[0] <= moved && r[1] > moved) {
+                        moved = advance(conv, r[1]);
+                    }
+                    after.put(conv, moved);
+                    lastSeqs.put(conv, lastSeq);
+                    if (moved != cur || newest != null || unread > 0) {
+                        updateConv.setLong(1, moved);
+                        updateConv.setLong(2, lastSeq);
+                        updateConv.setBoolean(3, newest != null);
+                        updateConv.setLong(4, newest == null ? 0 : newest.at());
+                        updateConv.setLong(5, unread);
+                        updateConv.setString(6, conv);
+                        updateConv.executeUpdate();
+                        wrote = true;
+                    }
+                    wrote |= insertedConv;
+                }
+                long indexedTo = ftsIndexed;
+                if (maxEventId - ftsIndexed >= FTS_CHUNK) {
+                    indexedTo = indexUpTo(maxEventId);
+                }
+                if (wrote || !added.isEmpty() || indexedTo != ftsIndexed) {
+                    tx.execute("COMMIT"); // the commit point: the WAL is fsynced (synchronous=FULL)
+                } else {
+                    tx.execute("ROLLBACK");
+                }
+                ftsIndexed = indexedTo;
+            } catch (SQLException | RuntimeException e) {
+                rollbackQuietly();
+                if (maxEventId > 0) {
+                    maxEventId = maxEventIdInDb(); // the rolled-back inserts are gone
+                }
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw error(file, "cannot store a batch (nothing of it was stored)", e);
+        }
+        // Committed: now memory.
+        for (String conv : touched) {
+            Conv c = convs.computeIfAbsent(conv, k -> new Conv());
+            c.cursor = after.get(conv);
+            c.lastSeq = lastSeqs.get(conv);
+        }
+        return new Result(List.copyOf(added), before, after);
+    }
+
+    /** Inside a transaction: indexes the events (ftsIndexed, upTo] for search; returns upTo. */
+    private long indexUpTo(long upTo) throws SQLException {
+        indexChunk.setLong(1, ftsIndexed);
+        indexChunk.setLong(2, upTo);
+        indexChunk.executeUpdate();
+        saveIndexed.setString(1, Long.toString(upTo));
+        saveIndexed.executeUpdate();
+        return upTo;
+    }
+
+    private long maxEventIdInDb() {
+        try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery("SELECT max(id) FROM events")) {
+            return rs.next() ? rs.getLong(1) : 0;
+        } catch (SQLException e) {
+            return maxEventId; // an over-estimate only makes the next index chunk start earlier than needed
+        }
+    }
+
+    /** Brings the search index up to date (the events stored since the last chunk), in one transaction. */
+    private void catchUpIndex() throws SQLException {
+        if (maxEventId <= ftsIndexed) {
+            return;
+        }
+        tx.execute("BEGIN IMMEDIATE");
+        try {
+            long to = indexUpTo(maxEventId);
+            tx.execute("COMMIT");
+            ftsIndexed = to;
+        } catch (SQLException | RuntimeException e) {
+            rollbackQuietly();
+            throw e;
+        }
+    }
+
+    private boolean insert(ReceivedEvent e) throws SQLException {
+        insertEvent.setString(1, e.conv());
+        insertEvent.setLong(2, e.seq());
+        insertEvent.setString(3, e.kind());
+        insertEvent.setString(4, e.mid());
+        insertEvent.setString(5, e.sender());
+        insertEvent.setString(6, e.cmid());
+        insertEvent.setString(7, e.body());
+        insertEvent.setLong(8, e.at());
+        if (insertEvent.executeUpdate() != 1) {
+            return false;
+        }
+        maxEventId++; // events are never deleted, so a new row's id is the highest plus one
+        return true;
+    }
+
+    private boolean insertConv(String conv) throws SQLException {
+        insertConv.setString(1, conv);
+        return insertConv.executeUpdate() == 1;
+    }
+
+    /** From {@code from}, moves over the stored seqs from+1, from+2, ... (reads only the rows above {@code from}). */
+    private long advance(String conv, long from) throws SQLException {
+        long cur = from;
+        seqsAbove.setString(1, conv);
+        seqsAbove.setLong(2, from);
+        try (ResultSet rs = seqsAbove.executeQuery()) {
+            while (rs.next() && rs.getLong(1) == cur + 1) {
+                cur++;
+            }
+        }
+        return cur;
+    }
+
+    // ------------------------------------------------------------------ queries for the app
+
+    /**
+     * Up to {@code limit} conversations, most recent last message first (ties by id, descending),
+     * starting after {@code after} (a row of the previous page; null for the first page). Keyset
+     * paging over an index: O(limit), whatever the number of conversations or events.
+     */
+    public synchronized List<ConversationSummary> conversations(ConversationSummary after, int limit) throws IOException {
+        checkLimit(limit);
+        String sql = "SELECT c.conv, c.cursor, c.read_seq, c.unread, " + EVENT_COLUMNS
+                + " FROM convs c LEFT JOIN events e ON e.conv = c.conv AND e.seq = c.last_seq"
+                + (after == null ? "" : " WHERE (c.last_at, c.conv) < (?, ?)")
+                + " ORDER BY c.last_at DESC, c.conv DESC LIMIT ?";
+        try (PreparedStatement ps = db.prepareStatement(sql)) {
+            int i = 1;
+            if (after != null) {
+                ps.setLong(i++, after.last() == null ? 0 : after.last().at()); // the row as the app saw it
+                ps.setString(i++, after.conv());
+            }
+            ps.setInt(i, limit);
+            List<ConversationSummary> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    ReceivedEvent last = rs.getString(5) == null ? null : event(rs, 5);
+                    out.add(new ConversationSummary(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), last));
+                }
+            }
+            return out;
+        } catch (SQLException e) {
+            throw error(file, "cannot read the conversation list", e);
+        }
+    }
+
+    /** Up to {@code limit} stored events of {@code conv} with seq &lt; {@code beforeSeq}, the newest of them, in seq order. */
+    public synchronized List<ReceivedEvent> eventsBefore(String conv, long beforeSeq, int limit) throws IOException {
+        checkLimit(limit);
+        List<ReceivedEvent> out = queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.conv = ? AND e.seq < ?"
+                + " ORDER BY e.seq DESC LIMIT ?", conv, beforeSeq, limit);
+        Collections.reverse(out);
+        return out;
+    }
+
+    /** Up to {@code limit} stored events of {@code conv} with seq &gt; {@code afterSeq}, the oldest of them, in seq order. */
+    public synchronized List<ReceivedEvent> eventsAfter(String conv, long afterSeq, int limit) throws IOException {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit: must be at least 1, got " + limit);
+        }
+        return queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.conv = ? AND e.seq > ?"
+                + " ORDER BY e.seq LIMIT ?", conv, afterSeq, limit);
+    }
+
+    private List<ReceivedEvent> queryEvents(String sql, String conv, long seq, int limit) throws IOException {
+        Objects.requireNonNull(conv, "conv");
+        ensureOpen();
+        try (PreparedStatement ps = db.prepareStatement(sql)) {
+            ps.setString(1, conv);
+            ps.setLong(2, seq);
+            ps.setInt(3, limit);
+            return events(ps);
+        } catch (SQLException e) {
+            throw error(file, "cannot read events of " + conv, e);
+        }
+    }
+
+    /**
+     * Stored messages whose body contains every word of {@code text} (the last word also as a prefix),
+     * newest stored first, up to {@code limit}; only of {@code conv} when it is not null; after
+     * {@code before} (a hit of the previous page) when it is not null. FTS5 index: the cost grows with
+     * the number of matching events (with {@code conv} set, those of every conversation), not with the history.
+     */
+    public synchronized List<ReceivedEvent> search(String text, String conv, ReceivedEvent before, int limit) throws IOException {
+        Objects.requireNonNull(text, "text");
+        checkLimit(limit);
+        String match = matchExpression(text);
+        if (match.isEmpty()) {
+            return List.of();
+        }
+        ensureOpen();
+        String sql = "SELECT " + EVENT_COLUMNS + " FROM events_fts f JOIN events e ON e.id = f.rowid"
+                + " WHERE events_fts MATCH ?"
+                + (conv == null ? "" : " AND e.conv = ?")
+                + (before == null ? "" : " AND f.rowid < (SELECT id FROM events WHERE conv = ? AND seq = ?)")
+                + " ORDER BY f.rowid DESC LIMIT ?";
+        try {
+            catchUpIndex(); // what was stored since the last chunk is searchable too
+        } catch (SQLException e) {
+            throw error(file, "cannot update the search index", e);
+        }
+        try (PreparedStatement ps = db.prepareStatement(sql)) {
+            int i = 1;
+            ps.setString(i++, match);
+            if (conv != null) {
+                ps.setString(i++, conv);
+            }
+            if (before != null) {
+                ps.setString(i++, before.conv());
+                ps.setLong(i++, before.seq());
+            }
+            ps.setInt(i, limit);
+            return events(ps);
+        } catch (SQLException e) {
+            throw error(file, "cannot search", e);
+        }
+    }
+
+    /** The FTS5 query for user text: every word quoted (no operators), the last one also a prefix. */
+    static String matchExpression(String text) {
+        List<String> words = new ArrayList<>();
+        for (String w : text.trim().split("\\s+")) {
+            if (!w.isEmpty()) {
+                words.add("\"" + w.replace("\"", "\"\"") + "\"");
+            }
+        }
+        if (words.isEmpty()) {
+            return "";
+        }
+        words.set(words.size() - 1, words.get(words.size() - 1) + "*");
+        return String.join(" ", words);
+    }
+
+    /**
+     * Sets the read mark of {@code conv} to {@code seq} (never lowers it) and recounts the unread
+     * messages above it: O(messages above the new mark). Returns the unread count after it.
+     */
+    public synchronized long markRead(String conv, long seq) throws IOException {
+        Objects.requireNonNull(conv, "conv");
+        ensureOpen();
+        Conv c = convs.get(conv);
+        if (c == null) {
+            return 0; // nothing stored for it: nothing to read
+        }
+        long mark = Math.max(c.readSeq, seq);
+        try (PreparedStatement ps = db.prepareStatement("UPDATE convs SET read_seq = ?, unread = (SELECT count(*) FROM events"
+                + " WHERE conv = ? AND seq > ? AND kind = 'msg' AND sender IS NOT ?) WHERE conv = ? RETURNING unread")) {
+            ps.setLong(1, mark);
+            ps.setString(2, conv);
+            ps.setLong(3, mark);
+            ps.setString(4, selfUser);
+            ps.setString(5, conv);
+            long unread;
+            try (ResultSet rs = ps.executeQuery()) {
+                unread = rs.next() ? rs.getLong(1) : 0;
+            }
+            c.readSeq = mark;
+            return unread;
+        } catch (SQLException e) {
+            throw error(file, "cannot set the read mark of " + conv, e);
+        }
+    }
+
+    /** Runs {@code ps}, whose columns start with {@link #EVENT_COLUMNS}. */
+    private static List<ReceivedEvent> events(PreparedStatement ps) throws SQLException {
+        List<ReceivedEvent> out = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(event(rs, 1));
+            }
+        }
+        return out;
+    }
+
+    private static ReceivedEvent event(ResultSet rs, int i) throws SQLException {
+        return new ReceivedEvent(rs.getString(i), rs.getLong(i + 1), rs.getString(i + 2), rs.getString(i + 3),
+                rs.getString(i + 4), rs.getString(i + 5), rs.getString(i + 6), rs.getLong(i + 7));
+    }
+
+    static void checkLimit(int limit) {
+        if (limit < 1 || limit > MAX_PAGE) {
+            throw new IllegalArgumentException("limit: must be between 1 and " + MAX_PAGE + ", got " + limit);
+        }
+    }
+
+    // ------------------------------------------------------------------ outbox
+
+    /** Durably adds {@code entry} to the outbox (after the others); when this returns, a restarted process sees it. */
+    synchronized void outboxAdd(PendingSend entry) throws IOException {
+        ensureOpen();
+        if (outboxGet(entry.cmid()) != null) {
+            throw new IllegalArgumentException("cmid already in the outbox: " + entry.cmid());
+        }
+        try (PreparedStatement ps = db.prepareStatement(
+                "INSERT INTO outbox (cmid, conv, body, created_at, internal_errors) VALUES (?, ?, ?, ?, ?)")) {
+            ps.setString(1, entry.cmid());
+            ps.setString(2, entry.conv());
+            ps.setString(3, entry.body());
+            ps.setLong(4, entry.createdAtMillis());
+            ps.setInt(5, entry.internalErrors());
+            ps.executeUpdate();
+        } catch (SQLException e) {
+            throw error(file, "cannot add to the outbox", e);
+        }
+    }
+
+    /** Durably removes the entry of {@code cmid}; false (nothing written) if there was none. */
+    synchronized boolean outboxRemove(String cmid) throws IOException {
+        ensureOpen();
+        try (PreparedStatement ps = db.prepareStatement("DELETE FROM outbox WHERE cmid = ?")) {
+            ps.setString(1, cmid);
+            return ps.executeUpdate() == 1;
+        } catch (SQLException e) {
+            throw error(file, "cannot remove from the outbox", e);
+        }
+    }
+
+    /** Durably counts one {@code INTERNAL} answer of the entry of {@code cmid}; the updated entry, or null if none. */
+    synchronized PendingSend outboxRecordInternalError(String cmid) throws IOException {
+        ensureOpen();
+        try (PreparedStatement ps = db.prepareStatement(
+                "UPDATE outbox SET internal_errors = internal_errors + 1 WHERE cmid = ?")) {
+            ps.setString(1, cmid);
+            if (ps.executeUpdate() == 0) {
+                return null;
+            }
+        } catch (SQLException e) {
+            throw error(file, "cannot update the outbox", e);
+        }
+        return outboxGet(cmid);
+    }
+
+    /** The entry of {@code cmid}, or null. */
+    synchronized PendingSend outboxGet(String cmid) throws IOException {
+        List<PendingSend> l = outboxQuery(" WHERE cmid = ?", cmid);
+        return l.isEmpty() ? null : l.get(0);
+    }
+
+    /** The pending entries in insertion order. */
+    synchronized List<PendingSend> outbox() throws IOException {
+        return outboxQuery("", null);
+    }
+
+    private List<PendingSend> outboxQuery(String where, String cmid) throws IOException {
+        ensureOpen();
+        try (PreparedStatement ps = db.prepareStatement(
+                "SELECT cmid, conv, body, created_at, internal_errors FROM outbox" + where + " ORDER BY id")) {
+            if (cmid != null) {
+                ps.setString(1, cmid);
+            }
+            List<PendingSend> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new PendingSend(rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4), rs.getInt(5)));
+                }
+            }
+            return out;
+        } catch (SQLException e) {
+            throw error(file, "cannot read the outbox", e);
+        }
+    }
+
+    // ------------------------------------------------------------------ lifecycle and errors
+
+    private void ensureOpen() throws LocalStoreException {
+        if (closed) {
+            throw new LocalStoreException(Problem.FAILED, file, "the store is closed", null);
+        }
+    }
+
+    /** Closes the database; waits for a commit under way (commits hold the same monitor). Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        closeQuietly(db);
+    }
+
+    private void rollbackQuietly() {
+        try {
+            if (!db.getAutoCommit()) {
+                db.rollback();
+            } else {
+                tx.execute("ROLLBACK");
+            }
+        } catch (SQLException e) {
+            org.slf4j.LoggerFactory.getLogger(LocalStore.class).warn("rollback in {}: {}", file, e.toString());
+        }
+    }
+
+    private static void closeQuietly(Connection db) {
+        if (db == null) {
+            return;
+        }
+        try {
+            db.close();
+        } catch (SQLException e) {
+            org.slf4j.LoggerFactory.getLogger(LocalStore.class).warn("closing the client store: {}", e.toString());
+        }
+    }
+
+    /** SQLITE_CORRUPT (11) and SQLITE_NOTADB (26), primary codes: the file is damaged. */
+    static LocalStoreException error(Path file, String what, SQLException e) {
+        int primary = e.getErrorCode() & 0xff;
+        Problem p = primary == 11 || primary == 26 ? Problem.DAMAGED : Problem.FAILED;
+        String detail = what + ": " + e.getMessage()
+                + (p == Problem.DAMAGED ? " (the file is damaged; it is not repaired or recreated: move it away to start over)" : "");
+        return new LocalStoreException(p, file, detail, e);
+    }
+}

@@ -1,0 +1,321 @@
+package im.client.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import im.client.LocalStoreException;
+import im.client.ReceivedEvent;
+import im.protocol.Event;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The receive side of the SQLite store: cursors, duplicates, sync pages, reopen, crashes and damage, on a real file. */
+class LocalStoreTest {
+    @TempDir
+    Path dir;
+    private LocalStore open;
+
+    @AfterEach
+    void closeStore() {
+        if (open != null) {
+            open.close();
+        }
+    }
+
+    static Event ev(String conv, long seq) {
+        return new Event(conv, seq, Event.MSG, "m-" + seq, "u-ana", "cm-" + seq, "body " + seq, 1_700_000_000_000L + seq);
+    }
+
+    private LocalStore store() throws IOException {
+        return store(dir);
+    }
+
+    private LocalStore store(Path d) throws IOException {
+        if (open != null) {
+            open.close();
+        }
+        open = LocalStore.open(d);
+        return open;
+    }
+
+    private static List<Long> seqs(LocalStore s, String conv) throws IOException {
+        return s.events(conv).stream().map(ReceivedEvent::seq).toList();
+    }
+
+    @Test
+    void holdingFiveAndSevenWithoutSixKeepsTheCursorAtFiveUntilSixArrives() throws IOException {
+        LocalStore s = store();
+        s.applyPushes(List.of(ev("c", 1), ev("c", 2), ev("c", 3), ev("c", 4), ev("c", 5)));
+        assertEquals(5, s.cursor("c"));
+        LocalStore.Result r = s.applyPushes(List.of(ev("c", 7)));
+        assertEquals(5, s.cursor("c"), "7 without 6 keeps the cursor");
+        assertEquals(Map.of(), r.advanced());
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 7L), seqs(s, "c"), "7 is stored anyway");
+        r = s.applyPushes(List.of(ev("c", 6)));
+        assertEquals(7, s.cursor("c"), "6 fills the gap");
+        assertEquals(Map.of("c", 7L), r.advanced());
+    }
+
+    @Test
+    void duplicatesAreAppliedOnce() throws IOException {
+        LocalStore s = store();
+        assertEquals(2, s.applyPushes(List.of(ev("c", 1), ev("c", 2), ev("c", 1))).added().size());
+        LocalStore.Result r = s.applyPushes(List.of(ev("c", 2), ev("c", 1)));
+        assertTrue(r.added().isEmpty());
+        r = s.applyPage("c", 0, List.of(ev("c", 1), ev("c", 2)), false, 2);
+        assertTrue(r.added().isEmpty(), "a sync over stored events adds nothing");
+        assertEquals(List.of(1L, 2L), seqs(s, "c"));
+        assertEquals(2, s.cursor("c"));
+    }
+
+    @Test
+    void outOfOrderFillAdvancesOverEverythingHeld() throws IOException {
+        LocalStore s = store();
+        s.applyPushes(List.of(ev("c", 4)));
+        s.applyPushes(List.of(ev("c", 2), ev("c", 3)));
+        assertEquals(0, s.cursor("c"));
+        s.applyPushes(List.of(ev("c", 1)));
+        assertEquals(4, s.cursor("c"));
+        assertEquals(List.of(1L, 2L, 3L, 4L), seqs(s, "c"));
+    }
+
+    @Test
+    void pageWithoutMoreAdvancesToHeadOverInvisibleSeqs() throws IOException {
+        LocalStore s = store();
+        // visible: 3 (join) .. 5; then 9; head 10 (6..8 and 10 invisible to this user)
+        s.applyPage("c", 0, List.of(ev("c", 3), ev("c", 4), ev("c", 5), ev("c", 9)), false, 10);
+        assertEquals(10, s.cursor("c"));
+    }
+
+    @Test
+    void pageWithMoreAdvancesToItsLastSeqOnly() throws IOException {
+        LocalStore s = store();
+        s.applyPage("c", 0, List.of(ev("c", 3), ev("c", 5)), true, 20);
+        assertEquals(5, s.cursor("c"));
+        s.applyPage("c", 5, List.of(ev("c", 8)), false, 12);
+        assertEquals(12, s.cursor("c"));
+    }
+
+    @Test
+    void pageWhoseAfterIsAboveTheCursorDoesNotAdvanceIt() throws IOException {
+        LocalStore s = store();
+        s.applyPushes(List.of(ev("c", 1), ev("c", 2)));
+        s.applyPage("c", 4, List.of(ev("c", 5), ev("c", 6)), false, 9);
+        assertEquals(2, s.cursor("c"), "(2,4] is not covered");
+        assertEquals(List.of(1L, 2L, 5L, 6L), seqs(s, "c"));
+        s.applyPage("c", 2, List.of(ev("c", 3), ev("c", 4)), true, 9);
+        assertEquals(6, s.cursor("c"), "the page closes (2,4], and 5, 6 are held");
+    }
+
+    @Test
+    void pageAdjacentToAPushedPrefixKeepsHeldEventsAbove() throws IOException {
+        LocalStore s = store();
+        s.applyPushes(List.of(ev("c", 1), ev("c", 9)));
+        s.applyPage("c", 1, List.of(ev("c", 4)), false, 8); // an older snapshot: head 8
+        assertEquals(9, s.cursor("c"), "up to head 8 then the held 9");
+    }
+
+    @Test
+    void survivesReopen() throws IOException {
+        LocalStore s = store();
+        s.applyPushes(List.of(ev("a", 1), ev("a", 2), ev("a", 4), ev("b", 1)));
+        s.applyPage("b", 1, List.of(), false, 3);
+        Event join = new Event("a", 5, Event.JOIN, "m-j", "u-bo", null, null, 5);
+        s.applyPushes(List.of(join));
+        List<ReceivedEvent> before = s.events("a");
+        LocalStore r = store();
+        assertEquals(Map.of("a", 2L, "b", 3L), r.cursors());
+        assertEquals(before, r.events("a"));
+        assertEquals(List.of(1L, 2L, 4L, 5L), seqs(r, "a"));
+        assertEquals(ReceivedEvent.of(join), r.events("a").get(3));
+        r.applyPushes(List.of(ev("a", 3)));
+        assertEquals(5, store().cursor("a"));
+    }
+
+    @Test
+    void searchFindsEveryStoredEventOnceWhetherIndexedInABatchChunkOrAtSearchTime() throws IOException {
+        LocalStore s = store();
+        int n = LocalStore.FTS_CHUNK * 2 + 10; // two chunks indexed while storing, ten left for the search
+        for (int i = 1; i <= n; i++) {
+            s.applyPushes(List.of(new Event("c", i, Event.MSG, "m-" + i, "u-ana", null, "word" + (i % 3) + " n" + i, i)));
+        }
+        long prefixed = java.util.stream.IntStream.rangeClosed(1, n).filter(i -> ("n" + i).startsWith("n1")).count();
+        List<ReceivedEvent> hits = s.search("n1", "c", null, 1000);
+        assertEquals(prefixed, hits.size(), "the last word is a prefix: n1, n10, n100, ...");
+        assertEquals(1L, hits.get(hits.size() - 1).seq(), "newest first; the first event was indexed in the first chunk");
+        assertEquals(List.of((long) n), s.search("n" + n, null, null, 10).stream().map(ReceivedEvent::seq).toList());
+        assertEquals((n + 2) / 3, s.search("word1", null, null, 1000).size(), "each hit once");
+        s.applyPushes(List.of(new Event("c", n + 1, Event.MSG, "m-x", "u-ana", null, "word1 late", n + 1)));
+        LocalStore r = store();
+        assertEquals((n + 2) / 3 + 1, r.search("word1", null, null, 1000).size(), "after reopen: each hit once, the late one too");
+    }
+
+    @Test
+    void theNextPageOfTheConversationListStartsBelowTheRowAsTheAppSawItEvenIfThatRowMovedUp() throws IOException {
+        LocalStore s = store();
+        s.applyPushes(List.of(new Event("c-1", 1, Event.MSG, "m-1", "u-ana", null, "a", 100)));
+        s.applyPushes(List.of(new Event("c-2", 1, Event.MSG, "m-2", "u-ana", null, "b", 200)));
+        s.applyPushes(List.of(new Event("c-3", 1, Event.MSG, "m-3", "u-ana", null, "c", 300)));
+        List<im.client.ConversationSummary> first = s.conversations(null, 2);
+        assertEquals(List.of("c-3", "c-2"), first.stream().map(im.client.ConversationSummary::conv).toList());
+        s.applyPushes(List.of(new Event("c-2", 2, Event.MSG, "m-4", "u-ana", null, "d", 400))); // c-2 moves to the top
+        assertEquals(List.of("c-1"), s.conversations(first.get(1), 2).stream().map(im.client.ConversationSummary::conv).toList(),
+                "no row of the first page again");
+        assertEquals(List.of("c-2", "c-3", "c-1"), s.conversations(null, 10).stream().map(im.client.ConversationSummary::conv).toList());
+    }
+
+    // ------------------------------------------------------------------ crashes and damage
+
+    /** The files of the store as a process killed right now leaves them (the WAL is not checkpointed while open). */
+    private Path crashCopy(String name) throws IOException {
+        Path copy = Files.createDirectories(dir.resolveSibling(dir.getFileName() + "-" + name));
+        for (String f : List.of(LocalStore.FILE_NAME, LocalStore.FILE_NAME + "-wal")) {
+            if (Files.exists(dir.resolve(f))) {
+                Files.copy(dir.resolve(f), copy.resolve(f));
+            }
+        }
+        return copy;
+    }
+
+    @Test
+    void aKilledProcessLeavesEveryCommittedBatchAndItsCursor() throws IOException {
+        LocalStore s = store();
+        s.applyPushes(List.of(ev("c", 1), ev("c", 2)));
+        s.applyPushes(List.of(ev("c", 4)));
+        Path killed = crashCopy("killed"); // no close, no checkpoint: only the fsynced WAL holds the batches
+        assertTrue(Files.size(killed.resolve(LocalStore.FILE_NAME + "-wal")) > 0, "the batches are in the WAL");
+        try (LocalStore r = LocalStore.open(killed)) {
+            assertEquals(2, r.cursor("c"));
+            assertEquals(List.of(1L, 2L, 4L), seqs(r, "c"));
+        }
+    }
+
+    @Test
+    void aBatchTornByACrashIsCutOffWithItsCursorAndTheCommittedOnesStay() throws IOException {
+        LocalStore s = store();
+        s.applyPushes(List.of(ev("c", 1), ev("c", 2)));
+        long committed = Files.size(dir.resolve(LocalStore.FILE_NAME + "-wal"));
+        s.applyPushes(List.of(ev("c", 3), ev("c", 4), ev("c", 5)));
+        Path killed = crashCopy("torn");
+        Path wal = killed.resolve(LocalStore.FILE_NAME + "-wal");
+        long whole = Files.size(wal);
+        assertTrue(whole > committed, "the second batch was appended to the WAL");
+        // The write of the second batch cut short: only part of its frames reached the disk.
+        try (FileChannel ch = FileChannel.open(wal, StandardOpenOption.WRITE)) {
+            ch.truncate(committed + (whole - committed) / 2);
+        }
+        try (LocalStore r = LocalStore.open(killed)) {
+            assertEquals(2, r.cursor("c"), "the torn batch's cursor is not kept");
+            assertEquals(List.of(1L, 2L), seqs(r, "c"), "nor its events");
+            r.applyPushes(List.of(ev("c", 3)));
+            assertEquals(3, r.cursor("c"), "the store goes on from the committed state");
+        }
+    }
+
+    @Test
+    void aLastBatchWhoseBytesDoNotMatchTheirChecksumIsCutOff() throws IOException {
+        LocalStore s = store();
+        s.applyPushes(List.of(ev("c", 1)));
+        s.applyPushes(List.of(ev("c", 2)));
+        Path killed = crashCopy("garbled");
+        Path wal = killed.resolve(LocalStore.FILE_NAME + "-wal");
+        try (FileChannel ch = FileChannel.open(wal, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(new byte[] {0x5a, 0x5a, 0x5a, 0x5a}), Files.size(wal) - 100); // inside the last frame
+        }
+        try (LocalStore r = LocalStore.open(killed)) {
+            assertEquals(1, r.cursor("c"));
+            assertEquals(List.of(1L), seqs(r, "c"));
+        }
+    }
+
+    @Test
+    void aFileThatIsNotADatabaseFailsOpenNamingItAndIsLeftAsItIs() throws IOException {
+        Path file = dir.resolve(LocalStore.FILE_NAME);
+        Files.writeString(file, "{\"version\":1,\"entries\":[]} and more bytes than a header ".repeat(4));
+        byte[] before = Files.readAllBytes(file);
+        LocalStoreException e = assertThrows(LocalStoreException.class, () -> LocalStore.open(dir));
+        assertEquals(LocalStoreException.Problem.DAMAGED, e.problem());
+        assertTrue(e.getMessage().contains(file.toAbsolutePath().toString()), e.getMessage());
+        assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(file)), "not recreated");
+    }
+
+    @Test
+    void aDatabaseCutShortFailsOpen() throws IOException {
+        LocalStore s = store();
+        for (int i = 1; i <= 300; i++) {
+            s.applyPushes(List.of(new Event("c", i, Event.MSG, "m-" + i, "u-ana", null, "x".repeat(500), i)));
+        }
+        s.close(); // checkpointed into client.db, no WAL left
+        Path file = dir.resolve(LocalStore.FILE_NAME);
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            ch.truncate(ch.size() / 2);
+        }
+        LocalStoreException e = assertThrows(LocalStoreException.class, () -> LocalStore.open(dir));
+        assertEquals(LocalStoreException.Problem.DAMAGED, e.problem());
+        assertTrue(e.getMessage().contains("cut off"), e.getMessage());
+    }
+
+    @Test
+    void aDamagedPageIsReportedWhenReadNeverSkipped() throws IOException {
+        LocalStore s = store();
+        for (int i = 1; i <= 300; i++) {
+            s.applyPushes(List.of(new Event("c", i, Event.MSG, "m-" + i, "u-ana", null, "x".repeat(500), i)));
+        }
+        s.close();
+        Path file = dir.resolve(LocalStore.FILE_NAME);
+        long size = Files.size(file);
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            byte[] junk = new byte[4096];
+            java.util.Arrays.fill(junk, (byte) 0xff);
+            for (long p = size / 2 / 4096 * 4096; p < size - 4096 * 4; p += 4096 * 3) {
+                ch.write(ByteBuffer.wrap(junk), p); // every third page of the second half
+            }
+        }
+        LocalStoreException e = assertThrows(LocalStoreException.class, () -> {
+            LocalStore r = store();
+            r.events("c");
+        });
+        assertEquals(LocalStoreException.Problem.DAMAGED, e.problem(), e.getMessage());
+    }
+
+    @Test
+    void aStoreOfANewerSchemaIsRefusedAndLeftAsItIs() throws Exception {
+        store().applyPushes(List.of(ev("c", 1)));
+        open.close();
+        open = null;
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(LocalStore.FILE_NAME));
+             Statement st = c.createStatement()) {
+            st.execute("PRAGMA user_version = " + (LocalStore.SCHEMA_VERSION + 1));
+        }
+        LocalStoreException e = assertThrows(LocalStoreException.class, () -> LocalStore.open(dir));
+        assertEquals(LocalStoreException.Problem.NEWER_SCHEMA, e.problem());
+        assertTrue(e.getMessage().contains("newer SDK"), e.getMessage());
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(LocalStore.FILE_NAME));
+             Statement st = c.createStatement();
+             var rs = st.executeQuery("SELECT count(*) FROM events")) {
+            rs.next();
+            assertEquals(1, rs.getInt(1), "nothing dropped");
+        }
+    }
+
+    @Test
+    void openCreatesAMissingStateDirectory() throws IOException {
+        Path nested = dir.resolve("a").resolve("b");
+        LocalStore s = store(nested);
+        assertEquals(Map.of(), s.cursors());
+        assertTrue(Files.exists(nested.resolve(LocalStore.FILE_NAME)));
+    }
+}
