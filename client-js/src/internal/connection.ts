@@ -23,7 +23,9 @@ export class Connection {
     private readonly sendPath: SendPath,
     private readonly receive: ReceivePath,
     private readonly acks: Acks,
-  ) {}
+  ) {
+    core.store.onBroken = (e) => this.fail(e);
+  }
 
   get identity(): Identity | null {
     return this.who ? { ...this.who } : null;
@@ -62,8 +64,10 @@ export class Connection {
     this.setState('closed');
     core.ws?.close(1000);
     core.ws = null;
+    this.firstOnline?.reject(new ImError('CLOSED', 'closed'));
+    this.firstOnline = null;
     core.listeners.end();
-    await core.store.flushed();
+    await core.store.close();
   }
 
   /** Stops at once as a killed process would, without flushing anything not yet saved. */
@@ -79,6 +83,7 @@ export class Connection {
     }
     core.requests.drop();
     core.connState = 'closed';
+    core.store.abandon();
   }
 
   private setState(s: ConnectionState): void {
@@ -103,6 +108,7 @@ export class Connection {
       const authed = await core.requests.send(ws, { t: 'auth', rid: core.requests.nextRid(), token: core.o.token });
       if (authed.t === 'authed') this.who = { user: authed.user, device: authed.device, epoch: authed.epoch };
       if (!core.store.ready) await core.store.bind(this.who!);
+      await core.store.identify(this.who!.user);
       if (ws !== core.ws) return;   // lost meanwhile: the reconnect starts over
       this.reconnectAttempt = 0;
       this.setState('online');

@@ -1,5 +1,5 @@
 import { ImError, checkBody, type ClientFrame } from '../protocol.js';
-import type { OutboxEntry } from '../storage.js';
+import type { FailedEntry, OutboxEntry, StoreOp } from '../storage.js';
 import type { SentResult } from '../client.js';
 import type { Core } from './core.js';
 
@@ -21,8 +21,8 @@ export class SendPath {
     const { store } = this.core;
     if (!store.ready) throw new ImError('CLOSED', 'no store yet: it is chosen at the first authed');
     const entry: OutboxEntry = { cmid: randomId(), conv, body, internalErrors: 0 };
-    store.state.outbox.push(entry);
-    await store.persist();
+    store.outboxList.push(entry);
+    await store.write([{ op: 'outboxPut', entry: { ...entry } }]);
     this.core.listeners.emit('queued', { ...entry });
     const result = new Promise<SentResult>((resolve, reject) => this.waiters.set(entry.cmid, { resolve, reject }));
     if (this.core.connState === 'online') this.attempt(entry);
@@ -31,7 +31,7 @@ export class SendPath {
 
   /** Online again: every pending entry goes out (an entry already in flight is left to its attempt). */
   resendAll(): void {
-    for (const e of this.core.store.state.outbox) this.attempt(e);
+    for (const e of this.core.store.outboxList) this.attempt(e);
   }
 
   /** The connection is gone: nothing is in flight any more. */
@@ -64,22 +64,27 @@ export class SendPath {
             await this.settle(entry, err, null);
             return;
           }
-          await core.store.persist();
+          await core.store.write([{ op: 'outboxPut', entry: { ...entry } }]);
         }
         // TIMEOUT (a lost reply), UNAVAILABLE, RATE_LIMITED, INTERNAL below the cap: same cmid, later.
         await core.timers.delay(err.code === 'TIMEOUT' ? 0 : core.backoff(entry.internalErrors));
-        if (!core.stopped && core.store.state.outbox.includes(entry)) this.attempt(entry);
+        if (!core.stopped && core.store.outboxList.includes(entry)) this.attempt(entry);
       },
     );
   }
 
   private async settle(entry: OutboxEntry, err: ImError | null, ok: SentResult | null): Promise<void> {
-    const { state } = this.core.store;
-    const i = state.outbox.indexOf(entry);
+    const { store } = this.core;
+    const i = store.outboxList.indexOf(entry);
     if (i < 0) return;
-    state.outbox.splice(i, 1);
-    if (err) state.failed!.push({ ...entry, code: err.code, msg: err.message });
-    await this.core.store.persist();
+    store.outboxList.splice(i, 1);
+    const ops: StoreOp[] = [{ op: 'outboxDel', cmid: entry.cmid }];
+    if (err) {
+      const f: FailedEntry = { ...entry, code: err.code, msg: err.message };
+      store.failedList.push(f);
+      ops.push({ op: 'failedPut', entry: { ...f } });
+    }
+    await store.write(ops);
     const w = this.waiters.get(entry.cmid);
     this.waiters.delete(entry.cmid);
     if (ok) {

@@ -21,6 +21,7 @@ export class Connection {
         this.sendPath = sendPath;
         this.receive = receive;
         this.acks = acks;
+        core.store.onBroken = (e) => this.fail(e);
     }
     get identity() {
         return this.who ? { ...this.who } : null;
@@ -59,8 +60,10 @@ export class Connection {
         this.setState('closed');
         core.ws?.close(1000);
         core.ws = null;
+        this.firstOnline?.reject(new ImError('CLOSED', 'closed'));
+        this.firstOnline = null;
         core.listeners.end();
-        await core.store.flushed();
+        await core.store.close();
     }
     /** Stops at once as a killed process would, without flushing anything not yet saved. */
     crash() {
@@ -75,6 +78,7 @@ export class Connection {
         }
         core.requests.drop();
         core.connState = 'closed';
+        core.store.abandon();
     }
     setState(s) {
         if (this.core.connState === s)
@@ -99,6 +103,7 @@ export class Connection {
                 this.who = { user: authed.user, device: authed.device, epoch: authed.epoch };
             if (!core.store.ready)
                 await core.store.bind(this.who);
+            await core.store.identify(this.who.user);
             if (ws !== core.ws)
                 return; // lost meanwhile: the reconnect starts over
             this.reconnectAttempt = 0;

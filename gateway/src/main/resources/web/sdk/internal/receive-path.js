@@ -8,7 +8,7 @@ export class ReceivePath {
     core;
     acks;
     subbed = [];
-    syncing = new Map(); // conv -> another round wanted
+    syncing = new Map(); // conv -> its running sync
     constructor(core, acks) {
         this.core = core;
         this.acks = acks;
@@ -45,55 +45,67 @@ export class ReceivePath {
         this.acks.headReported(ev.conv, ev.seq);
         if (ev.seq <= before)
             return; // a duplicate
-        await this.store(ev.conv, [ev], null, 'push');
+        try {
+            await this.store(ev.conv, [ev], null, 'push');
+        }
+        catch {
+            return; // the store failed: it is broken and the client stopped (see LocalStore)
+        }
         if (ev.seq > before + 1 && this.core.store.cursor(ev.conv) < ev.seq)
             void this.syncConv(ev.conv); // a gap
     }
-    /** Syncs from the cursor, paging while `more`; one round at a time per conversation. */
-    async syncConv(conv) {
+    /**
+     * Syncs from the cursor, paging while `more`; one round at a time per conversation (a call during a
+     * round asks for one more round and shares its result). Resolves true once a page said `more:false`
+     * with nothing asked since, false if the sync gave up (connection lost, a terminal code, the INTERNAL cap).
+     */
+    syncConv(conv) {
+        const running = this.syncing.get(conv);
+        if (running) {
+            running.again = true;
+            return running.done;
+        }
+        const round = { again: false, done: Promise.resolve(false) };
+        this.syncing.set(conv, round);
+        round.done = this.syncRounds(conv, round)
+            .catch(() => false) // the store failed: it is broken and the client stopped (see LocalStore)
+            .finally(() => { if (this.syncing.get(conv) === round)
+            this.syncing.delete(conv); });
+        return round.done;
+    }
+    async syncRounds(conv, round) {
         const { core } = this;
-        if (this.syncing.has(conv)) {
-            this.syncing.set(conv, true);
-            return;
-        }
-        this.syncing.set(conv, false);
         let internal = 0;
-        try {
-            let after = core.store.cursor(conv);
-            for (;;) {
-                const ws = core.ws;
-                if (!ws || core.stopped)
-                    return;
-                let f;
-                try {
-                    f = await core.requests.send(ws, { t: 'sync', rid: core.requests.nextRid(), conv, after, limit: core.o.syncLimit });
-                }
-                catch (e) {
-                    const err = e;
-                    if (!err.retriable || err.code === 'CLOSED' || (err.code === 'INTERNAL' && ++internal >= core.o.maxInternalErrors))
-                        return;
-                    await core.timers.delay(core.backoff(internal));
-                    continue;
-                }
-                if (f.t !== 'synced')
-                    return;
-                const last = f.events.reduce((m, e) => Math.max(m, e.seq), after);
-                // more:false: every visible event up to head is in hand, so the cursor may pass invisible seqs.
-                await this.store(conv, f.events, f.more ? null : f.head, 'sync');
-                this.acks.headReported(conv, f.head);
-                if (!f.more) {
-                    if (this.syncing.get(conv)) {
-                        this.syncing.set(conv, false);
-                        after = core.store.cursor(conv);
-                        continue;
-                    }
-                    return;
-                }
-                after = last;
+        let after = core.store.cursor(conv);
+        for (;;) {
+            const ws = core.ws;
+            if (!ws || core.stopped)
+                return false;
+            let f;
+            try {
+                f = await core.requests.send(ws, { t: 'sync', rid: core.requests.nextRid(), conv, after, limit: core.o.syncLimit });
             }
-        }
-        finally {
-            this.syncing.delete(conv);
+            catch (e) {
+                const err = e;
+                if (!err.retriable || err.code === 'CLOSED' || (err.code === 'INTERNAL' && ++internal >= core.o.maxInternalErrors))
+                    return false;
+                await core.timers.delay(core.backoff(internal));
+                continue;
+            }
+            if (f.t !== 'synced')
+                return false;
+            const last = f.events.reduce((m, e) => Math.max(m, e.seq), after);
+            // more:false: every visible event up to head is in hand, so the cursor may pass invisible seqs.
+            await this.store(conv, f.events, f.more ? null : f.head, 'sync');
+            this.acks.headReported(conv, f.head);
+            if (!f.more) {
+                if (!round.again)
+                    return true;
+                round.again = false;
+                after = core.store.cursor(conv);
+                continue;
+            }
+            after = last;
         }
     }
     /** The connection is gone: no sync is running any more. */
@@ -102,9 +114,9 @@ export class ReceivePath {
     }
     /** Drops a conversation's local events and cursor: the server's head is below them (see the `reset` event). */
     resetConv(conv, head) {
-        this.core.store.drop(conv);
+        const op = this.core.store.drop(conv);
         this.acks.forget(conv);
-        this.core.store.persist().catch(() => undefined); // a failed save is retried by the next one, which holds this too
+        this.core.store.write([op]).catch(() => undefined); // a failed write breaks the store and stops the client
         this.core.listeners.emit('reset', conv, head);
     }
     /** Stores new events, advances the contiguous cursor, waits for durability, then emits and acks. */
@@ -113,7 +125,7 @@ export class ReceivePath {
         const put = store.put(conv, events, completeTo);
         if (!put)
             return;
-        await store.persist();
+        await store.write(put.ops);
         store.madeDurable(conv, put.cursor);
         put.fresh.sort((a, b) => a.seq - b.seq);
         for (const e of put.fresh)
