@@ -55,7 +55,30 @@ export interface SentResult { conv: string; cmid: string; seq: number; mid: stri
 export interface Identity { user: string; device: string; epoch: number }
 /** How a stored event arrived: a live push, or a sync page (catch-up, gap, hint). */
 export type EventSource = 'push' | 'sync';
+/**
+ * `connecting` (socket opening, authenticating), `online` (connected: authenticated and subscribing),
+ * `offline` (disconnected: lost, then reconnecting unless `disconnect()` asked for it), `closed` (by
+ * `close()`), `failed` (a fatal error stopped the client); `idle` before the first `connect()`.
+ */
 export type ConnectionState = 'idle' | 'connecting' | 'online' | 'offline' | 'closed' | 'failed';
+/**
+ * Why the state changed: `lost` (the socket closed; `code` and the server's `message` if any),
+ * `disconnect` (the app asked), `close`, `fatal` (with the `error`).
+ */
+export interface StateDetail {
+  reason?: 'lost' | 'disconnect' | 'close' | 'fatal';
+  code?: number;
+  message?: string;
+  error?: ImError;
+}
+/**
+ * After each `subbed` answer (`reconnect` false for this client's first), once every conversation behind
+ * its head has been synced or given up: `recovered` is true when the device holds every event up to the
+ * heads `subbed` reported, with its local history kept; `failed` lists conversations whose sync gave up
+ * (connection lost again, a terminal code, the INTERNAL cap: synced again at the next reconnect, hint or
+ * push), `reset` those whose local copy was not the server's history and was dropped.
+ */
+export interface Recovery { reconnect: boolean; recovered: boolean; synced: string[]; failed: string[]; reset: string[] }
 export type { ConversationSummary };
 
 /** Typed callbacks (`client.on(name, fn)`). */
@@ -81,7 +104,9 @@ export interface ClientEvents {
    */
   reset: (conv: string, head: number) => void;
   hint: (conv: string, head: number, why: string) => void;
-  state: (s: ConnectionState) => void;
+  state: (s: ConnectionState, detail: StateDetail) => void;
+  /** Whether the device caught up after a (re)subscribe: see {@link Recovery}. */
+  recovery: (r: Recovery) => void;
   /** The connection was lost (close code `code`); reconnect attempt `attempt` starts in `delayMs`. */
   reconnecting: (attempt: number, delayMs: number, code: number) => void;
   /** BAD_TOKEN or STALE_INSTALL (a new token, or registration, is needed), or STORAGE: the client stops. */
@@ -211,23 +236,28 @@ export class ImClient {
     return this.core.store.dismissFailed(cmid);
   }
 
-  /** Connects, authenticates and subscribes; resolves once subscribed (later losses reconnect by themselves). */
-  connect(): Promise<void> {
-    return this.connection.connect();
+  /**
+   * Connects, authenticates and subscribes; resolves once subscribed (later losses reconnect by themselves).
+   * Aborting `signal` before then disconnects (as `disconnect()`) and rejects with the signal's reason.
+   */
+  connect(options: { signal?: AbortSignal } = {}): Promise<void> {
+    return this.connection.connect(options.signal);
   }
 
   /**
    * Sends a message: resolves with the committed seq once the server replied `sent` (possibly after
    * reconnects), rejects with an {@link ImError} on a terminal code or after too many INTERNAL answers.
-   * The outbox entry is durable before the first attempt.
+   * The outbox entry is durable before the first attempt. Aborting `signal` takes the entry out of the outbox
+   * (it is never sent again) and rejects with the signal's reason; an attempt already sent may still commit,
+   * and then arrives as an event like any other.
    */
-  send(conv: string, body: string): Promise<SentResult> {
-    return this.sendPath.send(conv, body);
+  send(conv: string, body: string, options: { signal?: AbortSignal } = {}): Promise<SentResult> {
+    return this.sendPath.send(conv, body, options.signal);
   }
 
-  /** Syncs `conv` from the cursor now (as on a gap or hint). */
-  async syncNow(conv: string): Promise<void> {
-    await this.receive.syncConv(conv);
+  /** Syncs `conv` from the cursor now (as on a gap or hint); resolves true once caught up, false if it gave up. */
+  syncNow(conv: string): Promise<boolean> {
+    return this.receive.syncConv(conv);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { CLOSES, ImError, parseServerFrame } from '../protocol.js';
-import type { ConnectionState, Identity, SocketLike } from '../client.js';
+import type { ConnectionState, Identity, SocketLike, StateDetail } from '../client.js';
 import type { Acks } from './acks.js';
 import type { Core } from './core.js';
 import type { ReceivePath } from './receive-path.js';
@@ -16,7 +16,8 @@ export class Connection {
   private reconnectAttempt = 0;
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private subInternal = 0;
-  private firstOnline: { resolve: () => void; reject: (e: ImError) => void } | null = null;
+  private subscribedBefore = false;
+  private firstOnline: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | null = null;
 
   constructor(
     private readonly core: Core,
@@ -31,13 +32,34 @@ export class Connection {
     return this.who ? { ...this.who } : null;
   }
 
-  connect(): Promise<void> {
+  /**
+   * Resolves once subscribed. Calls while connecting share one promise; an abort of `signal` before it
+   * settles stops connecting (as `disconnect()`) and rejects it with the signal's reason.
+   */
+  connect(signal?: AbortSignal): Promise<void> {
     if (this.core.connState === 'online') return Promise.resolve();
+    signal?.throwIfAborted();
     this.core.stopped = false;
     this.offlineWanted = false;
-    const p = new Promise<void>((resolve, reject) => (this.firstOnline = { resolve, reject }));
+    if (!this.firstOnline) {
+      let resolve!: () => void;
+      let reject!: (e: unknown) => void;
+      const promise = new Promise<void>((ok, fail) => { resolve = ok; reject = fail; });
+      this.firstOnline = { promise, resolve, reject };
+    }
+    const mine = this.firstOnline;
+    if (signal) {
+      const onAbort = () => {
+        if (this.firstOnline !== mine) return;   // settled meanwhile
+        this.firstOnline = null;
+        this.disconnect();
+        mine.reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      void mine.promise.then(() => signal.removeEventListener('abort', onAbort), () => signal.removeEventListener('abort', onAbort));
+    }
     if (!this.core.ws) this.openSocket();
-    return p;
+    return mine.promise;
   }
 
   disconnect(): void {
@@ -51,9 +73,9 @@ export class Connection {
     const ws = this.core.ws;
     if (ws) {
       ws.close(1000);
-      this.onClosed(ws, 1000);   // now, not at the close event: pending requests settle at once
+      this.onClosed(ws, 1000, 'disconnect');   // now, not at the close event: pending requests settle at once
     } else if (!this.core.stopped) {
-      this.setState('offline');
+      this.setState('offline', { reason: 'disconnect' });
     }
   }
 
@@ -61,7 +83,7 @@ export class Connection {
     const { core } = this;
     core.stopped = true;
     this.clearTimers();
-    this.setState('closed');
+    this.setState('closed', { reason: 'close' });
     core.ws?.close(1000);
     core.ws = null;
     this.firstOnline?.reject(new ImError('CLOSED', 'closed'));
@@ -86,10 +108,10 @@ export class Connection {
     core.store.abandon();
   }
 
-  private setState(s: ConnectionState): void {
+  private setState(s: ConnectionState, detail: StateDetail = {}): void {
     if (this.core.connState === s) return;
     this.core.connState = s;
-    this.core.listeners.emit('state', s);
+    this.core.listeners.emit('state', s, detail);
   }
 
   private openSocket(): void {
@@ -99,7 +121,7 @@ export class Connection {
     ws.onopen = () => void this.handshake(ws);
     ws.onmessage = (m) => this.onText(ws, String(m.data));
     ws.onerror = () => { /* a close follows */ };
-    ws.onclose = (ev) => this.onClosed(ws, ev.code);
+    ws.onclose = (ev) => this.onClosed(ws, ev.code, 'lost', (ev as { reason?: string }).reason);
   }
 
   private async handshake(ws: SocketLike): Promise<void> {
@@ -129,7 +151,10 @@ export class Connection {
       try {
         const f = await core.requests.send(ws, { t: 'sub', rid: core.requests.nextRid() });
         this.subInternal = 0;
-        if (f.t === 'subbed') this.receive.onSubbed(f.convs);
+        if (f.t === 'subbed') {
+          this.receive.onSubbed(f.convs, this.subscribedBefore);
+          this.subscribedBefore = true;
+        }
         return;
       } catch (e) {
         const err = e as ImError;
@@ -175,13 +200,13 @@ export class Connection {
       ws.close(1000);
       this.onClosed(ws, 1000);
     }
-    this.setState('failed');
+    this.setState('failed', { reason: 'fatal', error: err });
     this.firstOnline?.reject(err);
     this.firstOnline = null;
     this.core.listeners.emit('fatal', err);
   }
 
-  private onClosed(ws: SocketLike, code: number): void {
+  private onClosed(ws: SocketLike, code: number, reason: StateDetail['reason'] = 'lost', serverReason?: string): void {
     const { core } = this;
     if (ws !== core.ws) return;
     core.ws = null;
@@ -193,7 +218,7 @@ export class Connection {
       this.fail(new ImError(code === CLOSES.BAD_TOKEN ? 'BAD_TOKEN' : 'STALE_INSTALL', `closed with ${code}`));
       return;
     }
-    this.setState('offline');
+    this.setState('offline', { reason, code, ...(serverReason ? { message: serverReason } : {}) });
     if (!core.o.autoReconnect || this.offlineWanted) return;
     const delayMs = core.backoff(this.reconnectAttempt++);
     this.reconnectTimer = core.timers.after(delayMs, () => {

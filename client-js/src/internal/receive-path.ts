@@ -19,18 +19,35 @@ export class ReceivePath {
     return this.subbed.map((c) => ({ ...c }));
   }
 
-  onSubbed(convs: ConvState[]): void {
+  /**
+   * The `subbed` answer: conversations behind their head are synced, and once every one of them caught up
+   * (or gave up) `recovery` reports whether the device holds everything up to the heads `subbed` gave.
+   */
+  onSubbed(convs: ConvState[], reconnect: boolean): void {
     const { store } = this.core;
     this.subbed = convs.map((c) => ({ ...c }));
-    for (const c of convs) if (c.head < store.cursor(c.conv)) this.resetConv(c.conv, c.head);
+    const reset: string[] = [];
+    for (const c of convs) {
+      if (c.head < store.cursor(c.conv)) {
+        this.resetConv(c.conv, c.head);
+        reset.push(c.conv);
+      }
+    }
     this.core.listeners.emit('subscribed', this.conversations());
+    const syncs: Array<Promise<[string, boolean]>> = [];
     for (const c of convs) {
       this.acks.reportedDelivered(c.conv, c.delivered);
       this.acks.headReported(c.conv, c.head);
-      if (c.head > store.cursor(c.conv)) void this.syncConv(c.conv);
+      if (c.head > store.cursor(c.conv)) syncs.push(this.syncConv(c.conv).then((ok) => [c.conv, ok]));
       const d = store.durable.get(c.conv) ?? 0;   // not cursor(): pushes may be stored but not durable yet
       if (d > c.delivered) this.acks.want(c.conv, d);
     }
+    void Promise.all(syncs).then((done) => {
+      if (this.core.stopped) return;
+      const failed = done.filter(([, ok]) => !ok).map(([c]) => c);
+      const synced = done.filter(([, ok]) => ok).map(([c]) => c);
+      this.core.listeners.emit('recovery', { reconnect, recovered: failed.length === 0 && reset.length === 0, synced, failed, reset });
+    });
   }
 
   onHint(conv: string, head: number, why: string): void {

@@ -217,6 +217,66 @@ test('the conversation list: last event and unread messages from others above th
   await again.close(); await server.close();
 });
 
+test('after each subscribe, recovery says whether every conversation behind its head caught up', async () => {
+  const server = await FakeServer.start();
+  let refuse = false;
+  let head = 2;
+  server.handler = (f, reply) => {
+    subbed([{ conv: 'c-ab', head, delivered: 0 }])(f, reply);
+    if (f.t === 'sync') {
+      if (refuse) reply({ t: 'error', rid: f.rid, code: 'NOT_MEMBER', msg: 'left' });
+      else reply({ t: 'synced', rid: f.rid, conv: 'c-ab', events: [msg('c-ab', head - 1), msg('c-ab', head)], more: false, head });
+    }
+    if (f.t === 'ack') reply({ t: 'acked', rid: f.rid, conv: f.conv, delivered: f.seq });
+  };
+  const c = await ImClient.open(base(server));
+  const seen: string[] = [];
+  c.on('recovery', (r) => seen.push(`${r.reconnect ? 're' : 'first'}:${r.recovered}:${r.synced}:${r.failed}`));
+  await c.connect();
+  await server.until(() => seen.length === 1, 'the first recovery');
+  head = 4;
+  server.sockets[0].close(1011, 'bye');
+  await server.until(() => seen.length === 2, 'recovery after the reconnect');
+  assert.equal(c.cursor('c-ab'), 4);
+  refuse = true;
+  head = 6;
+  server.sockets[1].close(1011, 'bye');
+  await server.until(() => seen.length === 3, 'recovery after the second reconnect');
+  assert.deepEqual(seen, ['first:true:c-ab:', 're:true:c-ab:', 're:false::c-ab']);
+  await c.close(); await server.close();
+});
+
+test('state changes say why; an aborted send leaves the outbox and is never sent; an aborted connect goes offline', async () => {
+  const server = await FakeServer.start();
+  server.handler = committing(1);
+  const c = await ImClient.open(base(server));
+  const states: string[] = [];
+  c.on('state', (s, d) => states.push(`${s}${d.reason ? `/${d.reason}` : ''}${d.code ? `/${d.code}` : ''}`));
+  await c.connect();
+  server.sockets[0].close(4000, 'going away');
+  await server.until(() => server.sockets.length === 2 && c.connectionState === 'online', 'reconnected');
+  c.disconnect();
+  const ac = new AbortController();
+  const sent = c.send('c-ab', 'typed offline, then cancelled', { signal: ac.signal });
+  await new Promise<void>((r) => { const off = c.on('queued', () => { off(); r(); }); });
+  assert.equal(c.outbox().length, 1);
+  ac.abort(new Error('the user deleted it'));
+  await assert.rejects(sent, /the user deleted it/);
+  assert.deepEqual(c.outbox(), [], 'out of the outbox');
+  const ac2 = new AbortController();
+  const connecting = c.connect({ signal: ac2.signal });
+  ac2.abort(new Error('gave up'));
+  await assert.rejects(connecting, /gave up/);
+  assert.equal(c.connectionState, 'offline');
+  await c.connect();
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(server.of('send').length, 0, 'the cancelled send was never attempted');
+  await c.close();
+  assert.deepEqual(states.slice(0, 6), ['connecting', 'online', 'offline/lost/4000', 'connecting', 'online', 'offline/disconnect/1000']);
+  assert.equal(states.at(-1), 'closed/close');
+  await server.close();
+});
+
 test('a client killed after its outbox write restarts from its SQLite file in the same process and sends it', async () => {
   const server = await FakeServer.start();
   server.handler = committing(7);

@@ -111,21 +111,26 @@ export class ImClient {
     dismissFailed(cmid) {
         return this.core.store.dismissFailed(cmid);
     }
-    /** Connects, authenticates and subscribes; resolves once subscribed (later losses reconnect by themselves). */
-    connect() {
-        return this.connection.connect();
+    /**
+     * Connects, authenticates and subscribes; resolves once subscribed (later losses reconnect by themselves).
+     * Aborting `signal` before then disconnects (as `disconnect()`) and rejects with the signal's reason.
+     */
+    connect(options = {}) {
+        return this.connection.connect(options.signal);
     }
     /**
      * Sends a message: resolves with the committed seq once the server replied `sent` (possibly after
      * reconnects), rejects with an {@link ImError} on a terminal code or after too many INTERNAL answers.
-     * The outbox entry is durable before the first attempt.
+     * The outbox entry is durable before the first attempt. Aborting `signal` takes the entry out of the outbox
+     * (it is never sent again) and rejects with the signal's reason; an attempt already sent may still commit,
+     * and then arrives as an event like any other.
      */
-    send(conv, body) {
-        return this.sendPath.send(conv, body);
+    send(conv, body, options = {}) {
+        return this.sendPath.send(conv, body, options.signal);
     }
-    /** Syncs `conv` from the cursor now (as on a gap or hint). */
-    async syncNow(conv) {
-        await this.receive.syncConv(conv);
+    /** Syncs `conv` from the cursor now (as on a gap or hint); resolves true once caught up, false if it gave up. */
+    syncNow(conv) {
+        return this.receive.syncConv(conv);
     }
     /**
      * Closes the socket and stays offline (state `offline`, no reconnect) until `connect()`; the store, the

@@ -12,8 +12,9 @@ export class SendPath {
     constructor(core) {
         this.core = core;
     }
-    async send(conv, body) {
+    async send(conv, body, signal) {
         checkBody(body);
+        signal?.throwIfAborted();
         const { store } = this.core;
         if (!store.ready)
             throw new ImError('CLOSED', 'no store yet: it is chosen at the first authed');
@@ -22,9 +23,38 @@ export class SendPath {
         await store.write([{ op: 'outboxPut', entry: { ...entry } }]);
         this.core.listeners.emit('queued', { ...entry });
         const result = new Promise((resolve, reject) => this.waiters.set(entry.cmid, { resolve, reject }));
+        if (signal) {
+            const onAbort = () => void this.cancel(entry, signal.reason);
+            if (signal.aborted)
+                onAbort();
+            else {
+                signal.addEventListener('abort', onAbort, { once: true });
+                void result.then(() => signal.removeEventListener('abort', onAbort), () => signal.removeEventListener('abort', onAbort));
+            }
+        }
         if (this.core.connState === 'online')
             this.attempt(entry);
         return result;
+    }
+    /**
+     * A cancelled send: the entry leaves the outbox (durably) and is never resent; the promise rejects with
+     * the signal's reason. An attempt already on the wire may still commit (the server cannot be asked to
+     * forget it): the message then arrives as an event like any other.
+     */
+    async cancel(entry, reason) {
+        const { store } = this.core;
+        const i = store.outboxList.indexOf(entry);
+        if (i < 0)
+            return; // settled already
+        store.outboxList.splice(i, 1);
+        const w = this.waiters.get(entry.cmid);
+        this.waiters.delete(entry.cmid);
+        try {
+            await store.write([{ op: 'outboxDel', cmid: entry.cmid }]);
+        }
+        finally {
+            w?.reject(reason);
+        }
     }
     /** Online again: every pending entry goes out (an entry already in flight is left to its attempt). */
     resendAll() {
