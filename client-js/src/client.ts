@@ -268,7 +268,7 @@ export class ImClient {
     this.connection.disconnect();
   }
 
-  /** Closes the connection, stops reconnecting, waits for pending writes to the store and releases it. */
+  /** Closes the connection, stops reconnecting, waits for pending writes to the store and releases it; `connect()` then rejects (`CLOSED`). */
   close(): Promise<void> {
     return this.connection.close();
   }

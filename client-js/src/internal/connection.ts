@@ -17,6 +17,7 @@ export class Connection {
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private subInternal = 0;
   private subscribedBefore = false;
+  private closed = false;   // close() released the store: this client is done
   private firstOnline: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | null = null;
 
   constructor(
@@ -38,6 +39,7 @@ export class Connection {
    */
   connect(signal?: AbortSignal): Promise<void> {
     if (this.core.connState === 'online') return Promise.resolve();
+    if (this.closed) return Promise.reject(new ImError('CLOSED', 'the client was closed (its store released): open a new one'));
     signal?.throwIfAborted();
     this.core.stopped = false;
     this.offlineWanted = false;
@@ -81,6 +83,7 @@ export class Connection {
 
   async close(): Promise<void> {
     const { core } = this;
+    this.closed = true;
     core.stopped = true;
     this.clearTimers();
     this.setState('closed', { reason: 'close' });

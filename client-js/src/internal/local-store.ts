@@ -31,6 +31,7 @@ export class LocalStore {
   readonly durable = new Map<string, number>();
   onBroken: (e: ImError) => void = () => {};
   private broken: ImError | null = null;
+  private released = false;
   private binding: Promise<void> | null = null;
   private queue: Array<{ ops: StoreOp[]; resolve: () => void; reject: (e: unknown) => void }> = [];
   private writing: Promise<void> | null = null;
@@ -85,6 +86,7 @@ export class LocalStore {
   /** Writes a batch; resolves once it (and every batch asked for before it) is durable. */
   write(ops: StoreOp[]): Promise<void> {
     if (this.broken) return Promise.reject(this.broken);
+    if (this.released) return Promise.reject(new ImError('CLOSED', 'the client was closed (its store released)'));
     return new Promise((resolve, reject) => {
       this.queue.push({ ops, resolve, reject });
       this.writing ??= this.drain();
@@ -117,6 +119,7 @@ export class LocalStore {
   /** Waits for pending writes, then releases the storage. */
   async close(): Promise<void> {
     await this.flushed();
+    this.released = true;
     await this.storage?.close();
   }
 
@@ -160,6 +163,7 @@ export class LocalStore {
     const r = this.convs.get(conv);
     if (!r || seq <= r.readMark) return;
     r.readMark = seq;
+    await this.flushed();   // events counted unread already but still being written are in the store before the recount
     if (!r.last || seq >= r.last.seq) r.unread = 0;
     else {
       let unread = 0;

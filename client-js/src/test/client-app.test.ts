@@ -274,6 +274,8 @@ test('state changes say why; an aborted send leaves the outbox and is never sent
   await c.close();
   assert.deepEqual(states.slice(0, 6), ['connecting', 'online', 'offline/lost/4000', 'connecting', 'online', 'offline/disconnect/1000']);
   assert.equal(states.at(-1), 'closed/close');
+  await assert.rejects(c.connect(), (e: ImError) => e.code === 'CLOSED', 'a closed client released its store');
+  await assert.rejects(c.send('c-ab', 'after close'), (e: ImError) => e.code === 'CLOSED');
   await server.close();
 });
 

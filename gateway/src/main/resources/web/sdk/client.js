@@ -139,7 +139,7 @@ export class ImClient {
     disconnect() {
         this.connection.disconnect();
     }
-    /** Closes the connection, stops reconnecting, waits for pending writes to the store and releases it. */
+    /** Closes the connection, stops reconnecting, waits for pending writes to the store and releases it; `connect()` then rejects (`CLOSED`). */
     close() {
         return this.connection.close();
     }

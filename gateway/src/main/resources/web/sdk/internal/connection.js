@@ -16,6 +16,7 @@ export class Connection {
     reconnectTimer = null;
     subInternal = 0;
     subscribedBefore = false;
+    closed = false; // close() released the store: this client is done
     firstOnline = null;
     constructor(core, sendPath, receive, acks) {
         this.core = core;
@@ -34,6 +35,8 @@ export class Connection {
     connect(signal) {
         if (this.core.connState === 'online')
             return Promise.resolve();
+        if (this.closed)
+            return Promise.reject(new ImError('CLOSED', 'the client was closed (its store released): open a new one'));
         signal?.throwIfAborted();
         this.core.stopped = false;
         this.offlineWanted = false;
@@ -78,6 +81,7 @@ export class Connection {
     }
     async close() {
         const { core } = this;
+        this.closed = true;
         core.stopped = true;
         this.clearTimers();
         this.setState('closed', { reason: 'close' });

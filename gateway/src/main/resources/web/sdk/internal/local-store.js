@@ -19,6 +19,7 @@ export class LocalStore {
     durable = new Map();
     onBroken = () => { };
     broken = null;
+    released = false;
     binding = null;
     queue = [];
     writing = null;
@@ -67,6 +68,8 @@ export class LocalStore {
     write(ops) {
         if (this.broken)
             return Promise.reject(this.broken);
+        if (this.released)
+            return Promise.reject(new ImError('CLOSED', 'the client was closed (its store released)'));
         return new Promise((resolve, reject) => {
             this.queue.push({ ops, resolve, reject });
             this.writing ??= this.drain();
@@ -102,6 +105,7 @@ export class LocalStore {
     /** Waits for pending writes, then releases the storage. */
     async close() {
         await this.flushed();
+        this.released = true;
         await this.storage?.close();
     }
     /**
@@ -141,6 +145,7 @@ export class LocalStore {
         if (!r || seq <= r.readMark)
             return;
         r.readMark = seq;
+        await this.flushed(); // events counted unread already but still being written are in the store before the recount
         if (!r.last || seq >= r.last.seq)
             r.unread = 0;
         else {
