@@ -1,5 +1,5 @@
 /** Node entry point: the SQLite store (WebAssembly SQLite on the file system) and the `ws` WebSocket. */
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import { WebSocket as NodeWebSocket } from 'ws';
@@ -36,7 +36,8 @@ const openHere = new Set<string>();
  * so `write` resolves only once its batch is durable) and `locking_mode=EXCLUSIVE` (this layer has no
  * shared memory, which WAL needs unless one connection holds the file; one process per store).
  * After a crash SQLite ignores a torn tail of the WAL (frames after the last whole commit fail their
- * checksums) and the store opens at the last durable commit. A file that is not a database, or damage
+ * checksums) and the store opens at the last durable commit. The JSON state file of version 0.1 is
+ * converted on open (see {@link convertLegacy}). A file that is not a database, or damage
  * SQLite meets while reading (`database disk image is malformed`), fails `load`, `page` or `write` with
  * an error naming the file: never an empty store. Its calls are synchronous (they block the event loop
  * for the duration of a commit, ~1–5 ms with its fsync).
@@ -52,7 +53,7 @@ export class SqliteStorage implements Storage {
     this.key = path.resolve(this.file);
     if (openHere.has(this.key)) throw new Error(`${this.file}: already open in this process`);
     mkdirSync(path.dirname(this.key), { recursive: true });
-    checkHeader(this.key);
+    await convertLegacy(this.key);
     claim(this.key);
     openHere.add(this.key);
     try {
@@ -200,13 +201,13 @@ function toEvent(r: Row): Event {
   return e;
 }
 
-/** Refuses, with a clear message, a file that is not a SQLite database (e.g. the JSON state file of SDK 0.1). */
-function checkHeader(file: string): void {
+/** What `file` holds, by its first bytes; a file that is neither is refused with a clear message. */
+function kindOf(file: string): 'none' | 'sqlite' | 'json' {
   let fd: number;
   try {
     fd = openSync(file, 'r');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'none';
     throw e;
   }
   const head = Buffer.alloc(16);
@@ -216,13 +217,59 @@ function checkHeader(file: string): void {
   } finally {
     closeSync(fd);
   }
-  if (n === 0) return;   // created but never written: SQLite starts it afresh
-  if (head.toString('latin1', 0, n) === SQLITE_MAGIC) return;
-  if (head[0] === 0x7b) {
-    throw new Error(`${file}: holds a JSON state file of @im/client 0.1, which this version does not read (it keeps a SQLite`
-      + ' database): point `file` at a new path; the old device state is then synced afresh from the server');
-  }
+  if (n === 0 || head.toString('latin1', 0, n) === SQLITE_MAGIC) return 'sqlite';   // empty: SQLite starts it afresh
+  if (head[0] === 0x7b) return 'json';
   throw new Error(`${file}: not a SQLite database (the first bytes are not its header): damaged or not a store`);
+}
+
+/**
+ * The JSON state file of @im/client 0.1 at `file` becomes a SQLite store, crash-safely: the JSON file is
+ * renamed to `<file>.v0.json` (kept), a database is built beside it and renamed over `file`. A crash at
+ * any step leaves either the JSON file at `file` or the `.v0.json` copy without `file`, and the next
+ * open carries on from there. Its outbox (unsent messages), failed sends, events and cursors are kept;
+ * the history it held counts as read.
+ */
+async function convertLegacy(file: string): Promise<void> {
+  const v0 = `${file}.v0.json`;
+  const kind = kindOf(file);
+  if (kind === 'sqlite') return;
+  if (kind === 'json') {
+    renameSync(file, v0);
+    syncDir(file);
+  } else if (!existsSync(v0)) {
+    return;   // a new store
+  }
+  const old = JSON.parse(readFileSync(v0, 'utf8')) as { outbox?: OutboxEntry[]; failed?: FailedEntry[];
+    events?: Record<string, Record<string, Event>>; cursors?: Record<string, number> };
+  const tmp = `${file}.converting`;
+  for (const f of [tmp, `${tmp}-wal`, `${tmp}.owner`]) rmSync(f, { force: true });
+  rmSync(`${tmp}.lock`, { recursive: true, force: true });
+  const s = new SqliteStorage(tmp);
+  await s.load();
+  const ops: StoreOp[] = [];
+  for (const entry of old.outbox ?? []) ops.push({ op: 'outboxPut', entry });
+  for (const entry of old.failed ?? []) ops.push({ op: 'failedPut', entry });
+  for (const conv of new Set([...Object.keys(old.cursors ?? {}), ...Object.keys(old.events ?? {})])) {
+    const events = Object.values(old.events?.[conv] ?? {});
+    const cursor = old.cursors?.[conv] ?? 0;
+    const last = events.reduce<Event | null>((m, e) => (!m || e.seq > m.seq ? e : m), null);
+    if (events.length > 0) ops.push({ op: 'events', events });
+    ops.push({ op: 'conv', rec: { conv, cursor, held: events.map((e) => e.seq).filter((q) => q > cursor).sort((a, b) => a - b),
+      last, readMark: last?.seq ?? 0, unread: 0 } });
+  }
+  await s.write(ops);
+  await s.close();   // checkpoints the WAL into the file
+  renameSync(tmp, file);
+  syncDir(file);
+}
+
+function syncDir(file: string): void {
+  const fd = openSync(path.dirname(file), 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

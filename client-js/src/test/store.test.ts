@@ -129,9 +129,6 @@ test('sqlite: a damaged file is reported with an error naming it, never read as 
   writeFileSync(garbage, Buffer.alloc(8192, 0x5a));
   await assert.rejects(new SqliteStorage(garbage).load(), (e: Error) => e.message.includes(garbage) && /not a SQLite database/.test(e.message));
 
-  const legacy = path.join(dir, 'state.json');
-  writeFileSync(legacy, JSON.stringify({ outbox: [], events: {}, cursors: {} }));
-  await assert.rejects(new SqliteStorage(legacy).load(), /JSON state file of @im\/client 0\.1/);
 
   const file = path.join(dir, 'damaged.db');
   const s = new SqliteStorage(file);
@@ -149,6 +146,32 @@ test('sqlite: a damaged file is reported with an error naming it, never read as 
     for (let b = 0; b < 20; b++) await again.page(`c-${b}`, { limit: 100 });
   }, (e: Error) => e.message.includes(file) && /malformed|corrupt|not a database/i.test(e.message), 'the damage is reported');
   await again.close();
+});
+
+test('sqlite: the JSON state file of 0.1 is converted on open, its outbox kept; a conversion cut short is redone', async () => {
+  const dir = await tmp();
+  const old = { outbox: [{ cmid: 'k', conv: 'c', body: 'typed before the upgrade', internalErrors: 1 }],
+    failed: [{ cmid: 'f', conv: 'c', body: 'refused', internalErrors: 0, code: 'NOT_MEMBER', msg: 'no' }],
+    events: { c: { 1: msg('c', 1), 2: msg('c', 2), 4: msg('c', 4) } }, cursors: { c: 2, e: 7 } };
+  for (const cutShort of [false, true]) {
+    const file = path.join(dir, `state-${cutShort}.json`);
+    if (cutShort) {   // killed after the rename, while building the database
+      writeFileSync(`${file}.v0.json`, JSON.stringify(old));
+      writeFileSync(`${file}.converting`, 'half a database');
+    } else {
+      writeFileSync(file, JSON.stringify(old));
+    }
+    const s = new SqliteStorage(file);
+    const l = await s.load();
+    assert.deepEqual(l.outbox.map((e) => [e.body, e.internalErrors]), [['typed before the upgrade', 1]]);
+    assert.deepEqual(l.failed.map((e) => e.code), ['NOT_MEMBER']);
+    assert.deepEqual(l.convs.map((c) => [c.conv, c.cursor, c.held, c.last?.seq ?? null, c.readMark, c.unread]).sort(),
+      [['c', 2, [4], 4, 4, 0], ['e', 7, [], null, 0, 0]]);
+    assert.deepEqual((await s.page('c', { limit: 10 })).map((e) => e.seq), [1, 2, 4]);
+    await s.close();
+    assert.equal(JSON.parse(readFileSync(`${file}.v0.json`, 'utf8')).outbox.length, 1, 'the old file is kept beside it');
+    assert.equal(readFileSync(file).subarray(0, 15).toString('latin1'), 'SQLite format 3');
+  }
 });
 
 test('sqlite: a store is held by one process: a second open in this process is refused', async () => {
@@ -179,7 +202,7 @@ test('indexeddb: a version 1 database (the whole state in one record) is convert
   const s = new IndexedDbStorage(name);
   const l = await s.load();
   assert.deepEqual(l.outbox.map((e) => e.body), ['pending']);
-  assert.deepEqual(l.convs.map((c) => [c.conv, c.cursor, c.held, c.last?.seq ?? null]).sort(), [['c', 2, [4], 4], ['e', 7, [], null]]);
+  assert.deepEqual(l.convs.map((c) => [c.conv, c.cursor, c.held, c.last?.seq ?? null, c.readMark]).sort(), [['c', 2, [4], 4, 4], ['e', 7, [], null, 0]]);
   assert.deepEqual((await s.page('c', { limit: 10 })).map((e) => e.seq), [1, 2, 4]);
   await s.close();
   await IndexedDbStorage.delete(name);
