@@ -139,10 +139,17 @@ export class SqliteStorage implements Storage {
     const db = this.open();
     const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     const out: Event[] = [];
-    // Conversation by conversation (each found by a seek of the primary key), so that an abort is seen between them.
+    // Conversation by conversation (each found by a seek of the primary key); SQLite's calls are
+    // synchronous, so the scan yields to the event loop every few milliseconds (other work goes on and
+    // an abort of `signal` is seen).
     let c: string | undefined = q.conv;
     if (c === undefined) c = this.nextConv(db, null);
+    let slice = performance.now();
     while (c !== undefined) {
+      if (performance.now() - slice > 5) {
+        await new Promise((r) => setImmediate(r));
+        slice = performance.now();
+      }
       q.signal?.throwIfAborted();
       const conv = c;
       const rows = this.run(() => db.all("SELECT * FROM events WHERE conv = ? AND body LIKE ? ESCAPE '\\' ORDER BY seq LIMIT ?",

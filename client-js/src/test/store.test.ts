@@ -174,6 +174,24 @@ test('sqlite: the JSON state file of 0.1 is converted on open, its outbox kept; 
   }
 });
 
+test('sqlite: a long search yields to the event loop and stops when its signal is aborted', async () => {
+  const s = new SqliteStorage(path.join(await tmp(), 'search.db'));
+  await s.load();
+  for (let c = 0; c < 300; c++) {
+    await s.write([{ op: 'events', events: Array.from({ length: 200 }, (_, i) => msg(`c-${c}`, i + 1, `a body of some length ${i}`)) }]);
+  }
+  const ac = new AbortController();
+  let ticks = 0;
+  const timer = setInterval(() => { if (++ticks === 2) ac.abort(new Error('the user typed another word')); }, 1);
+  try {
+    await assert.rejects(s.search('no such words', { limit: 50, signal: ac.signal }), /another word/);
+  } finally {
+    clearInterval(timer);
+  }
+  assert.deepEqual(await s.search('no such words', { limit: 50 }), [], 'unaborted, it scans everything');
+  await s.close();
+});
+
 test('sqlite: a store is held by one process: a second open in this process is refused', async () => {
   const file = path.join(await tmp(), 'one.db');
   const a = new SqliteStorage(file);
