@@ -2,14 +2,17 @@
 // SDK local store"). Each case runs in a child process of its own (node --expose-gc) against a scripted
 // WebSocket server in this process, so its heap and CPU are the client's alone.
 //
-//   node bench/store-bench.mjs [--sdk DIR] [--events 1000000] [--convs 1000] [--only case,case]
+//   node bench/store-bench.mjs [--sdk DIR] [--events 1000000] [--convs 1000] [--only case,case] [--timeout 300]
 //
 // --sdk is a compiled SDK (its dist/ folder; default ../dist): the same script measures an older version
 // (e.g. a worktree of main) as long as it has openNodeClient / FileStorage or SqliteStorage.
-// Cases: receive (1,000 pushed events into an empty store and into one holding 4,236), sends (200
+// Cases: receive-empty and receive-held (1,000 pushed events into an empty store and into one holding 4,236), sends (200
 // sequential sends with 4,236 events held), queued (1,400 sends queued at once, 4,236 held), big (a store
 // of --events events across --convs conversations: time to open it, heap after, time to list the
-// conversations, to page 50 events and to search every stored event for a word none holds).
+// conversations, to page 50 events and to search every stored event for a word none holds); and, only
+// when asked for with --only, platform-sends and platform-queued: the sends and queued cases against a
+// real platform (IM_URL, IM_ADMIN_TOKEN; e.g. scripts/with-platform.sh node bench/store-bench.mjs --only
+// platform-sends,platform-queued), where each committed message also comes back as a push and is stored.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,25 +83,29 @@ async function child(kase, dir, url) {
     out.cpuMs = cpu(t0);
     out.heapGrowthMb = mb(heap() - h0);
     await c.close();
-  } else if (kase === 'sends') {
+  } else if (kase === 'sends' || kase === 'platform-sends') {
     await seed(['c-held'], HELD);
-    const c = await open();
+    const real = kase.startsWith('platform') ? await platformDevice() : null;
+    const c = await open(real ? { url: real.ws, token: real.token } : {});
     await c.connect();
+    const conv = real ? real.conv : 'c-send';
     const t0 = process.cpuUsage();
     const w0 = performance.now();
-    for (let i = 0; i < 200; i++) await c.send('c-send', `send ${i}`);
+    for (let i = 0; i < 200; i++) await c.send(conv, `send ${i}`);
     out.msPerSend = Math.round((performance.now() - w0) / 200 * 10) / 10;
     out.cpuMs = cpu(t0);
     await c.close();
-  } else if (kase === 'queued') {
+  } else if (kase === 'queued' || kase === 'platform-queued') {
     await seed(['c-held'], HELD);
-    const c = await open();
+    const real = kase.startsWith('platform') ? await platformDevice() : null;
+    const c = await open(real ? { url: real.ws, token: real.token } : {});
+    const conv = real ? real.conv : 'c-send';
     let peak = 0;
     const sample = setInterval(() => { peak = Math.max(peak, process.memoryUsage().heapUsed); }, 20);
     const t0 = process.cpuUsage();
     const w0 = performance.now();
     await c.connect();
-    await Promise.all(Array.from({ length: 1400 }, (_, i) => c.send('c-send', `queued ${i}`)));
+    await Promise.all(Array.from({ length: 1400 }, (_, i) => c.send(conv, `queued ${i}`)));
     out.ms = Math.round(performance.now() - w0);
     out.cpuMs = cpu(t0);
     clearInterval(sample);
@@ -151,6 +158,32 @@ async function child(kase, dir, url) {
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 
+/**
+ * For the platform-* cases: a user with one device in a new direct conversation on the platform at
+ * IM_URL (admin token IM_ADMIN_TOKEN), e.g. started by scripts/with-platform.sh.
+ */
+async function platformDevice() {
+  const base = process.env.IM_URL.replace(/\/$/, '');
+  const admin = async (method, p, body) => {
+    const r = await fetch(base + p, { method, body: body ? JSON.stringify(body) : undefined,
+      headers: { Authorization: `Bearer ${process.env.IM_ADMIN_TOKEN}`, 'Content-Type': 'application/json' } });
+    const text = await r.text();
+    if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${text}`);
+    return JSON.parse(text);
+  };
+  const id = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
+  const users = [`u-ana-${id}`, `u-bo-${id}`];
+  let token;
+  for (const u of users) {
+    await admin('POST', '/admin/users', { user: u, name: u });
+    const d = await admin('POST', '/admin/devices', { user: u, device: `d-${u}` });
+    token ??= d.token;
+  }
+  const conv = `c-${id}`;
+  await admin('POST', '/admin/conversations', { conv, kind: 'direct', members: users });
+  return { ws: `${base.replace(/^http/, 'ws')}/ws`, token, conv };
+}
+
 // ------------------------------------------------------------------ the parent: the server and the cases
 
 function server(kase) {
@@ -181,9 +214,14 @@ function runChild(kase, dir, url, heapMb) {
       { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
+    const limitS = Number(opt('timeout', 300));
+    let timedOut = false;
+    const timer = setTimeout(() => { timedOut = true; p.kill('SIGKILL'); }, limitS * 1000);
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (err += d));
     p.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (timedOut) return resolve({ failed: `not done within ${limitS} s (killed; --timeout)` });
       const line = out.trim().split('\n').filter((l) => l.startsWith('{')).at(-1);
       if (code === 0 && line) resolve(JSON.parse(line));
       else resolve({ failed: /heap out of memory/.test(err) ? `out of memory (heap limit ${heapMb} MB)` : `exit ${code ?? signal}: ${err.trim().split('\n').slice(-3).join(' | ')}` });
@@ -204,6 +242,11 @@ if (args[0] === '--child') {
         const seeded = await runChild('big-seed', dir, null, heapMb);
         console.log('big-seed', JSON.stringify(seeded));
         if (seeded.failed) continue;
+      }
+      if (kase.startsWith('platform')) {   // against a real platform: the client's own pushes come back and are stored too
+        if (!process.env.IM_URL) throw new Error(`${kase}: set IM_URL and IM_ADMIN_TOKEN (scripts/with-platform.sh does)`);
+        console.log(kase, JSON.stringify(await runChild(kase, dir, null, heapMb)));
+        continue;
       }
       const { wss, url } = await server(kase);
       console.log(kase, JSON.stringify(await runChild(kase, dir, url, heapMb)));
