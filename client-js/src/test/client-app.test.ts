@@ -279,6 +279,29 @@ test('state changes say why; an aborted send leaves the outbox and is never sent
   await server.close();
 });
 
+test('a send cancelled while its attempt is in flight stays out of the store when that attempt then fails', async () => {
+  const server = await FakeServer.start();
+  let answer: (() => void) | null = null;
+  server.handler = (f, reply) => {
+    subbed()(f, reply);
+    if (f.t === 'send') answer = () => reply({ t: 'error', rid: f.rid, code: 'INTERNAL', msg: 'bug' });
+  };
+  const storage = new MemoryStorage();
+  const c = await ImClient.open({ ...base(server), storage });
+  await c.connect();
+  const ac = new AbortController();
+  const sent = c.send('c-ab', 'cancelled in flight', { signal: ac.signal });
+  await server.until(() => answer !== null, 'the attempt on the wire');
+  ac.abort(new Error('cancelled'));
+  await assert.rejects(sent, /cancelled/);
+  answer!();
+  await new Promise((r) => setTimeout(r, 100));
+  await c.close();
+  assert.deepEqual((await storage.load()).outbox, [], 'not written back by the failed attempt');
+  assert.equal(server.of('send').length, 1, 'not retried');
+  await server.close();
+});
+
 test('a client killed after its outbox write restarts from its SQLite file in the same process and sends it', async () => {
   const server = await FakeServer.start();
   server.handler = committing(7);

@@ -81,6 +81,8 @@ export class SendPath {
             this.inflight.delete(entry.cmid);
             if (err.code === 'CLOSED')
                 return; // resent after the reconnect
+            if (!core.store.outboxList.includes(entry))
+                return; // cancelled while in flight: never written back
             if (!err.retriable) {
                 await this.settle(entry, err, null);
                 return;
