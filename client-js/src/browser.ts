@@ -1,12 +1,21 @@
 /** Browser entry point: the IndexedDB store and the native WebSocket. */
 import { ImClient, type ClientOptions } from './client.js';
-import type { State, Storage } from './storage.js';
+import type { Event } from './protocol.js';
+import { asciiLower, type ConvRecord, type FailedEntry, type Loaded, type OutboxEntry, type PageQuery, type SearchQuery,
+  type Storage, type StoreOp } from './storage.js';
 
 export * from './index.js';
 
+const VERSION = 2;
+const STORES = ['events', 'convs', 'outbox', 'failed', 'meta'] as const;
+
 /**
- * State in one IndexedDB record, written in a transaction with `durability: "strict"`, so `save`
- * resolves only after the browser reports the commit as flushed.
+ * The device's state in IndexedDB, record by record: `events` keyed by [conv, seq], one record per
+ * conversation in `convs`, the outbox and the failed sends (in order of a position key), and `meta`.
+ * Each batch is one `readwrite` transaction opened with `durability: "strict"`, so `write` resolves
+ * only after the browser reports the commit as flushed (browsers without that option commit with their
+ * default durability); a page is a key-range read of the events it returns. A database of version 1
+ * (one record with the whole state) is converted on open, in the upgrade transaction.
  */
 export class IndexedDbStorage implements Storage {
   private db: Promise<IDBDatabase> | null = null;
@@ -15,39 +24,185 @@ export class IndexedDbStorage implements Storage {
 
   private open(): Promise<IDBDatabase> {
     this.db ??= new Promise((resolve, reject) => {
-      const req = this.idb.open(this.name, 1);
-      req.onupgradeneeded = () => req.result.createObjectStore('state');
-      req.onsuccess = () => resolve(req.result);
+      const req = this.idb.open(this.name, VERSION);
+      req.onupgradeneeded = (ev) => upgrade(req.result, req.transaction!, ev.oldVersion);
+      req.onsuccess = () => {
+        req.result.onversionchange = () => req.result.close();   // let a delete or a newer page's upgrade proceed
+        resolve(req.result);
+      };
       req.onerror = () => reject(req.error);
+      req.onblocked = () => reject(new Error(`${this.name}: the database is held open by an older page`));
     });
     return this.db;
   }
 
-  async load(): Promise<State | null> {
+  async load(): Promise<Loaded> {
     const db = await this.open();
+    const tx = db.transaction(['convs', 'outbox', 'failed', 'meta'], 'readonly');
+    const [convs, outbox, failed, me] = await Promise.all([
+      request<ConvRecord[]>(tx.objectStore('convs').getAll()),
+      request<Array<{ pos: number; entry: OutboxEntry }>>(tx.objectStore('outbox').getAll()),
+      request<Array<{ pos: number; entry: FailedEntry }>>(tx.objectStore('failed').getAll()),
+      request<string | undefined>(tx.objectStore('meta').get('me')),
+    ]);
+    return { me: me ?? null, convs, outbox: outbox.map((r) => r.entry), failed: failed.map((r) => r.entry) };
+  }
+
+  async write(ops: StoreOp[]): Promise<void> {
+    const db = await this.open();
+    const copy = JSON.parse(JSON.stringify(ops)) as StoreOp[];
+    const tx = db.transaction([...STORES], 'readwrite', { durability: 'strict' });
+    const done = completion(tx);
+    for (const o of copy) apply(tx, o);
+    return done;
+  }
+
+  async page(conv: string, q: PageQuery): Promise<Event[]> {
+    const db = await this.open();
+    const store = db.transaction('events', 'readonly').objectStore('events');
+    if (q.after !== undefined) {
+      return request<Event[]>(store.getAll(IDBKeyRange.bound([conv, q.after], [conv, Infinity], true, false), q.limit));
+    }
+    const range = IDBKeyRange.bound([conv, -Infinity], [conv, q.before ?? Infinity], false, q.before !== undefined);
+    const out: Event[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const req = store.openCursor(range, 'prev');
+      req.onsuccess = () => {
+        const c = req.result;
+        if (!c || out.length >= q.limit) return resolve();
+        out.push(c.value as Event);
+        c.continue();
+      };
+      req.onerror = () => reject(req.error);
+    });
+    return out.reverse();
+  }
+
+  /** A cursor over the events (of one conversation, or all) in key order, stopped at `limit`: O(events scanned). */
+  async search(text: string, q: SearchQuery): Promise<Event[]> {
+    const db = await this.open();
+    const needle = asciiLower(text);
+    const range = q.conv === undefined ? null : IDBKeyRange.bound([q.conv, -Infinity], [q.conv, Infinity]);
+    const out: Event[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const req = db.transaction('events', 'readonly').objectStore('events').openCursor(range);
+      req.onsuccess = () => {
+        const c = req.result;
+        if (q.signal?.aborted) return reject(q.signal.reason);
+        if (!c || out.length >= q.limit) return resolve();
+        const e = c.value as Event;
+        if (asciiLower(e.body).includes(needle)) out.push(e);
+        c.continue();
+      };
+      req.onerror = () => reject(req.error);
+    });
+    return out;
+  }
+
+  async close(): Promise<void> {
+    const db = this.db;
+    this.db = null;
+    if (db) (await db.catch(() => null))?.close();
+  }
+
+  /** Deletes the database `name` (e.g. at sign-out, after the client using it was closed). */
+  static delete(name: string, idb: IDBFactory = globalThis.indexedDB): Promise<void> {
     return new Promise((resolve, reject) => {
-      const req = db.transaction('state', 'readonly').objectStore('state').get('state');
-      req.onsuccess = () => resolve((req.result as State | undefined) ?? null);
+      const req = idb.deleteDatabase(name);
+      req.onsuccess = () => resolve();
       req.onerror = () => reject(req.error);
     });
   }
+}
 
-  async save(state: State): Promise<void> {
-    const db = await this.open();
-    const copy = JSON.parse(JSON.stringify(state)) as State;
-    return new Promise((resolve, reject) => {
-      const tx = db.transaction('state', 'readwrite', { durability: 'strict' });
-      tx.objectStore('state').put(copy, 'state');
-      tx.oncomplete = () => resolve();
-      tx.onerror = () => reject(tx.error);
-      tx.onabort = () => reject(tx.error);
-    });
-  }
+function upgrade(db: IDBDatabase, tx: IDBTransaction, oldVersion: number): void {
+  db.createObjectStore('events', { keyPath: ['conv', 'seq'] });
+  db.createObjectStore('convs', { keyPath: 'conv' });
+  db.createObjectStore('outbox', { keyPath: 'pos', autoIncrement: true }).createIndex('cmid', 'entry.cmid', { unique: true });
+  db.createObjectStore('failed', { keyPath: 'pos', autoIncrement: true }).createIndex('cmid', 'entry.cmid', { unique: true });
+  db.createObjectStore('meta');
+  if (oldVersion !== 1) return;
+  // Version 1 kept the whole state in one record: each part becomes records of its own.
+  const old = tx.objectStore('state');
+  const req = old.get('state');
+  req.onsuccess = () => {
+    const s = req.result as { outbox?: OutboxEntry[]; failed?: FailedEntry[]; events?: Record<string, Record<string, Event>>;
+      cursors?: Record<string, number> } | undefined;
+    if (s) {
+      for (const entry of s.outbox ?? []) tx.objectStore('outbox').add({ entry });
+      for (const entry of s.failed ?? []) tx.objectStore('failed').add({ entry });
+      for (const [conv, byseq] of Object.entries(s.events ?? {})) {
+        let last: Event | null = null;
+        for (const e of Object.values(byseq)) {
+          tx.objectStore('events').put(e);
+          if (!last || e.seq > last.seq) last = e;
+        }
+        const cursor = s.cursors?.[conv] ?? 0;
+        const held = Object.values(byseq).map((e) => e.seq).filter((q) => q > cursor).sort((a, b) => a - b);
+        // The history it held counts as read (the unread count of a record is that of its read mark).
+        tx.objectStore('convs').put({ conv, cursor, held, last, readMark: last?.seq ?? 0, unread: 0 } satisfies ConvRecord);
+      }
+      for (const [conv, cursor] of Object.entries(s.cursors ?? {})) {
+        if (!s.events?.[conv]) tx.objectStore('convs').put({ conv, cursor, held: [], last: null, readMark: 0, unread: 0 } satisfies ConvRecord);
+      }
+    }
+    db.deleteObjectStore('state');
+  };
+}
 
-  close(): void {
-    void this.db?.then((d) => d.close());
-    this.db = null;
+function apply(tx: IDBTransaction, o: StoreOp): void {
+  switch (o.op) {
+    case 'events': {
+      const store = tx.objectStore('events');
+      for (const e of o.events) {
+        // Kept as it is when held already (as SQLite's INSERT OR IGNORE): add, and swallow its ConstraintError.
+        const req = store.add(e);
+        req.onerror = (ev) => { ev.preventDefault(); ev.stopPropagation(); };
+      }
+      break;
+    }
+    case 'conv': tx.objectStore('convs').put(o.rec); break;
+    case 'dropConv':
+      tx.objectStore('events').delete(IDBKeyRange.bound([o.conv, -Infinity], [o.conv, Infinity]));
+      tx.objectStore('convs').delete(o.conv);
+      break;
+    case 'outboxPut': putByCmid(tx.objectStore('outbox'), o.entry); break;
+    case 'outboxDel': deleteByCmid(tx.objectStore('outbox'), o.cmid); break;
+    case 'failedPut': putByCmid(tx.objectStore('failed'), o.entry); break;
+    case 'failedDel': deleteByCmid(tx.objectStore('failed'), o.cmid); break;
+    case 'me': tx.objectStore('meta').put(o.user, 'me'); break;
   }
+}
+
+/** Adds an entry at the end, or replaces the one with its cmid in place (keeping its position). */
+function putByCmid(store: IDBObjectStore, entry: OutboxEntry): void {
+  const req = store.index('cmid').getKey(entry.cmid);
+  req.onsuccess = () => {
+    if (req.result === undefined) store.add({ entry });
+    else store.put({ pos: req.result, entry });
+  };
+}
+
+function deleteByCmid(store: IDBObjectStore, cmid: string): void {
+  const req = store.index('cmid').getKey(cmid);
+  req.onsuccess = () => {
+    if (req.result !== undefined) store.delete(req.result);
+  };
+}
+
+function request<T>(req: IDBRequest): Promise<T> {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result as T);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+function completion(tx: IDBTransaction): Promise<void> {
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+    tx.onabort = () => reject(tx.error ?? new Error('the transaction was aborted'));
+  });
 }
 
 /** Opens a client with an {@link IndexedDbStorage} named `dbName` and the browser's WebSocket. */

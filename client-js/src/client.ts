@@ -1,9 +1,9 @@
 import type { ConvState, ErrorCode, Event, ImError, ServerFrame } from './protocol.js';
-import { emptyState, type FailedEntry, type OutboxEntry, type State, type Storage } from './storage.js';
+import type { FailedEntry, Loaded, OutboxEntry, Storage } from './storage.js';
 import { Acks } from './internal/acks.js';
 import { Connection } from './internal/connection.js';
 import { Core, settings } from './internal/core.js';
-import { LocalStore } from './internal/local-store.js';
+import { LocalStore, type ConversationSummary } from './internal/local-store.js';
 import { ReceivePath } from './internal/receive-path.js';
 import { SendPath } from './internal/send-path.js';
 
@@ -25,7 +25,7 @@ export interface ClientOptions {
   /** The device token (`POST /admin/devices`). */
   token: string;
   /**
-   * Durable state: `FileStorage` (Node), `IndexedDbStorage` (browser) or `MemoryStorage`; or a function that
+   * Durable state: `SqliteStorage` (Node), `IndexedDbStorage` (browser) or `MemoryStorage`; or a function that
    * picks the store once the server said whose token this is (at the first `authed`), e.g. one IndexedDB
    * database per device install. With a function nothing is loaded before the first `authed`, `send` rejects
    * until then, and a store that cannot be opened or read stops the client (`fatal` with code `STORAGE`).
@@ -55,7 +55,31 @@ export interface SentResult { conv: string; cmid: string; seq: number; mid: stri
 export interface Identity { user: string; device: string; epoch: number }
 /** How a stored event arrived: a live push, or a sync page (catch-up, gap, hint). */
 export type EventSource = 'push' | 'sync';
+/**
+ * `connecting` (socket opening, authenticating), `online` (connected: authenticated and subscribing),
+ * `offline` (disconnected: lost, then reconnecting unless `disconnect()` asked for it), `closed` (by
+ * `close()`), `failed` (a fatal error stopped the client); `idle` before the first `connect()`.
+ */
 export type ConnectionState = 'idle' | 'connecting' | 'online' | 'offline' | 'closed' | 'failed';
+/**
+ * Why the state changed: `lost` (the socket closed; `code` and the server's `message` if any),
+ * `disconnect` (the app asked), `close`, `fatal` (with the `error`).
+ */
+export interface StateDetail {
+  reason?: 'lost' | 'disconnect' | 'close' | 'fatal';
+  code?: number;
+  message?: string;
+  error?: ImError;
+}
+/**
+ * After each `subbed` answer (`reconnect` false for this client's first), once every conversation behind
+ * its head has been synced or given up: `recovered` is true when the device holds every event up to the
+ * heads `subbed` reported, with its local history kept; `failed` lists conversations whose sync gave up
+ * (connection lost again, a terminal code, the INTERNAL cap: synced again at the next reconnect, hint or
+ * push), `reset` those whose local copy was not the server's history and was dropped.
+ */
+export interface Recovery { reconnect: boolean; recovered: boolean; synced: string[]; failed: string[]; reset: string[] }
+export type { ConversationSummary };
 
 /** Typed callbacks (`client.on(name, fn)`). */
 export interface ClientEvents {
@@ -80,7 +104,9 @@ export interface ClientEvents {
    */
   reset: (conv: string, head: number) => void;
   hint: (conv: string, head: number, why: string) => void;
-  state: (s: ConnectionState) => void;
+  state: (s: ConnectionState, detail: StateDetail) => void;
+  /** Whether the device caught up after a (re)subscribe: see {@link Recovery}. */
+  recovery: (r: Recovery) => void;
   /** The connection was lost (close code `code`); reconnect attempt `attempt` starts in `delayMs`. */
   reconnecting: (attempt: number, delayMs: number, code: number) => void;
   /** BAD_TOKEN or STALE_INSTALL (a new token, or registration, is needed), or STORAGE: the client stops. */
@@ -105,11 +131,11 @@ export class ImClient {
 
   private constructor(
     options: ClientOptions,
-    state: State,
+    loaded: Loaded | null,
     storage: Storage | null,
     pickStorage: ((who: Identity) => Storage | Promise<Storage>) | null,
   ) {
-    this.core = new Core(settings(options), new LocalStore(state, storage, pickStorage));
+    this.core = new Core(settings(options), new LocalStore(loaded, storage, pickStorage));
     const acks = new Acks(this.core, (conv) => this.receive.syncConv(conv));
     this.sendPath = new SendPath(this.core);
     this.receive = new ReceivePath(this.core, acks);
@@ -122,8 +148,8 @@ export class ImClient {
    */
   static async open(options: ClientOptions): Promise<ImClient> {
     const s = options.storage;
-    if (typeof s === 'function') return new ImClient(options, emptyState(), null, s);
-    return new ImClient(options, (await s.load()) ?? emptyState(), s, null);
+    if (typeof s === 'function') return new ImClient(options, null, null, s);
+    return new ImClient(options, await s.load(), s, null);
   }
 
   on<K extends keyof ClientEvents>(name: K, fn: ClientEvents[K]): () => void {
@@ -154,9 +180,45 @@ export class ImClient {
     return this.core.store.cursor(conv);
   }
 
-  /** The stored events of `conv` in seq order. */
-  events(conv: string): Event[] {
-    return this.core.store.events(conv);
+  /**
+   * The conversations held locally, newest activity first, each with its last stored event, the number of
+   * messages from others above the read mark, the read mark and the cursor. Kept in memory (one small
+   * record per conversation), so this reads no events.
+   */
+  listConversations(): Promise<ConversationSummary[]> {
+    return Promise.resolve(this.core.store.summaries());
+  }
+
+  /**
+   * A page of `conv` from the local store, in seq order: the newest `limit` (default 50) events below
+   * `before`, or with no `before` and no `after` the newest overall, or the oldest `limit` above `after`.
+   * An indexed read of those events only.
+   */
+  page(conv: string, q: { before?: number; after?: number; limit?: number } = {}): Promise<Event[]> {
+    const limit = q.limit ?? 50;
+    if (!(limit >= 1 && limit <= 1000)) return Promise.reject(new RangeError(`limit: must be 1 … 1000, got ${limit}`));
+    return this.core.store.page(conv, { before: q.before, after: q.after, limit });
+  }
+
+  /**
+   * Stored events (of `conv`, or of every conversation) whose body contains `text`, ASCII letters matched
+   * case-insensitively, in (conv, seq) order, at most `limit` (default 50). A scan of the stored events,
+   * not an index: its time grows with the history held (see the README); `signal` stops it.
+   */
+  search(text: string, q: { conv?: string; limit?: number; signal?: AbortSignal } = {}): Promise<Event[]> {
+    const limit = q.limit ?? 50;
+    if (!(limit >= 1 && limit <= 1000)) return Promise.reject(new RangeError(`limit: must be 1 … 1000, got ${limit}`));
+    if (text.length === 0) return Promise.resolve([]);
+    return this.core.store.search(text, { conv: q.conv, limit, signal: q.signal });
+  }
+
+  /**
+   * Sets the read mark of `conv` to `seq` (it never moves down): messages from others above it count as
+   * unread. Resolves once durable. Cheap when `seq` reaches the last event (unread becomes 0); otherwise it
+   * counts the stored events above `seq`.
+   */
+  markRead(conv: string, seq: number): Promise<void> {
+    return this.core.store.markRead(conv, seq);
   }
 
   /** Entries not yet committed. */
@@ -174,22 +236,27 @@ export class ImClient {
     return this.core.store.dismissFailed(cmid);
   }
 
-  /** Connects, authenticates and subscribes; resolves once subscribed (later losses reconnect by themselves). */
-  connect(): Promise<void> {
-    return this.connection.connect();
+  /**
+   * Connects, authenticates and subscribes; resolves once subscribed (later losses reconnect by themselves).
+   * Aborting `signal` before then disconnects (as `disconnect()`) and rejects with the signal's reason.
+   */
+  connect(options: { signal?: AbortSignal } = {}): Promise<void> {
+    return this.connection.connect(options.signal);
   }
 
   /**
    * Sends a message: resolves with the committed seq once the server replied `sent` (possibly after
    * reconnects), rejects with an {@link ImError} on a terminal code or after too many INTERNAL answers.
-   * The outbox entry is durable before the first attempt.
+   * The outbox entry is durable before the first attempt. Aborting `signal` takes the entry out of the outbox
+   * (it is never sent again) and rejects with the signal's reason; an attempt already sent may still commit,
+   * and then arrives as an event like any other.
    */
-  send(conv: string, body: string): Promise<SentResult> {
-    return this.sendPath.send(conv, body);
+  send(conv: string, body: string, options: { signal?: AbortSignal } = {}): Promise<SentResult> {
+    return this.sendPath.send(conv, body, options.signal);
   }
 
-  /** Syncs `conv` from the cursor now (as on a gap or hint). */
-  syncNow(conv: string): Promise<void> {
+  /** Syncs `conv` from the cursor now (as on a gap or hint); resolves true once caught up, false if it gave up. */
+  syncNow(conv: string): Promise<boolean> {
     return this.receive.syncConv(conv);
   }
 
@@ -201,7 +268,7 @@ export class ImClient {
     this.connection.disconnect();
   }
 
-  /** Closes the connection, stops reconnecting and waits for pending writes to the store. */
+  /** Closes the connection, stops reconnecting, waits for pending writes to the store and releases it; `connect()` then rejects (`CLOSED`). */
   close(): Promise<void> {
     return this.connection.close();
   }

@@ -1,51 +1,312 @@
-/** Node entry point: the file store with fsync and the `ws` WebSocket. */
-import { promises as fs } from 'node:fs';
+/** Node entry point: the SQLite store (WebAssembly SQLite on the file system) and the `ws` WebSocket. */
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import sqlite from 'node-sqlite3-wasm';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { ImClient, type ClientOptions } from './client.js';
-import type { State, Storage } from './storage.js';
+import type { Event } from './protocol.js';
+import type { ConvRecord, FailedEntry, Loaded, OutboxEntry, PageQuery, SearchQuery, Storage, StoreOp } from './storage.js';
 
 export * from './index.js';
 
+type Database = InstanceType<typeof sqlite.Database>;
+type Row = Record<string, unknown>;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS events(
+  conv TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, mid TEXT NOT NULL, sender TEXT NOT NULL,
+  cmid TEXT, body TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (conv, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS convs(conv TEXT PRIMARY KEY, rec TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS outbox(pos INTEGER PRIMARY KEY, cmid TEXT NOT NULL UNIQUE, entry TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS failed(pos INTEGER PRIMARY KEY, cmid TEXT NOT NULL UNIQUE, entry TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
+`;
+const SQLITE_MAGIC = 'SQLite format 3\u0000';
+/** Files of this process open as stores: SQLite's lock is per process here, so a second open must be refused by us. */
+const openHere = new Set<string>();
+
 /**
- * State in one JSON file, replaced atomically: written to a temporary file, fsynced, renamed over the
- * old one, then the directory is fsynced, so a crash leaves either the old or the new state, never a torn one.
+ * The device's state in one SQLite database file, written record by record: events by (conv, seq), one
+ * small record per conversation, the outbox and the failed sends, each batch one transaction.
+ *
+ * SQLite is the WebAssembly build of `node-sqlite3-wasm` (installed from npm as JavaScript and a .wasm
+ * file: nothing is compiled or downloaded at install), whose file system layer reads and writes the
+ * database file directly and fsyncs on SQLite's sync calls; unlike sql.js it does not hold the database
+ * in memory. The database runs in WAL mode with `synchronous=FULL` (the WAL is fsynced at every commit,
+ * so `write` resolves only once its batch is durable) and `locking_mode=EXCLUSIVE` (this layer has no
+ * shared memory, which WAL needs unless one connection holds the file; one process per store).
+ * After a crash SQLite ignores a torn tail of the WAL (frames after the last whole commit fail their
+ * checksums) and the store opens at the last durable commit. The JSON state file of version 0.1 is
+ * converted on open (see {@link convertLegacy}). A file that is not a database, or damage
+ * SQLite meets while reading (`database disk image is malformed`), fails `load`, `page` or `write` with
+ * an error naming the file: never an empty store. Its calls are synchronous (they block the event loop
+ * for the duration of a commit, ~1–5 ms with its fsync).
  */
-export class FileStorage implements Storage {
+export class SqliteStorage implements Storage {
+  private db: Database | null = null;
+  private key = '';
+
   constructor(readonly file: string) {}
 
-  async load(): Promise<State | null> {
+  async load(): Promise<Loaded> {
+    if (this.db) throw new Error(`${this.file}: already loaded`);
+    this.key = path.resolve(this.file);
+    if (openHere.has(this.key)) throw new Error(`${this.file}: already open in this process`);
+    mkdirSync(path.dirname(this.key), { recursive: true });
+    await convertLegacy(this.key);
+    claim(this.key);
+    openHere.add(this.key);
     try {
-      return JSON.parse(await fs.readFile(this.file, 'utf8')) as State;
+      const db = new sqlite.Database(this.key);
+      this.db = db;
+      this.run(() => {
+        db.exec('PRAGMA locking_mode=EXCLUSIVE');   // before the first access: WAL without shared memory
+        const mode = db.get('PRAGMA journal_mode=WAL') as Row | null;
+        if (mode?.journal_mode !== 'wal') throw new Error(`WAL mode refused (${String(mode?.journal_mode)})`);
+        db.exec('PRAGMA synchronous=FULL');
+        db.exec(`BEGIN; ${SCHEMA} COMMIT;`);
+      });
+      return this.run(() => ({
+        me: ((db.get("SELECT v FROM meta WHERE k = 'me'") as Row | null)?.v as string | undefined) ?? null,
+        convs: db.all('SELECT rec FROM convs').map((r) => JSON.parse(r.rec as string) as ConvRecord),
+        outbox: db.all('SELECT entry FROM outbox ORDER BY pos').map((r) => JSON.parse(r.entry as string) as OutboxEntry),
+        failed: db.all('SELECT entry FROM failed ORDER BY pos').map((r) => JSON.parse(r.entry as string) as FailedEntry),
+      }));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      this.release();
       throw e;
     }
   }
 
-  async save(state: State): Promise<void> {
-    const dir = path.dirname(this.file);
-    await fs.mkdir(dir, { recursive: true });
-    const tmp = `${this.file}.tmp`;
-    const fh = await fs.open(tmp, 'w');
-    try {
-      await fh.writeFile(JSON.stringify(state));
-      await fh.sync();
-    } finally {
-      await fh.close();
+  async write(ops: StoreOp[]): Promise<void> {
+    const db = this.open();
+    this.run(() => {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        for (const o of ops) this.apply(db, o);
+        db.exec('COMMIT');
+      } catch (e) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw e;
+      }
+    });
+  }
+
+  private apply(db: Database, o: StoreOp): void {
+    switch (o.op) {
+      case 'events': {
+        const st = db.prepare('INSERT OR IGNORE INTO events(conv, seq, kind, mid, sender, cmid, body, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+        try {
+          for (const e of o.events) st.run([e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid ?? null, e.body, e.at]);
+        } finally {
+          st.finalize();
+        }
+        break;
+      }
+      case 'conv': db.run('INSERT OR REPLACE INTO convs(conv, rec) VALUES (?, ?)', [o.rec.conv, JSON.stringify(o.rec)]); break;
+      case 'dropConv':
+        db.run('DELETE FROM events WHERE conv = ?', [o.conv]);
+        db.run('DELETE FROM convs WHERE conv = ?', [o.conv]);
+        break;
+      case 'outboxPut':
+        db.run('INSERT INTO outbox(cmid, entry) VALUES (?, ?) ON CONFLICT(cmid) DO UPDATE SET entry = excluded.entry',
+          [o.entry.cmid, JSON.stringify(o.entry)]);
+        break;
+      case 'outboxDel': db.run('DELETE FROM outbox WHERE cmid = ?', [o.cmid]); break;
+      case 'failedPut':
+        db.run('INSERT INTO failed(cmid, entry) VALUES (?, ?) ON CONFLICT(cmid) DO UPDATE SET entry = excluded.entry',
+          [o.entry.cmid, JSON.stringify(o.entry)]);
+        break;
+      case 'failedDel': db.run('DELETE FROM failed WHERE cmid = ?', [o.cmid]); break;
+      case 'me': db.run("INSERT OR REPLACE INTO meta(k, v) VALUES ('me', ?)", [o.user]); break;
     }
-    await fs.rename(tmp, this.file);
-    const d = await fs.open(dir, 'r');
+  }
+
+  async page(conv: string, q: PageQuery): Promise<Event[]> {
+    const db = this.open();
+    return this.run(() => {
+      if (q.after !== undefined) {
+        return db.all('SELECT * FROM events WHERE conv = ? AND seq > ? ORDER BY seq LIMIT ?', [conv, q.after, q.limit]).map(toEvent);
+      }
+      const rows = db.all('SELECT * FROM events WHERE conv = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
+        [conv, q.before ?? Number.MAX_SAFE_INTEGER, q.limit]);
+      return rows.reverse().map(toEvent);
+    });
+  }
+
+  /** A scan with LIKE (ASCII case-insensitive) in (conv, seq) order, stopped at `limit`: O(events scanned). */
+  async search(text: string, q: SearchQuery): Promise<Event[]> {
+    const db = this.open();
+    const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const out: Event[] = [];
+    // Conversation by conversation (each found by a seek of the primary key); SQLite's calls are
+    // synchronous, so the scan yields to the event loop every few milliseconds (other work goes on and
+    // an abort of `signal` is seen).
+    let c: string | undefined = q.conv;
+    if (c === undefined) c = this.nextConv(db, null);
+    let slice = performance.now();
+    while (c !== undefined) {
+      if (performance.now() - slice > 5) {
+        await new Promise((r) => setImmediate(r));
+        slice = performance.now();
+      }
+      q.signal?.throwIfAborted();
+      const conv = c;
+      const rows = this.run(() => db.all("SELECT * FROM events WHERE conv = ? AND body LIKE ? ESCAPE '\\' ORDER BY seq LIMIT ?",
+        [conv, pattern, q.limit - out.length]));
+      out.push(...rows.map(toEvent));
+      if (out.length >= q.limit || q.conv !== undefined) break;
+      c = this.nextConv(db, conv);
+    }
+    return out;
+  }
+
+  private nextConv(db: Database, after: string | null): string | undefined {
+    const r = this.run(() => (after === null ? db.get('SELECT conv FROM events ORDER BY conv LIMIT 1')
+      : db.get('SELECT conv FROM events WHERE conv > ? ORDER BY conv LIMIT 1', [after])) as Row | null);
+    return r ? (r.conv as string) : undefined;
+  }
+
+  async close(): Promise<void> {
+    if (!this.db) return;
     try {
-      await d.sync();
+      this.run(() => this.db!.close());
     } finally {
-      await d.close();
+      this.db = null;
+      this.release();
+    }
+  }
+
+  private release(): void {
+    if (this.db) {
+      try { this.db.close(); } catch { /* already failing */ }
+      this.db = null;
+    }
+    if (!openHere.delete(this.key)) return;
+    rmSync(`${this.key}.owner`, { force: true });
+  }
+
+  private open(): Database {
+    if (!this.db) throw new Error(`${this.file}: the store is not open`);
+    return this.db;
+  }
+
+  /** Runs SQLite calls, naming the file in any error (e.g. `database disk image is malformed`). */
+  private run<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      throw new Error(`${this.file}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 }
 
-/** Opens a client with a {@link FileStorage} at `file` and the `ws` package's WebSocket. */
+function toEvent(r: Row): Event {
+  const e: Event = { conv: r.conv as string, seq: r.seq as number, kind: r.kind as Event['kind'], mid: r.mid as string,
+    sender: r.sender as string, body: r.body as string, at: r.at as number };
+  if (r.cmid !== null) e.cmid = r.cmid as string;
+  return e;
+}
+
+/** What `file` holds, by its first bytes; a file that is neither is refused with a clear message. */
+function kindOf(file: string): 'none' | 'sqlite' | 'json' {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'none';
+    throw e;
+  }
+  const head = Buffer.alloc(16);
+  let n: number;
+  try {
+    n = readSync(fd, head, 0, 16, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (n === 0 || head.toString('latin1', 0, n) === SQLITE_MAGIC) return 'sqlite';   // empty: SQLite starts it afresh
+  if (head[0] === 0x7b) return 'json';
+  throw new Error(`${file}: not a SQLite database (the first bytes are not its header): damaged or not a store`);
+}
+
+/**
+ * The JSON state file of @im/client 0.1 at `file` becomes a SQLite store, crash-safely: the JSON file is
+ * renamed to `<file>.v0.json` (kept), a database is built beside it and renamed over `file`. A crash at
+ * any step leaves either the JSON file at `file` or the `.v0.json` copy without `file`, and the next
+ * open carries on from there. Its outbox (unsent messages), failed sends, events and cursors are kept;
+ * the history it held counts as read.
+ */
+async function convertLegacy(file: string): Promise<void> {
+  const v0 = `${file}.v0.json`;
+  const kind = kindOf(file);
+  if (kind === 'sqlite') return;
+  if (kind === 'json') {
+    renameSync(file, v0);
+    syncDir(file);
+  } else if (!existsSync(v0)) {
+    return;   // a new store
+  }
+  const old = JSON.parse(readFileSync(v0, 'utf8')) as { outbox?: OutboxEntry[]; failed?: FailedEntry[];
+    events?: Record<string, Record<string, Event>>; cursors?: Record<string, number> };
+  const tmp = `${file}.converting`;
+  for (const f of [tmp, `${tmp}-wal`, `${tmp}.owner`]) rmSync(f, { force: true });
+  rmSync(`${tmp}.lock`, { recursive: true, force: true });
+  const s = new SqliteStorage(tmp);
+  await s.load();
+  const ops: StoreOp[] = [];
+  for (const entry of old.outbox ?? []) ops.push({ op: 'outboxPut', entry });
+  for (const entry of old.failed ?? []) ops.push({ op: 'failedPut', entry });
+  for (const conv of new Set([...Object.keys(old.cursors ?? {}), ...Object.keys(old.events ?? {})])) {
+    const events = Object.values(old.events?.[conv] ?? {});
+    const cursor = old.cursors?.[conv] ?? 0;
+    const last = events.reduce<Event | null>((m, e) => (!m || e.seq > m.seq ? e : m), null);
+    if (events.length > 0) ops.push({ op: 'events', events });
+    ops.push({ op: 'conv', rec: { conv, cursor, held: events.map((e) => e.seq).filter((q) => q > cursor).sort((a, b) => a - b),
+      last, readMark: last?.seq ?? 0, unread: 0 } });
+  }
+  await s.write(ops);
+  await s.close();   // checkpoints the WAL into the file
+  renameSync(tmp, file);
+  syncDir(file);
+}
+
+function syncDir(file: string): void {
+  const fd = openSync(path.dirname(file), 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * One process per store: a file `<db>.owner` names the process holding it. A holder that is gone (killed)
+ * left SQLite's lock directory behind; it is removed so that the store opens (and SQLite recovers its WAL).
+ */
+function claim(file: string): void {
+  const owner = `${file}.owner`;
+  let pid = 0;
+  try {
+    pid = Number(readFileSync(owner, 'utf8').trim());
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  if (pid > 0 && pid !== process.pid && alive(pid)) throw new Error(`${file}: in use by process ${pid}`);
+  rmSync(`${file}.lock`, { recursive: true, force: true });
+  writeFileSync(owner, String(process.pid));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Opens a client with a {@link SqliteStorage} at `file` (created if missing) and the `ws` package's WebSocket. */
 export function openNodeClient(options: Omit<ClientOptions, 'storage' | 'webSocket'> & { file: string }): Promise<ImClient> {
   const { file, ...rest } = options;
-  return ImClient.open({ ...rest, storage: new FileStorage(file), webSocket: NodeWebSocket as unknown as ClientOptions['webSocket'] });
+  return ImClient.open({ ...rest, storage: new SqliteStorage(file), webSocket: NodeWebSocket as unknown as ClientOptions['webSocket'] });
 }

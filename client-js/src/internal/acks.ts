@@ -14,7 +14,7 @@ export class Acks {
   private readonly internal = new Map<string, number>();
 
   /** `sync` starts a sync of a conversation (after a CURSOR_AHEAD). */
-  constructor(private readonly core: Core, private readonly sync: (conv: string) => Promise<void>) {}
+  constructor(private readonly core: Core, private readonly sync: (conv: string) => Promise<unknown>) {}
 
   /** The server's cursor of `conv` as last reported; -1 when none was. */
   delivered(conv: string): number {

@@ -1,5 +1,5 @@
 import { CLOSES, ImError, parseServerFrame } from '../protocol.js';
-import type { ConnectionState, Identity, SocketLike } from '../client.js';
+import type { ConnectionState, Identity, SocketLike, StateDetail } from '../client.js';
 import type { Acks } from './acks.js';
 import type { Core } from './core.js';
 import type { ReceivePath } from './receive-path.js';
@@ -16,26 +16,52 @@ export class Connection {
   private reconnectAttempt = 0;
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private subInternal = 0;
-  private firstOnline: { resolve: () => void; reject: (e: ImError) => void } | null = null;
+  private subscribedBefore = false;
+  private closed = false;   // close() released the store: this client is done
+  private firstOnline: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | null = null;
 
   constructor(
     private readonly core: Core,
     private readonly sendPath: SendPath,
     private readonly receive: ReceivePath,
     private readonly acks: Acks,
-  ) {}
+  ) {
+    core.store.onBroken = (e) => this.fail(e);
+  }
 
   get identity(): Identity | null {
     return this.who ? { ...this.who } : null;
   }
 
-  connect(): Promise<void> {
+  /**
+   * Resolves once subscribed. Calls while connecting share one promise; an abort of `signal` before it
+   * settles stops connecting (as `disconnect()`) and rejects it with the signal's reason.
+   */
+  connect(signal?: AbortSignal): Promise<void> {
     if (this.core.connState === 'online') return Promise.resolve();
+    if (this.closed) return Promise.reject(new ImError('CLOSED', 'the client was closed (its store released): open a new one'));
+    signal?.throwIfAborted();
     this.core.stopped = false;
     this.offlineWanted = false;
-    const p = new Promise<void>((resolve, reject) => (this.firstOnline = { resolve, reject }));
+    if (!this.firstOnline) {
+      let resolve!: () => void;
+      let reject!: (e: unknown) => void;
+      const promise = new Promise<void>((ok, fail) => { resolve = ok; reject = fail; });
+      this.firstOnline = { promise, resolve, reject };
+    }
+    const mine = this.firstOnline;
+    if (signal) {
+      const onAbort = () => {
+        if (this.firstOnline !== mine) return;   // settled meanwhile
+        this.firstOnline = null;
+        this.disconnect();
+        mine.reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      void mine.promise.then(() => signal.removeEventListener('abort', onAbort), () => signal.removeEventListener('abort', onAbort));
+    }
     if (!this.core.ws) this.openSocket();
-    return p;
+    return mine.promise;
   }
 
   disconnect(): void {
@@ -49,21 +75,24 @@ export class Connection {
     const ws = this.core.ws;
     if (ws) {
       ws.close(1000);
-      this.onClosed(ws, 1000);   // now, not at the close event: pending requests settle at once
+      this.onClosed(ws, 1000, 'disconnect');   // now, not at the close event: pending requests settle at once
     } else if (!this.core.stopped) {
-      this.setState('offline');
+      this.setState('offline', { reason: 'disconnect' });
     }
   }
 
   async close(): Promise<void> {
     const { core } = this;
+    this.closed = true;
     core.stopped = true;
     this.clearTimers();
-    this.setState('closed');
+    this.setState('closed', { reason: 'close' });
     core.ws?.close(1000);
     core.ws = null;
+    this.firstOnline?.reject(new ImError('CLOSED', 'closed'));
+    this.firstOnline = null;
     core.listeners.end();
-    await core.store.flushed();
+    await core.store.close();
   }
 
   /** Stops at once as a killed process would, without flushing anything not yet saved. */
@@ -79,12 +108,13 @@ export class Connection {
     }
     core.requests.drop();
     core.connState = 'closed';
+    core.store.abandon();
   }
 
-  private setState(s: ConnectionState): void {
+  private setState(s: ConnectionState, detail: StateDetail = {}): void {
     if (this.core.connState === s) return;
     this.core.connState = s;
-    this.core.listeners.emit('state', s);
+    this.core.listeners.emit('state', s, detail);
   }
 
   private openSocket(): void {
@@ -94,7 +124,7 @@ export class Connection {
     ws.onopen = () => void this.handshake(ws);
     ws.onmessage = (m) => this.onText(ws, String(m.data));
     ws.onerror = () => { /* a close follows */ };
-    ws.onclose = (ev) => this.onClosed(ws, ev.code);
+    ws.onclose = (ev) => this.onClosed(ws, ev.code, 'lost', (ev as { reason?: string }).reason);
   }
 
   private async handshake(ws: SocketLike): Promise<void> {
@@ -103,6 +133,7 @@ export class Connection {
       const authed = await core.requests.send(ws, { t: 'auth', rid: core.requests.nextRid(), token: core.o.token });
       if (authed.t === 'authed') this.who = { user: authed.user, device: authed.device, epoch: authed.epoch };
       if (!core.store.ready) await core.store.bind(this.who!);
+      await core.store.identify(this.who!.user);
       if (ws !== core.ws) return;   // lost meanwhile: the reconnect starts over
       this.reconnectAttempt = 0;
       this.setState('online');
@@ -123,7 +154,10 @@ export class Connection {
       try {
         const f = await core.requests.send(ws, { t: 'sub', rid: core.requests.nextRid() });
         this.subInternal = 0;
-        if (f.t === 'subbed') this.receive.onSubbed(f.convs);
+        if (f.t === 'subbed') {
+          this.receive.onSubbed(f.convs, this.subscribedBefore);
+          this.subscribedBefore = true;
+        }
         return;
       } catch (e) {
         const err = e as ImError;
@@ -169,13 +203,13 @@ export class Connection {
       ws.close(1000);
       this.onClosed(ws, 1000);
     }
-    this.setState('failed');
+    this.setState('failed', { reason: 'fatal', error: err });
     this.firstOnline?.reject(err);
     this.firstOnline = null;
     this.core.listeners.emit('fatal', err);
   }
 
-  private onClosed(ws: SocketLike, code: number): void {
+  private onClosed(ws: SocketLike, code: number, reason: StateDetail['reason'] = 'lost', serverReason?: string): void {
     const { core } = this;
     if (ws !== core.ws) return;
     core.ws = null;
@@ -187,7 +221,7 @@ export class Connection {
       this.fail(new ImError(code === CLOSES.BAD_TOKEN ? 'BAD_TOKEN' : 'STALE_INSTALL', `closed with ${code}`));
       return;
     }
-    this.setState('offline');
+    this.setState('offline', { reason, code, ...(serverReason ? { message: serverReason } : {}) });
     if (!core.o.autoReconnect || this.offlineWanted) return;
     const delayMs = core.backoff(this.reconnectAttempt++);
     this.reconnectTimer = core.timers.after(delayMs, () => {

@@ -10,7 +10,7 @@ import type { Core } from './core.js';
  */
 export class ReceivePath {
   private subbed: ConvState[] = [];
-  private readonly syncing = new Map<string, boolean>();   // conv -> another round wanted
+  private readonly syncing = new Map<string, { again: boolean; done: Promise<boolean> }>();   // conv -> its running sync
 
   constructor(private readonly core: Core, private readonly acks: Acks) {}
 
@@ -19,18 +19,35 @@ export class ReceivePath {
     return this.subbed.map((c) => ({ ...c }));
   }
 
-  onSubbed(convs: ConvState[]): void {
+  /**
+   * The `subbed` answer: conversations behind their head are synced, and once every one of them caught up
+   * (or gave up) `recovery` reports whether the device holds everything up to the heads `subbed` gave.
+   */
+  onSubbed(convs: ConvState[], reconnect: boolean): void {
     const { store } = this.core;
     this.subbed = convs.map((c) => ({ ...c }));
-    for (const c of convs) if (c.head < store.cursor(c.conv)) this.resetConv(c.conv, c.head);
+    const reset: string[] = [];
+    for (const c of convs) {
+      if (c.head < store.cursor(c.conv)) {
+        this.resetConv(c.conv, c.head);
+        reset.push(c.conv);
+      }
+    }
     this.core.listeners.emit('subscribed', this.conversations());
+    const syncs: Array<Promise<[string, boolean]>> = [];
     for (const c of convs) {
       this.acks.reportedDelivered(c.conv, c.delivered);
       this.acks.headReported(c.conv, c.head);
-      if (c.head > store.cursor(c.conv)) void this.syncConv(c.conv);
+      if (c.head > store.cursor(c.conv)) syncs.push(this.syncConv(c.conv).then((ok) => [c.conv, ok]));
       const d = store.durable.get(c.conv) ?? 0;   // not cursor(): pushes may be stored but not durable yet
       if (d > c.delivered) this.acks.want(c.conv, d);
     }
+    void Promise.all(syncs).then((done) => {
+      if (this.core.stopped) return;
+      const failed = done.filter(([, ok]) => !ok).map(([c]) => c);
+      const synced = done.filter(([, ok]) => ok).map(([c]) => c);
+      this.core.listeners.emit('recovery', { reconnect, recovered: failed.length === 0 && reset.length === 0, synced, failed, reset });
+    });
   }
 
   onHint(conv: string, head: number, why: string): void {
@@ -43,50 +60,61 @@ export class ReceivePath {
     const before = this.core.store.cursor(ev.conv);
     this.acks.headReported(ev.conv, ev.seq);
     if (ev.seq <= before) return;   // a duplicate
-    await this.store(ev.conv, [ev], null, 'push');
+    try {
+      await this.store(ev.conv, [ev], null, 'push');
+    } catch {
+      return;   // the store failed: it is broken and the client stopped (see LocalStore)
+    }
     if (ev.seq > before + 1 && this.core.store.cursor(ev.conv) < ev.seq) void this.syncConv(ev.conv);   // a gap
   }
 
-  /** Syncs from the cursor, paging while `more`; one round at a time per conversation. */
-  async syncConv(conv: string): Promise<void> {
-    const { core } = this;
-    if (this.syncing.has(conv)) {
-      this.syncing.set(conv, true);
-      return;
+  /**
+   * Syncs from the cursor, paging while `more`; one round at a time per conversation (a call during a
+   * round asks for one more round and shares its result). Resolves true once a page said `more:false`
+   * with nothing asked since, false if the sync gave up (connection lost, a terminal code, the INTERNAL cap).
+   */
+  syncConv(conv: string): Promise<boolean> {
+    const running = this.syncing.get(conv);
+    if (running) {
+      running.again = true;
+      return running.done;
     }
-    this.syncing.set(conv, false);
+    const round = { again: false, done: Promise.resolve(false) };
+    this.syncing.set(conv, round);
+    round.done = this.syncRounds(conv, round)
+      .catch(() => false)   // the store failed: it is broken and the client stopped (see LocalStore)
+      .finally(() => { if (this.syncing.get(conv) === round) this.syncing.delete(conv); });
+    return round.done;
+  }
+
+  private async syncRounds(conv: string, round: { again: boolean }): Promise<boolean> {
+    const { core } = this;
     let internal = 0;
-    try {
-      let after = core.store.cursor(conv);
-      for (;;) {
-        const ws = core.ws;
-        if (!ws || core.stopped) return;
-        let f: ServerFrame;
-        try {
-          f = await core.requests.send(ws, { t: 'sync', rid: core.requests.nextRid(), conv, after, limit: core.o.syncLimit });
-        } catch (e) {
-          const err = e as ImError;
-          if (!err.retriable || err.code === 'CLOSED' || (err.code === 'INTERNAL' && ++internal >= core.o.maxInternalErrors)) return;
-          await core.timers.delay(core.backoff(internal));
-          continue;
-        }
-        if (f.t !== 'synced') return;
-        const last = f.events.reduce((m, e) => Math.max(m, e.seq), after);
-        // more:false: every visible event up to head is in hand, so the cursor may pass invisible seqs.
-        await this.store(conv, f.events, f.more ? null : f.head, 'sync');
-        this.acks.headReported(conv, f.head);
-        if (!f.more) {
-          if (this.syncing.get(conv)) {
-            this.syncing.set(conv, false);
-            after = core.store.cursor(conv);
-            continue;
-          }
-          return;
-        }
-        after = last;
+    let after = core.store.cursor(conv);
+    for (;;) {
+      const ws = core.ws;
+      if (!ws || core.stopped) return false;
+      let f: ServerFrame;
+      try {
+        f = await core.requests.send(ws, { t: 'sync', rid: core.requests.nextRid(), conv, after, limit: core.o.syncLimit });
+      } catch (e) {
+        const err = e as ImError;
+        if (!err.retriable || err.code === 'CLOSED' || (err.code === 'INTERNAL' && ++internal >= core.o.maxInternalErrors)) return false;
+        await core.timers.delay(core.backoff(internal));
+        continue;
       }
-    } finally {
-      this.syncing.delete(conv);
+      if (f.t !== 'synced') return false;
+      const last = f.events.reduce((m, e) => Math.max(m, e.seq), after);
+      // more:false: every visible event up to head is in hand, so the cursor may pass invisible seqs.
+      await this.store(conv, f.events, f.more ? null : f.head, 'sync');
+      this.acks.headReported(conv, f.head);
+      if (!f.more) {
+        if (!round.again) return true;
+        round.again = false;
+        after = core.store.cursor(conv);
+        continue;
+      }
+      after = last;
     }
   }
 
@@ -97,9 +125,9 @@ export class ReceivePath {
 
   /** Drops a conversation's local events and cursor: the server's head is below them (see the `reset` event). */
   private resetConv(conv: string, head: number): void {
-    this.core.store.drop(conv);
+    const op = this.core.store.drop(conv);
     this.acks.forget(conv);
-    this.core.store.persist().catch(() => undefined);   // a failed save is retried by the next one, which holds this too
+    this.core.store.write([op]).catch(() => undefined);   // a failed write breaks the store and stops the client
     this.core.listeners.emit('reset', conv, head);
   }
 
@@ -108,7 +136,7 @@ export class ReceivePath {
     const { store } = this.core;
     const put = store.put(conv, events, completeTo);
     if (!put) return;
-    await store.persist();
+    await store.write(put.ops);
     store.madeDurable(conv, put.cursor);
     put.fresh.sort((a, b) => a.seq - b.seq);
     for (const e of put.fresh) this.core.listeners.stored(e, source);

@@ -1,9 +1,9 @@
 import { ImError, checkBody, type ClientFrame } from '../protocol.js';
-import type { OutboxEntry } from '../storage.js';
+import type { FailedEntry, OutboxEntry, StoreOp } from '../storage.js';
 import type { SentResult } from '../client.js';
 import type { Core } from './core.js';
 
-interface Waiter { resolve: (r: SentResult) => void; reject: (e: ImError) => void }
+interface Waiter { resolve: (r: SentResult) => void; reject: (e: unknown) => void }
 
 /**
  * The durable outbox: an entry is saved before its first attempt and resent with the same cmid (after a
@@ -16,22 +16,50 @@ export class SendPath {
 
   constructor(private readonly core: Core) {}
 
-  async send(conv: string, body: string): Promise<SentResult> {
+  async send(conv: string, body: string, signal?: AbortSignal): Promise<SentResult> {
     checkBody(body);
+    signal?.throwIfAborted();
     const { store } = this.core;
     if (!store.ready) throw new ImError('CLOSED', 'no store yet: it is chosen at the first authed');
     const entry: OutboxEntry = { cmid: randomId(), conv, body, internalErrors: 0 };
-    store.state.outbox.push(entry);
-    await store.persist();
+    store.outboxList.push(entry);
+    await store.write([{ op: 'outboxPut', entry: { ...entry } }]);
     this.core.listeners.emit('queued', { ...entry });
     const result = new Promise<SentResult>((resolve, reject) => this.waiters.set(entry.cmid, { resolve, reject }));
+    if (signal) {
+      const onAbort = () => void this.cancel(entry, signal.reason);
+      if (signal.aborted) onAbort();
+      else {
+        signal.addEventListener('abort', onAbort, { once: true });
+        void result.then(() => signal.removeEventListener('abort', onAbort), () => signal.removeEventListener('abort', onAbort));
+      }
+    }
     if (this.core.connState === 'online') this.attempt(entry);
     return result;
   }
 
+  /**
+   * A cancelled send: the entry leaves the outbox (durably) and is never resent; the promise rejects with
+   * the signal's reason. An attempt already on the wire may still commit (the server cannot be asked to
+   * forget it): the message then arrives as an event like any other.
+   */
+  private async cancel(entry: OutboxEntry, reason: unknown): Promise<void> {
+    const { store } = this.core;
+    const i = store.outboxList.indexOf(entry);
+    if (i < 0) return;   // settled already
+    store.outboxList.splice(i, 1);
+    const w = this.waiters.get(entry.cmid);
+    this.waiters.delete(entry.cmid);
+    try {
+      await store.write([{ op: 'outboxDel', cmid: entry.cmid }]);
+    } finally {
+      w?.reject(reason);
+    }
+  }
+
   /** Online again: every pending entry goes out (an entry already in flight is left to its attempt). */
   resendAll(): void {
-    for (const e of this.core.store.state.outbox) this.attempt(e);
+    for (const e of this.core.store.outboxList) this.attempt(e);
   }
 
   /** The connection is gone: nothing is in flight any more. */
@@ -54,6 +82,7 @@ export class SendPath {
       async (err: ImError) => {
         this.inflight.delete(entry.cmid);
         if (err.code === 'CLOSED') return;   // resent after the reconnect
+        if (!core.store.outboxList.includes(entry)) return;   // cancelled while in flight: never written back
         if (!err.retriable) {
           await this.settle(entry, err, null);
           return;
@@ -64,22 +93,27 @@ export class SendPath {
             await this.settle(entry, err, null);
             return;
           }
-          await core.store.persist();
+          await core.store.write([{ op: 'outboxPut', entry: { ...entry } }]);
         }
         // TIMEOUT (a lost reply), UNAVAILABLE, RATE_LIMITED, INTERNAL below the cap: same cmid, later.
         await core.timers.delay(err.code === 'TIMEOUT' ? 0 : core.backoff(entry.internalErrors));
-        if (!core.stopped && core.store.state.outbox.includes(entry)) this.attempt(entry);
+        if (!core.stopped && core.store.outboxList.includes(entry)) this.attempt(entry);
       },
     );
   }
 
   private async settle(entry: OutboxEntry, err: ImError | null, ok: SentResult | null): Promise<void> {
-    const { state } = this.core.store;
-    const i = state.outbox.indexOf(entry);
+    const { store } = this.core;
+    const i = store.outboxList.indexOf(entry);
     if (i < 0) return;
-    state.outbox.splice(i, 1);
-    if (err) state.failed!.push({ ...entry, code: err.code, msg: err.message });
-    await this.core.store.persist();
+    store.outboxList.splice(i, 1);
+    const ops: StoreOp[] = [{ op: 'outboxDel', cmid: entry.cmid }];
+    if (err) {
+      const f: FailedEntry = { ...entry, code: err.code, msg: err.message };
+      store.failedList.push(f);
+      ops.push({ op: 'failedPut', entry: { ...f } });
+    }
+    await store.write(ops);
     const w = this.waiters.get(entry.cmid);
     this.waiters.delete(entry.cmid);
     if (ok) {

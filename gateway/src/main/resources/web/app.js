@@ -12,6 +12,7 @@ const STORE_PREFIX = 'im.web.';  // IndexedDB database per device install: im.we
 // Reconnect after 0.5 s doubling to 10 s, with jitter; the SDK retries an INTERNAL answer with the same
 // backoff (0.5-1, 1-2, 2-4, 4-8 s) and gives the message up after its fifth such answer.
 const CLIENT_OPTIONS = { reconnectMinMs: 500, reconnectMaxMs: 10000, maxInternalErrors: 5 };
+const PAGE = 200;                // events shown of the open conversation: its newest, read from the local store
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => {
@@ -33,6 +34,8 @@ const ui = {
   via: new Map(),           // `${conv}#${seq}` -> 'push' | 'sync' | 'sent'; absent: read from the local store
   sentNotStored: new Map(), // cmid -> own committed message whose event is not stored yet
   delivery: new Map(),      // conv -> {data, error}
+  storeName: null,          // the IndexedDB database of the signed-in device (deleted at sign-out)
+  clearing: Promise.resolve(),   // a deletion of the last session's store, which a new sign-in waits for
 };
 
 // ------------------------------------------------------------------ the client
@@ -40,6 +43,7 @@ const ui = {
 /** The SDK asks for the store once the server said whose token this is; older installs' stores are deleted. */
 async function storeFor(who) {
   const name = `${STORE_PREFIX}${who.user}.${who.device}.${who.epoch}`;
+  ui.storeName = name;
   const older = `${STORE_PREFIX}${who.user}.${who.device}.`;
   if (indexedDB.databases) {
     for (const db of await indexedDB.databases()) {
@@ -54,6 +58,8 @@ function wsUrl() {
 }
 
 async function start(session) {
+  await ui.clearing;
+  if (session !== ui.session) return;
   const client = await ImClient.open({ url: wsUrl(), token: ui.token, storage: storeFor, ...CLIENT_OPTIONS });
   if (session !== ui.session) return;   // signed out (or in again) meanwhile
   ui.client = client;
@@ -88,8 +94,10 @@ async function start(session) {
     renderSoon();
   });
   on('queued', renderSoon);
-  on('sent', (r) => {
-    if (!client.events(r.conv).some((e) => e.seq === r.seq)) {
+  on('sent', async (r) => {
+    const stored = await client.page(r.conv, { after: r.seq - 1, limit: 1 });
+    if (client !== ui.client) return;
+    if (!stored.some((e) => e.seq === r.seq)) {
       // Committed; its push (or a sync) brings the server's copy, shown in its place then.
       ui.sentNotStored.set(r.cmid, { ...r, at: Date.now() });
       ui.via.set(`${r.conv}#${r.seq}`, 'sent');
@@ -204,7 +212,8 @@ function renderSoon() {
   if (renderTimer === null) renderTimer = setTimeout(render, 0);   // a sync page of events renders once
 }
 
-function render() {
+let renders = 0;   // a render reads the local store (async): only the latest one draws
+async function render() {
   clearTimeout(renderTimer);
   renderTimer = null;
   const signedIn = !!ui.token;
@@ -212,16 +221,40 @@ function render() {
   $('tools').hidden = !signedIn;
   $('app').hidden = !signedIn || !ui.me;
   if (!ui.me || !ui.client) return;
-  renderConvs();
-  renderMessages();
+  const mine = ++renders;
+  const client = ui.client;
+  const conv = ui.selected;
+  let summaries;
+  let events;
+  try {
+    [summaries, events] = await Promise.all([client.listConversations(), conv ? shownEvents(conv) : []]);
+  } catch (e) {
+    if (client === ui.client) showError(`The local store could not be read (${e.message})`);
+    return;
+  }
+  if (mine !== renders || client !== ui.client || conv !== ui.selected) return;
+  renderConvs(new Map(summaries.map((x) => [x.conv, x])));
+  renderMessages(events);
+  // What is on screen is read: the newest shown event is the read mark (the unread count drops to 0).
+  const last = events.filter((e) => !ui.sentNotStored.has(e.cmid)).at(-1);
+  const summary = summaries.find((x) => x.conv === conv);
+  if (last && summary && last.seq > summary.readMark && document.visibilityState === 'visible') {
+    client.markRead(conv, last.seq).then(() => { if (mine === renders) renderConvs(null); }, () => { /* the fatal callback reports it */ });
+  }
 }
 
-function renderConvs() {
+let lastSummaries = new Map();
+/** The conversation list; `summaries` null: the last list read, with the open conversation read. */
+function renderConvs(summaries) {
+  if (summaries) lastSummaries = summaries;
+  else if (lastSummaries.has(ui.selected)) lastSummaries.get(ui.selected).unread = 0;
   const ul = $('convs');
   ul.replaceChildren();
   for (const id of [...ui.convs].sort((a, b) => a.localeCompare(b))) {
     const li = el('li');
-    const b = el('button', null, `${id} (${ui.client.events(id).filter((e) => e.kind === 'msg').length})`);
+    const unread = lastSummaries.get(id)?.unread ?? 0;
+    const b = el('button', null, unread ? `${id} (${unread} unread)` : id);
+    b.dataset.unread = String(unread);
     b.type = 'button';
     b.dataset.conv = id;
     b.setAttribute('aria-current', String(id === ui.selected));
@@ -235,9 +268,12 @@ function renderConvs() {
   }
 }
 
-/** Stored events in seq order, with own committed messages whose event is not stored yet in their place. */
-function shownEvents(conv) {
-  const events = ui.client.events(conv);
+/**
+ * The newest stored events in seq order (a page of the local store), with own committed messages whose
+ * event is not stored yet in their place.
+ */
+async function shownEvents(conv) {
+  const events = await ui.client.page(conv, { limit: PAGE });
   const seqs = new Set(events.map((e) => e.seq));
   for (const r of ui.sentNotStored.values()) {
     if (r.conv === conv && !seqs.has(r.seq)) {
@@ -247,7 +283,7 @@ function shownEvents(conv) {
   return events.sort((a, b) => a.seq - b.seq);
 }
 
-function renderMessages() {
+function renderMessages(events) {
   const ol = $('messages');
   ol.replaceChildren();
   $('conv-title').textContent = ui.selected || 'No conversation';
@@ -257,7 +293,7 @@ function renderMessages() {
   ol.dataset.conv = conv;
   ol.dataset.contiguous = String(ui.client.cursor(conv));
   const committed = new Set();
-  for (const ev of shownEvents(conv)) {
+  for (const ev of events) {
     let li;
     if (ev.kind === 'msg') {
       if (ev.sender === ui.me.user && ev.cmid) committed.add(ev.cmid);
@@ -347,12 +383,20 @@ function signIn(token) {
   });
 }
 
-function signOut() {
+/** Forgets the session; `clearStore` (the Sign out button) also deletes this device's local store once the client closed it. */
+function signOut({ clearStore = false } = {}) {
   ui.session++;
   ui.wantOnline = false;
   const client = ui.client;
+  const storeName = ui.storeName;
   ui.client = null;
-  if (client) void client.close();
+  ui.storeName = null;
+  if (client) {
+    const closed = client.close().catch(() => undefined);
+    if (clearStore && storeName) {
+      ui.clearing = closed.then(() => IndexedDbStorage.delete(storeName)).catch((e) => showError(`The local store was not deleted (${e.message})`));
+    }
+  }
   ui.token = null;
   ui.me = null;
   ui.attempt = 0;
@@ -388,7 +432,7 @@ $('signin').addEventListener('submit', (e) => {
 $('composer').addEventListener('submit', compose);
 $('offline').addEventListener('click', toggleOnline);
 $('signout').addEventListener('click', () => {
-  signOut();
+  signOut({ clearStore: true });
   hideError();
 });
 document.addEventListener('visibilitychange', refreshDelivery);

@@ -1,5 +1,4 @@
 // Generated from client-js/src by `cd client-js && npm run build:web`; do not edit (npm test checks it).
-import { emptyState } from './storage.js';
 import { Acks } from './internal/acks.js';
 import { Connection } from './internal/connection.js';
 import { Core, settings } from './internal/core.js';
@@ -21,8 +20,8 @@ export class ImClient {
     connection;
     sendPath;
     receive;
-    constructor(options, state, storage, pickStorage) {
-        this.core = new Core(settings(options), new LocalStore(state, storage, pickStorage));
+    constructor(options, loaded, storage, pickStorage) {
+        this.core = new Core(settings(options), new LocalStore(loaded, storage, pickStorage));
         const acks = new Acks(this.core, (conv) => this.receive.syncConv(conv));
         this.sendPath = new SendPath(this.core);
         this.receive = new ReceivePath(this.core, acks);
@@ -35,8 +34,8 @@ export class ImClient {
     static async open(options) {
         const s = options.storage;
         if (typeof s === 'function')
-            return new ImClient(options, emptyState(), null, s);
-        return new ImClient(options, (await s.load()) ?? emptyState(), s, null);
+            return new ImClient(options, null, null, s);
+        return new ImClient(options, await s.load(), s, null);
     }
     on(name, fn) {
         return this.core.listeners.on(name, fn);
@@ -60,9 +59,45 @@ export class ImClient {
     cursor(conv) {
         return this.core.store.cursor(conv);
     }
-    /** The stored events of `conv` in seq order. */
-    events(conv) {
-        return this.core.store.events(conv);
+    /**
+     * The conversations held locally, newest activity first, each with its last stored event, the number of
+     * messages from others above the read mark, the read mark and the cursor. Kept in memory (one small
+     * record per conversation), so this reads no events.
+     */
+    listConversations() {
+        return Promise.resolve(this.core.store.summaries());
+    }
+    /**
+     * A page of `conv` from the local store, in seq order: the newest `limit` (default 50) events below
+     * `before`, or with no `before` and no `after` the newest overall, or the oldest `limit` above `after`.
+     * An indexed read of those events only.
+     */
+    page(conv, q = {}) {
+        const limit = q.limit ?? 50;
+        if (!(limit >= 1 && limit <= 1000))
+            return Promise.reject(new RangeError(`limit: must be 1 … 1000, got ${limit}`));
+        return this.core.store.page(conv, { before: q.before, after: q.after, limit });
+    }
+    /**
+     * Stored events (of `conv`, or of every conversation) whose body contains `text`, ASCII letters matched
+     * case-insensitively, in (conv, seq) order, at most `limit` (default 50). A scan of the stored events,
+     * not an index: its time grows with the history held (see the README); `signal` stops it.
+     */
+    search(text, q = {}) {
+        const limit = q.limit ?? 50;
+        if (!(limit >= 1 && limit <= 1000))
+            return Promise.reject(new RangeError(`limit: must be 1 … 1000, got ${limit}`));
+        if (text.length === 0)
+            return Promise.resolve([]);
+        return this.core.store.search(text, { conv: q.conv, limit, signal: q.signal });
+    }
+    /**
+     * Sets the read mark of `conv` to `seq` (it never moves down): messages from others above it count as
+     * unread. Resolves once durable. Cheap when `seq` reaches the last event (unread becomes 0); otherwise it
+     * counts the stored events above `seq`.
+     */
+    markRead(conv, seq) {
+        return this.core.store.markRead(conv, seq);
     }
     /** Entries not yet committed. */
     outbox() {
@@ -76,19 +111,24 @@ export class ImClient {
     dismissFailed(cmid) {
         return this.core.store.dismissFailed(cmid);
     }
-    /** Connects, authenticates and subscribes; resolves once subscribed (later losses reconnect by themselves). */
-    connect() {
-        return this.connection.connect();
+    /**
+     * Connects, authenticates and subscribes; resolves once subscribed (later losses reconnect by themselves).
+     * Aborting `signal` before then disconnects (as `disconnect()`) and rejects with the signal's reason.
+     */
+    connect(options = {}) {
+        return this.connection.connect(options.signal);
     }
     /**
      * Sends a message: resolves with the committed seq once the server replied `sent` (possibly after
      * reconnects), rejects with an {@link ImError} on a terminal code or after too many INTERNAL answers.
-     * The outbox entry is durable before the first attempt.
+     * The outbox entry is durable before the first attempt. Aborting `signal` takes the entry out of the outbox
+     * (it is never sent again) and rejects with the signal's reason; an attempt already sent may still commit,
+     * and then arrives as an event like any other.
      */
-    send(conv, body) {
-        return this.sendPath.send(conv, body);
+    send(conv, body, options = {}) {
+        return this.sendPath.send(conv, body, options.signal);
     }
-    /** Syncs `conv` from the cursor now (as on a gap or hint). */
+    /** Syncs `conv` from the cursor now (as on a gap or hint); resolves true once caught up, false if it gave up. */
     syncNow(conv) {
         return this.receive.syncConv(conv);
     }
@@ -99,7 +139,7 @@ export class ImClient {
     disconnect() {
         this.connection.disconnect();
     }
-    /** Closes the connection, stops reconnecting and waits for pending writes to the store. */
+    /** Closes the connection, stops reconnecting, waits for pending writes to the store and releases it; `connect()` then rejects (`CLOSED`). */
     close() {
         return this.connection.close();
     }

@@ -40,8 +40,8 @@ import org.openqa.selenium.chrome.ChromeOptions;
  * {@code chromium} + {@code chromium-driver}) against the whole embedded stack: two users'
  * browsers chat both ways and see each other's messages as live pushes, the sender's page shows
  * the other device's delivery state reaching each message, a browser that goes offline catches
- * up in seq order without duplicates, both reconnect by themselves after a gateway restart, and a
- * reload restores the local store. A message the server keeps answering {@code INTERNAL} is
+ * up in seq order without duplicates, both reconnect by themselves after a gateway restart, a
+ * reload restores the local store, and signing out deletes it. A message the server keeps answering {@code INTERNAL} is
  * retried with backoff, then shown as not sent and never resent, until dismissed. Everything is read
  * from the rendered page. The page's protocol logic is the TypeScript SDK's browser build (client-js/).
  */
@@ -160,6 +160,13 @@ class WebClientIT {
                 Await.until(WAIT, () -> fx.count("SELECT delivered_seq FROM device_cursors WHERE device_id = 'd-bo' AND conv_id = 'c-ab'") == head
                         && fx.count("SELECT delivered_seq FROM device_cursors WHERE device_id = 'd-ana' AND conv_id = 'c-ab'") == head,
                         "both devices' cursors at the head " + head);
+
+                phase(t0, "cursors at head");
+                // Signing out deletes the device's local store (IndexedDB), once the SDK closed it.
+                assertTrue(bo.databases().stream().anyMatch(n -> n.startsWith("im.web.u-bo.d-bo.")), "bo's store exists: " + bo.databases());
+                bo.click("signout");
+                bo.await("signed out, the local store deleted", x -> x.state().equals("signed-out")
+                        && x.databases().stream().noneMatch(n -> n.startsWith("im.web.")));
             }
         }
     }
@@ -324,6 +331,17 @@ class WebClientIT {
         String failedText() {
             Object v = js("return Array.from(document.querySelectorAll('#messages li.failed .meta')).map(e => e.textContent).join('|');");
             return v == null ? "" : v.toString();
+        }
+
+        /** The names of this page's IndexedDB databases. */
+        List<String> databases() {
+            Object v = ((JavascriptExecutor) driver).executeAsyncScript("var done = arguments[arguments.length - 1];"
+                    + " indexedDB.databases().then(d => done(JSON.stringify(d.map(x => x.name))), e => done('[\"error: ' + e + '\"]'));");
+            try {
+                return JSON.readValue(String.valueOf(v), new TypeReference<List<String>>() {});
+            } catch (java.io.IOException e) {
+                throw new AssertionError(name + ": unreadable database list " + v, e);
+            }
         }
 
         /** What the user sees, for failure messages. */

@@ -15,25 +15,52 @@ export class Connection {
     reconnectAttempt = 0;
     reconnectTimer = null;
     subInternal = 0;
+    subscribedBefore = false;
+    closed = false; // close() released the store: this client is done
     firstOnline = null;
     constructor(core, sendPath, receive, acks) {
         this.core = core;
         this.sendPath = sendPath;
         this.receive = receive;
         this.acks = acks;
+        core.store.onBroken = (e) => this.fail(e);
     }
     get identity() {
         return this.who ? { ...this.who } : null;
     }
-    connect() {
+    /**
+     * Resolves once subscribed. Calls while connecting share one promise; an abort of `signal` before it
+     * settles stops connecting (as `disconnect()`) and rejects it with the signal's reason.
+     */
+    connect(signal) {
         if (this.core.connState === 'online')
             return Promise.resolve();
+        if (this.closed)
+            return Promise.reject(new ImError('CLOSED', 'the client was closed (its store released): open a new one'));
+        signal?.throwIfAborted();
         this.core.stopped = false;
         this.offlineWanted = false;
-        const p = new Promise((resolve, reject) => (this.firstOnline = { resolve, reject }));
+        if (!this.firstOnline) {
+            let resolve;
+            let reject;
+            const promise = new Promise((ok, fail) => { resolve = ok; reject = fail; });
+            this.firstOnline = { promise, resolve, reject };
+        }
+        const mine = this.firstOnline;
+        if (signal) {
+            const onAbort = () => {
+                if (this.firstOnline !== mine)
+                    return; // settled meanwhile
+                this.firstOnline = null;
+                this.disconnect();
+                mine.reject(signal.reason);
+            };
+            signal.addEventListener('abort', onAbort, { once: true });
+            void mine.promise.then(() => signal.removeEventListener('abort', onAbort), () => signal.removeEventListener('abort', onAbort));
+        }
         if (!this.core.ws)
             this.openSocket();
-        return p;
+        return mine.promise;
     }
     disconnect() {
         this.offlineWanted = true;
@@ -46,21 +73,24 @@ export class Connection {
         const ws = this.core.ws;
         if (ws) {
             ws.close(1000);
-            this.onClosed(ws, 1000); // now, not at the close event: pending requests settle at once
+            this.onClosed(ws, 1000, 'disconnect'); // now, not at the close event: pending requests settle at once
         }
         else if (!this.core.stopped) {
-            this.setState('offline');
+            this.setState('offline', { reason: 'disconnect' });
         }
     }
     async close() {
         const { core } = this;
+        this.closed = true;
         core.stopped = true;
         this.clearTimers();
-        this.setState('closed');
+        this.setState('closed', { reason: 'close' });
         core.ws?.close(1000);
         core.ws = null;
+        this.firstOnline?.reject(new ImError('CLOSED', 'closed'));
+        this.firstOnline = null;
         core.listeners.end();
-        await core.store.flushed();
+        await core.store.close();
     }
     /** Stops at once as a killed process would, without flushing anything not yet saved. */
     crash() {
@@ -75,12 +105,13 @@ export class Connection {
         }
         core.requests.drop();
         core.connState = 'closed';
+        core.store.abandon();
     }
-    setState(s) {
+    setState(s, detail = {}) {
         if (this.core.connState === s)
             return;
         this.core.connState = s;
-        this.core.listeners.emit('state', s);
+        this.core.listeners.emit('state', s, detail);
     }
     openSocket() {
         this.setState('connecting');
@@ -89,7 +120,7 @@ export class Connection {
         ws.onopen = () => void this.handshake(ws);
         ws.onmessage = (m) => this.onText(ws, String(m.data));
         ws.onerror = () => { };
-        ws.onclose = (ev) => this.onClosed(ws, ev.code);
+        ws.onclose = (ev) => this.onClosed(ws, ev.code, 'lost', ev.reason);
     }
     async handshake(ws) {
         const { core } = this;
@@ -99,6 +130,7 @@ export class Connection {
                 this.who = { user: authed.user, device: authed.device, epoch: authed.epoch };
             if (!core.store.ready)
                 await core.store.bind(this.who);
+            await core.store.identify(this.who.user);
             if (ws !== core.ws)
                 return; // lost meanwhile: the reconnect starts over
             this.reconnectAttempt = 0;
@@ -122,8 +154,10 @@ export class Connection {
             try {
                 const f = await core.requests.send(ws, { t: 'sub', rid: core.requests.nextRid() });
                 this.subInternal = 0;
-                if (f.t === 'subbed')
-                    this.receive.onSubbed(f.convs);
+                if (f.t === 'subbed') {
+                    this.receive.onSubbed(f.convs, this.subscribedBefore);
+                    this.subscribedBefore = true;
+                }
                 return;
             }
             catch (e) {
@@ -173,12 +207,12 @@ export class Connection {
             ws.close(1000);
             this.onClosed(ws, 1000);
         }
-        this.setState('failed');
+        this.setState('failed', { reason: 'fatal', error: err });
         this.firstOnline?.reject(err);
         this.firstOnline = null;
         this.core.listeners.emit('fatal', err);
     }
-    onClosed(ws, code) {
+    onClosed(ws, code, reason = 'lost', serverReason) {
         const { core } = this;
         if (ws !== core.ws)
             return;
@@ -192,7 +226,7 @@ export class Connection {
             this.fail(new ImError(code === CLOSES.BAD_TOKEN ? 'BAD_TOKEN' : 'STALE_INSTALL', `closed with ${code}`));
             return;
         }
-        this.setState('offline');
+        this.setState('offline', { reason, code, ...(serverReason ? { message: serverReason } : {}) });
         if (!core.o.autoReconnect || this.offlineWanted)
             return;
         const delayMs = core.backoff(this.reconnectAttempt++);

@@ -1,29 +1,44 @@
 // Generated from client-js/src by `cd client-js && npm run build:web`; do not edit (npm test checks it).
 import { ImError } from '../protocol.js';
-import { emptyState } from '../storage.js';
 /**
- * The device's state (outbox, failed sends, events by (conv, seq), contiguous cursors) and its storage:
- * every change is saved as one snapshot, in order; `durable` holds per conversation the cursor of the
- * last state the storage reported durable, the only value ever acked.
+ * The device's state in memory is only what is small: per conversation its record (cursor, the seqs held
+ * above it, last event, read mark, unread count), the outbox and the failed sends. Events stay in the
+ * storage and are read by page or search. Every change is written as a batch of ops; batches asked for
+ * while one is being written are committed together as the next one (group commit), in order.
+ * `durable` holds per conversation the cursor of the last batch the storage reported durable, the
+ * only value ever acked. A failed write breaks the store: every later write fails with the same error
+ * and `onBroken` stops the client, since memory and storage no longer agree.
  */
 export class LocalStore {
     storage;
     pickStorage;
-    state;
+    me = null;
+    convs = new Map();
+    outboxList = [];
+    failedList = [];
     durable = new Map();
+    onBroken = () => { };
+    broken = null;
+    released = false;
     binding = null;
-    saveChain = Promise.resolve();
-    constructor(state, storage, pickStorage) {
+    queue = [];
+    writing = null;
+    constructor(loaded, storage, pickStorage) {
         this.storage = storage;
         this.pickStorage = pickStorage;
-        this.adopt(state);
+        if (loaded)
+            this.adopt(loaded);
     }
-    adopt(state) {
-        state.failed ??= [];
-        this.state = state;
+    adopt(l) {
+        this.me = l.me;
+        this.convs.clear();
         this.durable.clear();
-        for (const [conv, c] of Object.entries(state.cursors))
-            this.durable.set(conv, c);
+        for (const r of l.convs) {
+            this.convs.set(r.conv, r);
+            this.durable.set(r.conv, r.cursor);
+        }
+        this.outboxList = l.outbox;
+        this.failedList = l.failed;
     }
     /** False while the store is still to be picked (at the first `authed`). */
     get ready() {
@@ -39,71 +54,178 @@ export class LocalStore {
     }
     async open(who) {
         const storage = await this.pickStorage(who);
-        this.adopt((await storage.load()) ?? emptyState());
+        this.adopt(await storage.load());
         this.storage = storage;
     }
-    /** Saves a snapshot of the state taken now; resolves once it (and every earlier one) is durable. */
-    persist() {
-        const snapshot = JSON.parse(JSON.stringify(this.state));
+    /** The server said whose token this is: unread counts need to know which events are one's own. */
+    async identify(user) {
+        if (this.me === user)
+            return;
+        this.me = user;
+        await this.write([{ op: 'me', user }]);
+    }
+    /** Writes a batch; resolves once it (and every batch asked for before it) is durable. */
+    write(ops) {
+        if (this.broken)
+            return Promise.reject(this.broken);
+        if (this.released)
+            return Promise.reject(new ImError('CLOSED', 'the client was closed (its store released)'));
+        return new Promise((resolve, reject) => {
+            this.queue.push({ ops, resolve, reject });
+            this.writing ??= this.drain();
+        });
+    }
+    async drain() {
         const storage = this.storage;
-        const next = this.saveChain.then(() => storage.save(snapshot));
-        this.saveChain = next.catch(() => undefined);
-        return next;
+        while (this.queue.length > 0) {
+            const group = this.queue.splice(0);
+            try {
+                if (this.broken)
+                    throw this.broken;
+                await storage.write(group.flatMap((g) => g.ops));
+                for (const g of group)
+                    g.resolve();
+            }
+            catch (e) {
+                const first = !this.broken;
+                this.broken ??= new ImError('STORAGE', `the local store failed: ${e instanceof Error ? e.message : String(e)}`);
+                for (const g of group)
+                    g.reject(this.broken);
+                if (first)
+                    this.onBroken(this.broken);
+            }
+        }
+        this.writing = null;
     }
-    /** Settles once every save asked for so far has (failed saves included). */
-    flushed() {
-        return this.saveChain;
+    /** Settles once every write asked for so far has (failed ones included). */
+    async flushed() {
+        while (this.writing)
+            await this.writing;
     }
-    cursor(conv) {
-        return this.state.cursors[conv] ?? 0;
-    }
-    events(conv) {
-        return Object.values(this.state.events[conv] ?? {}).sort((a, b) => a.seq - b.seq);
-    }
-    outbox() {
-        return this.state.outbox.map((e) => ({ ...e }));
-    }
-    failed() {
-        return (this.state.failed ?? []).map((e) => ({ ...e }));
-    }
-    async dismissFailed(cmid) {
-        const before = this.state.failed.length;
-        this.state.failed = this.state.failed.filter((e) => e.cmid !== cmid);
-        if (this.state.failed.length !== before)
-            await this.persist();
+    /** Waits for pending writes, then releases the storage. */
+    async close() {
+        await this.flushed();
+        this.released = true;
+        await this.storage?.close();
     }
     /**
-     * Puts the events above the cursor not yet held and advances the contiguous cursor (to `completeTo` when
-     * every visible event up to it is in hand); returns the new events and cursor, or null if nothing changed.
-     * Not saved yet: the caller persists, then calls `madeDurable`.
+     * Test hook of a killed process: batches not yet handed to the storage are never written (a write
+     * already handed over completes or not, as the storage's own crash safety decides), and the storage
+     * is released as the OS would release a dead process's files.
+     */
+    abandon() {
+        this.broken ??= new ImError('CLOSED', 'the client crashed');
+        for (const g of this.queue.splice(0))
+            g.reject(this.broken);
+        // At once, as the OS releases a dead process's files (a restart in the same process reopens them next).
+        this.storage?.close().catch(() => undefined);
+    }
+    cursor(conv) {
+        return this.convs.get(conv)?.cursor ?? 0;
+    }
+    summaries() {
+        const out = [...this.convs.values()].map((r) => ({ conv: r.conv, last: r.last ? { ...r.last } : null, unread: r.unread,
+            readMark: r.readMark, cursor: r.cursor }));
+        // Newest activity first (the last event's time, then its seq); conversations without events last.
+        return out.sort((a, b) => (b.last?.at ?? -1) - (a.last?.at ?? -1) || (b.last?.seq ?? -1) - (a.last?.seq ?? -1)
+            || (a.conv < b.conv ? -1 : a.conv > b.conv ? 1 : 0)); // not localeCompare: its first call loads the collator (~20 ms)
+    }
+    page(conv, q) {
+        return this.storage ? this.storage.page(conv, q) : Promise.resolve([]);
+    }
+    search(text, q) {
+        return this.storage ? this.storage.search(text, q) : Promise.resolve([]);
+    }
+    /**
+     * Moves the read mark of `conv` up to `seq` (never down) and recounts the unread messages above it:
+     * nothing to read when the mark reaches the last event, else a read of the events above the mark.
+     */
+    async markRead(conv, seq) {
+        const r = this.convs.get(conv);
+        if (!r || seq <= r.readMark)
+            return;
+        r.readMark = seq;
+        await this.flushed(); // events counted unread already but still being written are in the store before the recount
+        if (!r.last || seq >= r.last.seq)
+            r.unread = 0;
+        else {
+            let unread = 0;
+            let after = seq;
+            for (;;) {
+                const page = await this.page(conv, { after, limit: 500 });
+                for (const e of page)
+                    if (this.countsUnread(e, r))
+                        unread++;
+                if (page.length < 500)
+                    break;
+                after = page[page.length - 1].seq;
+            }
+            if (r.readMark !== seq)
+                return; // a later markRead won meanwhile
+            r.unread = unread;
+        }
+        await this.write([{ op: 'conv', rec: { ...r, held: [...r.held] } }]);
+    }
+    countsUnread(e, r) {
+        return e.kind === 'msg' && e.sender !== this.me && e.seq > r.readMark;
+    }
+    outbox() {
+        return this.outboxList.map((e) => ({ ...e }));
+    }
+    failed() {
+        return this.failedList.map((e) => ({ ...e }));
+    }
+    async dismissFailed(cmid) {
+        const before = this.failedList.length;
+        this.failedList = this.failedList.filter((e) => e.cmid !== cmid);
+        if (this.failedList.length !== before)
+            await this.write([{ op: 'failedDel', cmid }]);
+    }
+    /**
+     * Takes the events above the cursor not yet held and advances the contiguous cursor (to `completeTo` when
+     * every visible event up to it is in hand); returns the new events, the new cursor and the ops that store
+     * them with the conversation's record (one batch: D3 needs both durable together), or null if nothing changed.
      */
     put(conv, events, completeTo) {
-        const byseq = (this.state.events[conv] ??= {});
+        let r = this.convs.get(conv);
+        r ??= { conv, cursor: 0, held: [], last: null, readMark: 0, unread: 0 };
+        const held = new Set(r.held);
         const fresh = [];
         for (const e of events) {
-            if (e.seq > this.cursor(conv) && !byseq[e.seq]) {
-                byseq[e.seq] = e;
+            if (e.seq > r.cursor && !held.has(e.seq)) {
+                held.add(e.seq);
                 fresh.push(e);
             }
         }
-        let c = this.cursor(conv);
-        while (byseq[c + 1])
+        let c = r.cursor;
+        while (held.has(c + 1))
             c++;
         if (completeTo !== null)
             c = Math.max(c, completeTo);
-        const moved = c > this.cursor(conv);
-        this.state.cursors[conv] = c;
-        if (fresh.length === 0 && !moved)
+        if (fresh.length === 0 && c === r.cursor)
             return null;
-        return { fresh, cursor: c };
+        for (const e of fresh) {
+            if (this.countsUnread(e, r))
+                r.unread++;
+            if (!r.last || e.seq > r.last.seq)
+                r.last = e;
+        }
+        r.cursor = c;
+        r.held = [...held].filter((s) => s > c).sort((a, b) => a - b);
+        this.convs.set(conv, r);
+        const ops = [];
+        if (fresh.length > 0)
+            ops.push({ op: 'events', events: fresh });
+        ops.push({ op: 'conv', rec: { ...r, held: [...r.held] } });
+        return { fresh, cursor: c, ops };
     }
     madeDurable(conv, cursor) {
         this.durable.set(conv, Math.max(cursor, this.durable.get(conv) ?? 0));
     }
-    /** Drops a conversation's events and cursor (not saved yet). */
+    /** Drops a conversation's events and record; returns the op that does it in the storage. */
     drop(conv) {
-        delete this.state.events[conv];
-        delete this.state.cursors[conv];
+        this.convs.delete(conv);
         this.durable.delete(conv);
+        return { op: 'dropConv', conv };
     }
 }

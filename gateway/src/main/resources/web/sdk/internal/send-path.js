@@ -12,23 +12,53 @@ export class SendPath {
     constructor(core) {
         this.core = core;
     }
-    async send(conv, body) {
+    async send(conv, body, signal) {
         checkBody(body);
+        signal?.throwIfAborted();
         const { store } = this.core;
         if (!store.ready)
             throw new ImError('CLOSED', 'no store yet: it is chosen at the first authed');
         const entry = { cmid: randomId(), conv, body, internalErrors: 0 };
-        store.state.outbox.push(entry);
-        await store.persist();
+        store.outboxList.push(entry);
+        await store.write([{ op: 'outboxPut', entry: { ...entry } }]);
         this.core.listeners.emit('queued', { ...entry });
         const result = new Promise((resolve, reject) => this.waiters.set(entry.cmid, { resolve, reject }));
+        if (signal) {
+            const onAbort = () => void this.cancel(entry, signal.reason);
+            if (signal.aborted)
+                onAbort();
+            else {
+                signal.addEventListener('abort', onAbort, { once: true });
+                void result.then(() => signal.removeEventListener('abort', onAbort), () => signal.removeEventListener('abort', onAbort));
+            }
+        }
         if (this.core.connState === 'online')
             this.attempt(entry);
         return result;
     }
+    /**
+     * A cancelled send: the entry leaves the outbox (durably) and is never resent; the promise rejects with
+     * the signal's reason. An attempt already on the wire may still commit (the server cannot be asked to
+     * forget it): the message then arrives as an event like any other.
+     */
+    async cancel(entry, reason) {
+        const { store } = this.core;
+        const i = store.outboxList.indexOf(entry);
+        if (i < 0)
+            return; // settled already
+        store.outboxList.splice(i, 1);
+        const w = this.waiters.get(entry.cmid);
+        this.waiters.delete(entry.cmid);
+        try {
+            await store.write([{ op: 'outboxDel', cmid: entry.cmid }]);
+        }
+        finally {
+            w?.reject(reason);
+        }
+    }
     /** Online again: every pending entry goes out (an entry already in flight is left to its attempt). */
     resendAll() {
-        for (const e of this.core.store.state.outbox)
+        for (const e of this.core.store.outboxList)
             this.attempt(e);
     }
     /** The connection is gone: nothing is in flight any more. */
@@ -51,6 +81,8 @@ export class SendPath {
             this.inflight.delete(entry.cmid);
             if (err.code === 'CLOSED')
                 return; // resent after the reconnect
+            if (!core.store.outboxList.includes(entry))
+                return; // cancelled while in flight: never written back
             if (!err.retriable) {
                 await this.settle(entry, err, null);
                 return;
@@ -61,23 +93,27 @@ export class SendPath {
                     await this.settle(entry, err, null);
                     return;
                 }
-                await core.store.persist();
+                await core.store.write([{ op: 'outboxPut', entry: { ...entry } }]);
             }
             // TIMEOUT (a lost reply), UNAVAILABLE, RATE_LIMITED, INTERNAL below the cap: same cmid, later.
             await core.timers.delay(err.code === 'TIMEOUT' ? 0 : core.backoff(entry.internalErrors));
-            if (!core.stopped && core.store.state.outbox.includes(entry))
+            if (!core.stopped && core.store.outboxList.includes(entry))
                 this.attempt(entry);
         });
     }
     async settle(entry, err, ok) {
-        const { state } = this.core.store;
-        const i = state.outbox.indexOf(entry);
+        const { store } = this.core;
+        const i = store.outboxList.indexOf(entry);
         if (i < 0)
             return;
-        state.outbox.splice(i, 1);
-        if (err)
-            state.failed.push({ ...entry, code: err.code, msg: err.message });
-        await this.core.store.persist();
+        store.outboxList.splice(i, 1);
+        const ops = [{ op: 'outboxDel', cmid: entry.cmid }];
+        if (err) {
+            const f = { ...entry, code: err.code, msg: err.message };
+            store.failedList.push(f);
+            ops.push({ op: 'failedPut', entry: { ...f } });
+        }
+        await store.write(ops);
         const w = this.waiters.get(entry.cmid);
         this.waiters.delete(entry.cmid);
         if (ok) {
