@@ -23,6 +23,7 @@ import java.net.URI;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
+import org.xnio.IoUtils;
 
 /**
  * A scripted gateway on a real local WebSocket, for SDK tests that need a server but none of the
@@ -37,12 +38,14 @@ final class FakeGateway implements AutoCloseable {
     }
 
     private final List<Received> received = new CopyOnWriteArrayList<>();
+    private final List<WebSocketChannel> open = new CopyOnWriteArrayList<>();
     private final Undertow server;
 
     FakeGateway(Function<ClientFrame, ServerFrame> script) {
         server = Undertow.builder()
                 .addHttpListener(0, "127.0.0.1")
                 .setHandler(Handlers.path().addExactPath("/ws", Handlers.websocket((exchange, channel) -> {
+                    open.add(channel);
                     channel.getReceiveSetter().set(new AbstractReceiveListener() {
                         @Override
                         protected void onFullTextMessage(WebSocketChannel ch, BufferedTextMessage message) {
@@ -70,8 +73,14 @@ final class FakeGateway implements AutoCloseable {
         return received.stream().filter(r -> type.isInstance(r.frame())).toList();
     }
 
+    /**
+     * The server goes away: every open socket is closed (the peer sees the TCP close at once),
+     * then the server stops. Stopping alone shuts the I/O threads down without always closing the
+     * sockets they hold, so a client could wait for TCP to give up on a peer that never answers.
+     */
     @Override
     public void close() {
+        for (WebSocketChannel ch : open) IoUtils.safeClose(ch);
         server.stop();
     }
 
