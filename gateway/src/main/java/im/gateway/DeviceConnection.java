@@ -229,6 +229,20 @@ final class DeviceConnection {
         }
     }
 
+    /**
+     * True when the gateway has done all it will do for this connection until its client reads or
+     * writes again: reading is suspended, or no request is in flight or waiting (tests).
+     */
+    synchronized boolean settled() {
+        return suspended || (inflight.get() == 0 && waiting.isEmpty());
+    }
+
+    /** Its byte accounting, for a test's failure message. */
+    synchronized String describe() {
+        return "suspended=" + suspended + " heldKB=" + queuedBytes.get() / 1024 + " reserved=" + reserved
+                + " waiting=" + waiting.size() + " inflight=" + inflight.get() + " open=" + channel.isOpen();
+    }
+
     /** Bytes of frames written to this connection that the socket has not taken yet. */
     long heldBytes() {
         return queuedBytes.get();

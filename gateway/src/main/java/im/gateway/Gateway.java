@@ -280,6 +280,20 @@ public final class Gateway implements AutoCloseable {
         return endpoint.outbound.heldBytes.sum();
     }
 
+    /** Connections the gateway still has work for (see {@link DeviceConnection#settled}); tests. */
+    int unsettledConnections() {
+        int n = 0;
+        for (DeviceConnection c : endpoint.connections()) if (!c.settled()) n++;
+        return n;
+    }
+
+    /** How many connections are in each state of their byte accounting, for a test's failure message. */
+    String describeConnections() {
+        java.util.Map<String, Integer> m = new java.util.TreeMap<>();
+        for (DeviceConnection c : endpoint.connections()) m.merge(c.describe(), 1, Integer::sum);
+        return m.toString();
+    }
+
     /** Connections not read from now: they hold IM_CONN_BUFFER_BYTES. */
     public int suspendedConnections() {
         return endpoint.outbound.suspendedNow.get();
