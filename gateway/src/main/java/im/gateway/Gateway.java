@@ -49,6 +49,8 @@ public final class Gateway implements AutoCloseable {
     /** Without Kafka there is no push hub: its meters read this zero (held strongly, as meters hold weakly). */
     private static final AtomicLong NO_PUSHES = new AtomicLong();
     private static final long READY_TTL_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** How often the TLS files' modification times are looked at. */
+    static final long TLS_RELOAD_SECONDS = 2;
 
     private final GatewayConfig cfg;
     private final DataSource db;
@@ -65,6 +67,7 @@ public final class Gateway implements AutoCloseable {
     private CursorSink cursorSink;
     private CredentialWatch credentialWatch;
     private ConnectionLimits limits;
+    private TlsReload tlsReload;
     /** The last readiness answer and when it was found (see {@link #isReady}). */
     private final Object readyLock = new Object();
     private volatile boolean readyAnswer;
@@ -127,8 +130,8 @@ public final class Gateway implements AutoCloseable {
                 .addExactPath("/ws", Handlers.websocket(endpoint))
                 .addPrefixPath("/admin", new AdminApi(directory, new DirectoryListing(db), cfg.adminTokens(), limits, audit))
                 .addPrefixPath("/api", new ClientApi(directory, new ConversationReader(db), limits, audit))
-                .addExactPath("/", WebApp.index())
-                .addPrefixPath("/app", WebApp.assets())
+                .addExactPath("/", hsts(WebApp.index()))
+                .addPrefixPath("/app", hsts(WebApp.assets()))
                 .addExactPath("/healthz", ex -> AdminApi.respond(ex, 200, JSON.createObjectNode().put("status", "ok")))
                 .addExactPath("/readyz", readiness())
                 .addExactPath("/metrics", ex -> {
@@ -138,18 +141,42 @@ public final class Gateway implements AutoCloseable {
                     }
                     scrape(ex);
                 });
+        javax.net.ssl.SSLContext tls = cfg.tlsCert().map(c -> TlsFiles.load(c, cfg.tlsKey().orElseThrow())).orElse(null);
         Undertow.Builder builder = Undertow.builder()
                 .setServerOption(UndertowOptions.REQUEST_PARSE_TIMEOUT, (int) cfg.httpParseTimeout().toMillis())
                 .setServerOption(UndertowOptions.NO_REQUEST_TIMEOUT, (int) cfg.httpIdleTimeout().toMillis());
         if (cfg.connSendBuffer() > 0) builder.setSocketOption(Options.SEND_BUFFER, cfg.connSendBuffer());
+        if (tls != null) {
+            builder.addHttpsListener(cfg.port(), cfg.host(), tls)
+                    .setSocketOption(Options.SSL_ENABLED_PROTOCOLS, org.xnio.Sequence.of("TLSv1.3", "TLSv1.2"));
+        } else {
+            builder.addHttpListener(cfg.port(), cfg.host());
+        }
         server = builder
-                .addHttpListener(cfg.port(), cfg.host())
                 .setIoThreads(Math.max(2, Runtime.getRuntime().availableProcessors()))
                 .setWorkerThreads(8)
                 .setHandler(routes)
                 .build();
         server.start();
+        if (tls != null) {
+            tlsReload = new TlsReload(cfg.tlsCert().get(), cfg.tlsKey().get(), ctx -> server.getListenerInfo().get(0).setSslContext(ctx));
+            timers.scheduleWithFixedDelay(tlsReload::check, TLS_RELOAD_SECONDS, TLS_RELOAD_SECONDS, TimeUnit.SECONDS);
+        }
         return this;
+    }
+
+    /** With TLS on, the web client's pages tell browsers to use HTTPS only (HSTS, a year). */
+    private HttpHandler hsts(HttpHandler next) {
+        if (cfg.tlsCert().isEmpty()) return next;
+        return ex -> {
+            ex.getResponseHeaders().put(new io.undertow.util.HttpString("Strict-Transport-Security"), "max-age=31536000");
+            next.handleRequest(ex);
+        };
+    }
+
+    /** Times the TLS files were reloaded after a change (tests). */
+    long tlsReloads() {
+        return tlsReload == null ? 0 : tlsReload.reloads.get();
     }
 
     private void scrape(io.undertow.server.HttpServerExchange ex) {

@@ -31,6 +31,8 @@ public record GatewayConfig(
         Duration wsIdle,
         Duration httpParseTimeout,
         Duration httpIdleTimeout,
+        Optional<java.nio.file.Path> tlsCert,
+        Optional<java.nio.file.Path> tlsKey,
         Optional<String> kafkaBootstrap,
         TopicNames topics,
         Duration heartbeat,
@@ -47,6 +49,9 @@ public record GatewayConfig(
 
     public static GatewayConfig from(Settings s) {
         List<String> admin = AdminTokens.parse(s.required(ConfigKeys.ADMIN_TOKEN));
+        if (s.optional(ConfigKeys.TLS_CERT).isPresent() != s.optional(ConfigKeys.TLS_KEY).isPresent()) {
+            throw new ConfigException(ConfigKeys.TLS_CERT.name(), "IM_TLS_CERT and IM_TLS_KEY go together: set both or neither");
+        }
         String id = s.optional(ConfigKeys.GATEWAY_ID).orElse("gw-" + UUID.randomUUID().toString().substring(0, 8));
         if (!id.matches("[A-Za-z0-9._-]{1,64}")) {
             throw new ConfigException(ConfigKeys.GATEWAY_ID.name(), "must match [A-Za-z0-9._-]{1,64}");
@@ -71,6 +76,8 @@ public record GatewayConfig(
                 s.get(ConfigKeys.WS_IDLE_MS),
                 s.get(ConfigKeys.HTTP_PARSE_TIMEOUT_MS),
                 s.get(ConfigKeys.HTTP_IDLE_TIMEOUT_MS),
+                s.optional(ConfigKeys.TLS_CERT).map(java.nio.file.Path::of),
+                s.optional(ConfigKeys.TLS_KEY).map(java.nio.file.Path::of),
                 s.optional(ConfigKeys.KAFKA_BOOTSTRAP),
                 TopicNames.from(s),
                 s.get(ConfigKeys.GATEWAY_HEARTBEAT_MS),

@@ -117,6 +117,11 @@ public final class ConfigKeys {
     public static final ConfigKey<Duration> HTTP_IDLE_TIMEOUT_MS = ms("IM_HTTP_IDLE_TIMEOUT_MS", "60000", 1_000, 3_600_000,
             "Time a kept-alive HTTP connection may wait for its next request before it is closed.");
 
+    public static final ConfigKey<String> TLS_CERT = key("IM_TLS_CERT", "",
+            "PEM file of the gateway's certificate chain; with IM_TLS_KEY the gateway serves HTTPS and WSS only (TLS 1.2 and 1.3), and reloads both files when they change.");
+    public static final ConfigKey<String> TLS_KEY = key("IM_TLS_KEY", "",
+            "PEM file of the private key of IM_TLS_CERT (PKCS#8: BEGIN PRIVATE KEY; RSA or EC).");
+
     public static final ConfigKey<Integer> SEND_LANES = key("IM_SEND_LANES", "2", 0, 256,
             "Group commit: threads that commit sends, each owning the conversations that hash to it; concurrent sends of a lane commit in one transaction (0 = one transaction per send on the worker thread; 0-256).");
     public static final ConfigKey<Integer> SEND_BATCH_MAX = key("IM_SEND_BATCH_MAX", "64", 1, 10_000,
