@@ -144,11 +144,6 @@ final class ConnectionLimits {
         failures.values().removeIf(b -> b.refill(nowNanos, failuresPerMinute) >= failuresPerMinute);
     }
 
-    /** Addresses whose failed authentications are tracked now (meters). */
-    synchronized int trackedFailureAddresses() {
-        return failures.size();
-    }
-
     /** A token bucket of failures: {@code limit} tokens, refilled at {@code limit} a minute. */
     private static final class Bucket {
         double tokens;

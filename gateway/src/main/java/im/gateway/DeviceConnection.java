@@ -9,6 +9,9 @@ import im.protocol.ServerFrame;
 import io.undertow.websockets.core.WebSocketCallback;
 import io.undertow.websockets.core.WebSocketChannel;
 import io.undertow.websockets.core.WebSockets;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.concurrent.ScheduledExecutorService;
@@ -76,6 +79,8 @@ final class DeviceConnection {
     /** Set once when the socket closed; a closed connection is never registered again. Guarded by {@code this}. */
     boolean closed;
     private volatile DevicePrincipal principal;
+    /** When a frame (any, pongs included) last arrived; nanoTime. */
+    volatile long lastRead = System.nanoTime();
     private volatile boolean authenticating;
     /** The SHA-256 of the token this connection authenticated with (compared, never logged). */
     private volatile byte[] tokenHash;
@@ -146,12 +151,9 @@ final class DeviceConnection {
     }
 
     /** The TCP peer's address. */
-    java.net.InetAddress address() {
-        return channel.getPeerAddress(java.net.InetSocketAddress.class).getAddress();
+    InetAddress address() {
+        return channel.getPeerAddress(InetSocketAddress.class).getAddress();
     }
-
-    /** When a frame (any, pongs included) last arrived; nanoTime. */
-    volatile long lastRead = System.nanoTime();
 
     boolean isOpen() {
         return channel.isOpen();
@@ -243,16 +245,6 @@ final class DeviceConnection {
                 + " waiting=" + waiting.size() + " inflight=" + inflight.get() + " open=" + channel.isOpen();
     }
 
-    /** Bytes of frames written to this connection that the socket has not taken yet. */
-    long heldBytes() {
-        return queuedBytes.get();
-    }
-
-    /** True while the gateway does not read from this socket (its held bytes reached the budget). */
-    boolean readingSuspended() {
-        return suspended;
-    }
-
     /** Writes a reply; never dropped (requests stop being read while the connection is over its budget). */
     void reply(ServerFrame frame) {
         write(CODEC.encode(frame));
@@ -306,7 +298,7 @@ final class DeviceConnection {
 
     /** Sends a ping (clients answer with a pong, which counts as a sign of life). */
     void ping() {
-        if (channel.isOpen()) WebSockets.sendPing(java.nio.ByteBuffer.allocate(0), channel, null);
+        if (channel.isOpen()) WebSockets.sendPing(ByteBuffer.allocate(0), channel, null);
     }
 
     /** Closes the TCP connection at once (after a close frame the peer may never read). */

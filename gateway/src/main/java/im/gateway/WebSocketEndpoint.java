@@ -9,10 +9,13 @@ import io.undertow.websockets.core.BufferedBinaryMessage;
 import io.undertow.websockets.core.BufferedTextMessage;
 import io.undertow.websockets.core.WebSocketChannel;
 import io.undertow.websockets.spi.WebSocketHttpExchange;
+import java.io.IOException;
+import java.net.InetAddress;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,6 +39,8 @@ final class WebSocketEndpoint implements WebSocketConnectionCallback {
 
     private final PushHub push;
     private final ConnectionLimits limits;
+    /** Connections closed because nothing arrived from them for IM_WS_IDLE_MS. */
+    final AtomicLong idleCloses = new AtomicLong();
 
     WebSocketEndpoint(FrameDispatcher dispatcher, GatewayConfig cfg, ScheduledExecutorService timers, PushHub push,
                       ConnectionLimits limits) {
@@ -68,9 +73,6 @@ final class WebSocketEndpoint implements WebSocketConnectionCallback {
         }
     }
 
-    /** Connections closed because nothing arrived from them for IM_WS_IDLE_MS. */
-    final java.util.concurrent.atomic.AtomicLong idleCloses = new java.util.concurrent.atomic.AtomicLong();
-
     int openConnections() {
         return open.size();
     }
@@ -83,7 +85,7 @@ final class WebSocketEndpoint implements WebSocketConnectionCallback {
     @Override
     public void onConnect(WebSocketHttpExchange exchange, WebSocketChannel channel) {
         DeviceConnection conn = new DeviceConnection(channel, cfg, timers, outbound);
-        java.net.InetAddress from = conn.address();
+        InetAddress from = conn.address();
         if (!limits.openFrom(from)) {
             conn.closeWithGrace(ConnectionLimits.TRY_AGAIN_LATER, "too many connections from this address");
             return;
@@ -123,7 +125,7 @@ final class WebSocketEndpoint implements WebSocketConnectionCallback {
             }
 
             @Override
-            protected void onFullPingMessage(WebSocketChannel ch, BufferedBinaryMessage message) throws java.io.IOException {
+            protected void onFullPingMessage(WebSocketChannel ch, BufferedBinaryMessage message) throws IOException {
                 conn.lastRead = System.nanoTime();
                 super.onFullPingMessage(ch, message);   // answers with a pong
             }
