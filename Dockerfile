@@ -53,9 +53,10 @@ RUN apt-get update \
 WORKDIR /app
 COPY --from=build /src/launcher/target/im.jar /app/im.jar
 USER im
-# IM_GATEWAY_PORT (gateway: WebSocket, admin API, /healthz /readyz /metrics) and IM_OPS_PORT
-# (relay, delivery, sweeper: /healthz /readyz /metrics); both are the configuration defaults.
-EXPOSE 8080 9090
+# IM_GATEWAY_PORT (gateway: WebSocket, web client), IM_ADMIN_PORT (gateway: admin API, /healthz
+# /readyz /metrics; publish it to no one) and IM_OPS_PORT (relay, delivery, sweeper: /healthz /readyz
+# /metrics); all three are the configuration defaults.
+EXPOSE 8080 8081 9090
 # Kafka Streams state (IM_STATE_DIR empty) goes to a fresh directory under /tmp on every start.
 ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError", "-jar", "/app/im.jar"]
 CMD ["--help"]

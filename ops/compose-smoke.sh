@@ -199,6 +199,9 @@ down_stack() {   # $1: extra args (-v deletes the volumes); stop timeout = stop_
 
 IM=(java -XX:TieredStopAtLevel=1 -jar "$ROOT/launcher/target/im.jar")
 im() { "${IM[@]}" "$@"; }
+# admin_on SERVICE ARGS...: `im ARGS` inside a gateway's container, as an operator reaches the admin
+# listener (it is not published; the container has IM_ADMIN_TOKEN and the default IM_ADMIN_PORT).
+admin_on() { local svc=$1; shift; podman exec "$(ctr "$svc")" java -XX:TieredStopAtLevel=1 -jar /app/im.jar "$@"; }
 SENT=()   # every seq acknowledged (`sent ... seq=N`) by a gateway
 
 # send TOKEN GATEWAY TEXT: one message; records the acknowledged seq.
@@ -220,18 +223,20 @@ expect_bodies() {
 
 # cursors_caught_up: every device of c-smoke has DELIVERED == HEAD (im lag, through gateway-1).
 cursors_caught_up() {
-  local out; out=$(im lag --conv c-smoke --gateway "$GW1" 2>>"$LOGS/cli.log") || fail "im lag: $out"
+  local out; out=$(admin_on gateway-1 lag --conv c-smoke 2>>"$LOGS/cli.log") || fail "im lag: $out"
   echo "$out" | sed 's/^/    /'
   echo "$out" | awk 'NR > 1 && $NF != 0 { bad = 1 } END { exit bad }' || fail "a device lags: see above"
 }
 
 setup_conversation() {
-  export IM_ADMIN_TOKEN
-  im admin user create u-ana --gateway "$GW1" >/dev/null
-  im admin user create u-bo --gateway "$GW2" >/dev/null
-  ANA=$(im admin device register u-ana d-ana --gateway "$GW1" 2>/dev/null)
-  BO=$(im admin device register u-bo d-bo --gateway "$GW2" 2>/dev/null)
-  im admin conv create c-smoke u-ana u-bo --gateway "$GW1" | head -1
+  local code
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $IM_ADMIN_TOKEN" "$GW1/admin/users") || true
+  [ "$code" = 404 ] || fail "the published gateway port answers /admin/users with $code, not 404"
+  admin_on gateway-1 admin user create u-ana >/dev/null
+  admin_on gateway-2 admin user create u-bo >/dev/null
+  ANA=$(admin_on gateway-1 admin device register u-ana d-ana 2>/dev/null)
+  BO=$(admin_on gateway-2 admin device register u-bo d-bo 2>/dev/null)
+  admin_on gateway-1 admin conv create c-smoke u-ana u-bo | head -1
   SENT+=(1 2)   # the two joins
 }
 

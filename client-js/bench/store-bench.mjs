@@ -11,7 +11,7 @@
 // of --events events across --convs conversations: time to open it, heap after, time to list the
 // conversations, to page 50 events and to search every stored event for a word none holds); and, only
 // when asked for with --only, platform-sends and platform-queued: the sends and queued cases against a
-// real platform (IM_URL, IM_ADMIN_TOKEN; e.g. scripts/with-platform.sh node bench/store-bench.mjs --only
+// real platform (IM_URL, IM_ADMIN_URL, IM_ADMIN_TOKEN; e.g. scripts/with-platform.sh node bench/store-bench.mjs --only
 // platform-sends,platform-queued), where each committed message also comes back as a push and is stored.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -160,12 +160,13 @@ async function child(kase, dir, url) {
 
 /**
  * For the platform-* cases: a user with one device in a new direct conversation on the platform at
- * IM_URL (admin token IM_ADMIN_TOKEN), e.g. started by scripts/with-platform.sh.
+ * IM_URL (admin API at IM_ADMIN_URL, token IM_ADMIN_TOKEN), e.g. started by scripts/with-platform.sh.
  */
 async function platformDevice() {
   const base = process.env.IM_URL.replace(/\/$/, '');
+  const adminBase = process.env.IM_ADMIN_URL.replace(/\/$/, '');
   const admin = async (method, p, body) => {
-    const r = await fetch(base + p, { method, body: body ? JSON.stringify(body) : undefined,
+    const r = await fetch(adminBase + p, { method, body: body ? JSON.stringify(body) : undefined,
       headers: { Authorization: `Bearer ${process.env.IM_ADMIN_TOKEN}`, 'Content-Type': 'application/json' } });
     const text = await r.text();
     if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${text}`);
@@ -244,7 +245,7 @@ if (args[0] === '--child') {
         if (seeded.failed) continue;
       }
       if (kase.startsWith('platform')) {   // against a real platform: the client's own pushes come back and are stored too
-        if (!process.env.IM_URL) throw new Error(`${kase}: set IM_URL and IM_ADMIN_TOKEN (scripts/with-platform.sh does)`);
+        if (!process.env.IM_URL) throw new Error(`${kase}: set IM_URL, IM_ADMIN_URL and IM_ADMIN_TOKEN (scripts/with-platform.sh does)`);
         console.log(kase, JSON.stringify(await runChild(kase, dir, null, heapMb)));
         continue;
       }

@@ -1,6 +1,7 @@
 /**
  * Integration tests against a real platform (`./im platform`, as .ci/run starts it): IM_URL is its
- * HTTP address (e.g. http://127.0.0.1:8080), IM_ADMIN_TOKEN its admin token. Skipped without IM_URL.
+ * HTTP address (e.g. http://127.0.0.1:8080), IM_ADMIN_URL its gateway's admin listener (e.g.
+ * http://127.0.0.1:8081), IM_ADMIN_TOKEN its admin token. Skipped without IM_URL and IM_ADMIN_URL.
  * Each test creates its own users, devices and conversation, so runs do not share state.
  */
 import { test } from 'node:test';
@@ -11,12 +12,13 @@ import * as path from 'node:path';
 import { openNodeClient, type ImClient, type SentResult } from '../node.js';
 
 const URL_ = process.env.IM_URL;
+const ADMIN_URL = process.env.IM_ADMIN_URL;
 const ADMIN = process.env.IM_ADMIN_TOKEN ?? '';
-const skip = URL_ ? false : 'IM_URL is not set (start a platform, see client-js/README.md)';
+const skip = URL_ && ADMIN_URL ? false : 'IM_URL or IM_ADMIN_URL is not set (start a platform, see client-js/README.md)';
 const WS = URL_ ? URL_.replace(/^http/, 'ws').replace(/\/$/, '') + '/ws' : '';
 
 async function admin(method: string, p: string, body?: object): Promise<any> {
-  const r = await fetch(URL_!.replace(/\/$/, '') + p, {
+  const r = await fetch(ADMIN_URL!.replace(/\/$/, '') + p, {
     method, headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' },
     body: body ? JSON.stringify(body) : undefined,
   });

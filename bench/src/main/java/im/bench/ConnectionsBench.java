@@ -380,7 +380,7 @@ public final class ConnectionsBench implements Callable<Integer> {
 
     /** Creates the sender and N users/devices/conversations; fills {@code tokens}; returns the sender's device token. */
     private String setup(Platform p, int n, String[] tokens) throws Exception {
-        Admin admin = new Admin(p.gatewayPort);
+        Admin admin = new Admin(p.adminPort);
         admin.user(SENDER_USER);
         String senderToken = admin.device(SENDER_USER, SENDER_DEVICE);
         ExecutorService pool = Executors.newFixedThreadPool(setupThreads, daemon("bench-setup-"));
@@ -1396,16 +1396,18 @@ public final class ConnectionsBench implements Callable<Integer> {
         final Process proc;
         final long pid;
         final int gatewayPort;
+        final int adminPort;
         final int opsPort;
         private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         private boolean closed;
 
-        private Platform(Path dir, Path log, Process proc, int gatewayPort, int opsPort) {
+        private Platform(Path dir, Path log, Process proc, int gatewayPort, int adminPort, int opsPort) {
             this.dir = dir;
             this.log = log;
             this.proc = proc;
             this.pid = proc.pid();   // ./im execs java: the script's pid is the JVM's
             this.gatewayPort = gatewayPort;
+            this.adminPort = adminPort;
             this.opsPort = opsPort;
         }
 
@@ -1414,6 +1416,8 @@ public final class ConnectionsBench implements Callable<Integer> {
             int gw = freePort();
             int ops = freePort();
             while (ops == gw) ops = freePort();
+            int admin = freePort();
+            while (admin == gw || admin == ops) admin = freePort();
             List<String> cmd = new ArrayList<>(launcher);
             cmd.add("platform");
             ProcessBuilder pb = new ProcessBuilder(cmd);
@@ -1425,6 +1429,7 @@ public final class ConnectionsBench implements Callable<Integer> {
             env.put("IM_KAFKA_PORT", "0");
             env.put("IM_GATEWAY_PORT", String.valueOf(gw));
             env.put("IM_OPS_PORT", String.valueOf(ops));
+            env.put("IM_ADMIN_PORT", String.valueOf(admin));
             env.put("IM_ADMIN_TOKEN", ADMIN_TOKEN);
             // every socket comes from 127.0.0.1: lift the per-address limit (default 10,000) above the bench's count
             env.put("IM_MAX_CONNECTIONS_PER_ADDRESS", "1000000");
@@ -1438,7 +1443,7 @@ public final class ConnectionsBench implements Callable<Integer> {
                 deleteTree(dir);
                 throw e;
             }
-            return new Platform(dir, log, p, gw, ops);
+            return new Platform(dir, log, p, gw, admin, ops);
         }
 
         private static int freePort() throws IOException {

@@ -256,6 +256,7 @@ public final class DeliveryBench implements Callable<Integer> {
                 env.put(ConfigKeys.PARTITIONS.name(), String.valueOf(partitions));
                 env.put(ConfigKeys.GATEWAY_HOST.name(), "127.0.0.1");
                 env.put(ConfigKeys.GATEWAY_PORT.name(), "0");
+                env.put(ConfigKeys.ADMIN_PORT.name(), "0");
                 env.put(ConfigKeys.ADMIN_TOKEN.name(), ADMIN_TOKEN);
                 env.put(ConfigKeys.RATE_LIMIT.name(), "1000000");
                 env.put(ConfigKeys.MAX_INFLIGHT.name(), "10000");

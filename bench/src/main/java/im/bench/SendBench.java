@@ -155,6 +155,7 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
                 env.put("IM_PG_URL", pg.jdbcUrl("bench"));
                 env.put("IM_GATEWAY_HOST", "127.0.0.1");
                 env.put("IM_GATEWAY_PORT", "0");
+                env.put("IM_ADMIN_PORT", "0");
                 env.put("IM_ADMIN_TOKEN", "bench-admin-token-0123456789");
                 env.put("IM_RATE_LIMIT", "1000000");
                 env.put("IM_SEND_LANES", Integer.toString(sendLanes));

@@ -34,12 +34,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import javax.net.ssl.SSLContext;
 import javax.sql.DataSource;
 import org.xnio.Options;
+import org.xnio.Sequence;
 
 /**
- * The gateway role: Undertow serving {@code /ws} (devices), {@code /admin/...} (admin API),
- * {@code /api/...} (device-authenticated reads), {@code /} and {@code /app/...} (the web client),
+ * The gateway role: Undertow serving, on the public listener, {@code /ws} (devices),
+ * {@code /api/...} (device-authenticated reads), {@code /} and {@code /app/...} (the web client);
+ * and on the admin listener (loopback by default) {@code /admin/...} (admin API),
  * {@code /healthz}, {@code /readyz} and {@code /metrics} (the given Prometheus registry, or a
  * registry of its own). Sends, acks and reads run in-process against PostgreSQL on a bounded
  * worker pool.
@@ -57,7 +60,9 @@ public final class Gateway implements AutoCloseable {
     private final Faults faults;
     private final Clock clock;
     private final PrometheusMeterRegistry meters;
+    /** The public listener (IM_GATEWAY_PORT) and the admin listener (IM_ADMIN_PORT). */
     private Undertow server;
+    private Undertow adminServer;
     private ThreadPoolExecutor workers;
     private SendService sendService;
     private ScheduledExecutorService timers;
@@ -126,12 +131,15 @@ public final class Gateway implements AutoCloseable {
         timers.scheduleWithFixedDelay(() -> limits.prune(System.nanoTime()), 1, 1, TimeUnit.MINUTES);
         credentialWatch = new CredentialWatch(db, endpoint::connections, cfg.installCheck()).start();
         bindMeters();
-        PathHandler routes = Handlers.path()
+        // The public listener: what devices and browsers reach.
+        PathHandler publicRoutes = Handlers.path()
                 .addExactPath("/ws", Handlers.websocket(endpoint))
-                .addPrefixPath("/admin", new AdminApi(directory, new DirectoryListing(db), cfg.adminTokens(), limits, audit))
                 .addPrefixPath("/api", new ClientApi(directory, new ConversationReader(db), limits, audit))
                 .addExactPath("/", hsts(WebApp.index()))
-                .addPrefixPath("/app", hsts(WebApp.assets()))
+                .addPrefixPath("/app", hsts(WebApp.assets()));
+        // The admin listener (IM_ADMIN_HOST, loopback by default): operators and the metrics scraper.
+        PathHandler adminRoutes = Handlers.path()
+                .addPrefixPath("/admin", new AdminApi(directory, new DirectoryListing(db), cfg.adminTokens(), limits, audit))
                 .addExactPath("/healthz", ex -> AdminApi.respond(ex, 200, JSON.createObjectNode().put("status", "ok")))
                 .addExactPath("/readyz", readiness())
                 .addExactPath("/metrics", ex -> {
@@ -141,28 +149,39 @@ public final class Gateway implements AutoCloseable {
                     }
                     scrape(ex);
                 });
-        javax.net.ssl.SSLContext tls = cfg.tlsCert().map(c -> TlsFiles.load(c, cfg.tlsKey().orElseThrow())).orElse(null);
+        SSLContext tls = cfg.tlsCert().map(c -> TlsFiles.load(c, cfg.tlsKey().orElseThrow())).orElse(null);
+        server = listener(cfg.host(), cfg.port(), tls, Math.max(2, Runtime.getRuntime().availableProcessors()), 8, publicRoutes);
+        try {
+            adminServer = listener(cfg.adminHost(), cfg.adminPort(), tls, 1, 2, adminRoutes);
+        } catch (RuntimeException e) {
+            server.stop();
+            throw e;
+        }
+        if (tls != null) {
+            tlsReload = new TlsReload(cfg.tlsCert().get(), cfg.tlsKey().get(), ctx -> {
+                server.getListenerInfo().get(0).setSslContext(ctx);
+                adminServer.getListenerInfo().get(0).setSslContext(ctx);
+            });
+            timers.scheduleWithFixedDelay(tlsReload::check, TLS_RELOAD_SECONDS, TLS_RELOAD_SECONDS, TimeUnit.SECONDS);
+        }
+        return this;
+    }
+
+    /** A started Undertow listener on host:port (HTTPS when {@code tls} is set) with the request timeouts of the settings. */
+    private Undertow listener(String host, int port, SSLContext tls, int ioThreads, int workerThreads, HttpHandler routes) {
         Undertow.Builder builder = Undertow.builder()
                 .setServerOption(UndertowOptions.REQUEST_PARSE_TIMEOUT, (int) cfg.httpParseTimeout().toMillis())
                 .setServerOption(UndertowOptions.NO_REQUEST_TIMEOUT, (int) cfg.httpIdleTimeout().toMillis());
         if (cfg.connSendBuffer() > 0) builder.setSocketOption(Options.SEND_BUFFER, cfg.connSendBuffer());
         if (tls != null) {
-            builder.addHttpsListener(cfg.port(), cfg.host(), tls)
-                    .setSocketOption(Options.SSL_ENABLED_PROTOCOLS, org.xnio.Sequence.of("TLSv1.3", "TLSv1.2"));
+            builder.addHttpsListener(port, host, tls)
+                    .setSocketOption(Options.SSL_ENABLED_PROTOCOLS, Sequence.of("TLSv1.3", "TLSv1.2"));
         } else {
-            builder.addHttpListener(cfg.port(), cfg.host());
+            builder.addHttpListener(port, host);
         }
-        server = builder
-                .setIoThreads(Math.max(2, Runtime.getRuntime().availableProcessors()))
-                .setWorkerThreads(8)
-                .setHandler(routes)
-                .build();
-        server.start();
-        if (tls != null) {
-            tlsReload = new TlsReload(cfg.tlsCert().get(), cfg.tlsKey().get(), ctx -> server.getListenerInfo().get(0).setSslContext(ctx));
-            timers.scheduleWithFixedDelay(tlsReload::check, TLS_RELOAD_SECONDS, TLS_RELOAD_SECONDS, TimeUnit.SECONDS);
-        }
-        return this;
+        Undertow u = builder.setIoThreads(ioThreads).setWorkerThreads(workerThreads).setHandler(routes).build();
+        u.start();
+        return u;
     }
 
     /** With TLS on, the web client's pages tell browsers to use HTTPS only (HSTS, a year). */
@@ -260,9 +279,14 @@ public final class Gateway implements AutoCloseable {
     }
 
 
-    /** The bound port (useful with IM_GATEWAY_PORT=0). */
+    /** The public listener's bound port (useful with IM_GATEWAY_PORT=0). */
     public int port() {
         return ((InetSocketAddress) server.getListenerInfo().get(0).getAddress()).getPort();
+    }
+
+    /** The admin listener's bound port (useful with IM_ADMIN_PORT=0). */
+    public int adminPort() {
+        return ((InetSocketAddress) adminServer.getListenerInfo().get(0).getAddress()).getPort();
     }
 
     public String id() {
@@ -341,6 +365,7 @@ public final class Gateway implements AutoCloseable {
         if (credentialWatch != null) credentialWatch.close();
         if (endpoint != null) endpoint.closeAll();
         if (server != null) server.stop();
+        if (adminServer != null) adminServer.stop();
         if (push != null) push.close();
         if (cursorWriter != null) cursorWriter.close();
         if (cursorSink != null) cursorSink.close();   // after the writer: its last batches publish first

@@ -14,6 +14,8 @@ import java.util.UUID;
 public record GatewayConfig(
         String host,
         int port,
+        String adminHost,
+        int adminPort,
         String gatewayId,
         List<String> adminTokens,
         int workerThreads,
@@ -59,6 +61,8 @@ public record GatewayConfig(
         return new GatewayConfig(
                 s.string(ConfigKeys.GATEWAY_HOST),
                 s.get(ConfigKeys.GATEWAY_PORT),
+                s.string(ConfigKeys.ADMIN_HOST),
+                s.get(ConfigKeys.ADMIN_PORT),
                 id,
                 admin,
                 s.get(ConfigKeys.WORKER_THREADS),

@@ -3,9 +3,9 @@ package im.gateway;
 import im.infra.role.RoleRunner;
 
 /**
- * Runs one gateway against the PostgreSQL named by IM_PG_URL; its ops endpoints ({@code /healthz},
- * {@code /readyz}, {@code /metrics}) are on the gateway's own port. Prints
- * {@code IM_READY gateway port=<port> id=<id>} on stdout once it accepts connections and
+ * Runs one gateway against the PostgreSQL named by IM_PG_URL; its admin API and ops endpoints
+ * ({@code /healthz}, {@code /readyz}, {@code /metrics}) are on its admin listener (IM_ADMIN_PORT).
+ * Prints {@code IM_READY gateway port=<port> admin=<admin port> id=<id>} on stdout once it accepts connections and
  * {@code IM_RUNNING gateway} once ready ({@link RoleRunner}); tests and scripts wait for those lines.
  */
 public final class GatewayMain {

@@ -11,8 +11,8 @@ import java.time.Clock;
 
 /**
  * A gateway as a role: opens its pool on the PostgreSQL of IM_PG_URL, applies the migrations and
- * serves WebSocket, admin API and its own ops endpoints on IM_GATEWAY_PORT. Ready while the
- * database answers.
+ * serves WebSocket and the web client on IM_GATEWAY_PORT, the admin API and its own ops endpoints
+ * on IM_ADMIN_PORT. Ready while the database answers.
  */
 public final class GatewayRole implements RoleRuntime {
     @Override
@@ -43,7 +43,7 @@ public final class GatewayRole implements RoleRuntime {
 
         @Override
         public String readyDetail() {
-            return "port=" + gateway.port() + " id=" + gateway.id();
+            return "port=" + gateway.port() + " admin=" + gateway.adminPort() + " id=" + gateway.id();
         }
 
         @Override

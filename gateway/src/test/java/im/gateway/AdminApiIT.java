@@ -5,11 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -36,7 +40,7 @@ class AdminApiIT {
     private record Reply(int status, JsonNode body) {}
 
     private Reply call(String method, String path, String body, String token) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(gw.http(path))
+        HttpRequest.Builder b = HttpRequest.newBuilder(gw.admin(path))
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         if (token != null) b.header("Authorization", "Bearer " + token);
         HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
@@ -132,6 +136,18 @@ class AdminApiIT {
         Reply ready = call("GET", "/readyz", null, null);
         assertEquals(200, ready.status());
         assertTrue(ready.body().get("status").asText().contains("ready"));
+    }
+
+    @Test
+    void adminAndOpsPathsAreNotOnThePublicListener() throws Exception {
+        for (String path : List.of("/admin/users", "/admin/conversations/c-ab", "/metrics", "/readyz", "/healthz")) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(gw.http(path)).header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(404, r.statusCode(), path + " on the public port: " + r.body());
+        }
+        assertEquals(200, call("GET", "/admin/users", null, Fixture.ADMIN_TOKEN).status(), "on the admin listener");
+        assertEquals("127.0.0.1", GatewayConfig.from(Settings.of(Map.of(ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN))).adminHost(),
+                "the admin listener is bound to loopback unless told otherwise");
     }
 
     /** Counts rows without the full fixture (which would create users). */

@@ -38,7 +38,7 @@ class AdminListingIT {
     private record Reply(int status, JsonNode body) {}
 
     private Reply get(String path, String token) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(gw.http(path)).GET();
+        HttpRequest.Builder b = HttpRequest.newBuilder(gw.admin(path)).GET();
         if (token != null) b.header("Authorization", "Bearer " + token);
         HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
         return new Reply(r.statusCode(), JSON.readTree(r.body()));
@@ -144,7 +144,7 @@ class AdminListingIT {
             assertEquals(400, r.status(), q);
             assertEquals("INVALID", r.body().get("error").asText(), q);
         }
-        HttpResponse<String> post = http.send(HttpRequest.newBuilder(gw.http("/admin/conversations/c-ab/cursors"))
+        HttpResponse<String> post = http.send(HttpRequest.newBuilder(gw.admin("/admin/conversations/c-ab/cursors"))
                 .header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN)
                 .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(405, post.statusCode());

@@ -57,6 +57,7 @@ class DatabaseCrashIT {
             Settings s = Settings.of(Map.of(
                     ConfigKeys.PG_URL.name(), pg.jdbcUrl("d6"),
                     ConfigKeys.GATEWAY_PORT.name(), "0",
+                    ConfigKeys.ADMIN_PORT.name(), "0",
                     ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN));
             Gateway gw = new Gateway(GatewayConfig.from(s), db.dataSource(), Faults.none(), Clock.systemUTC()).start();
             URI ws = URI.create("ws://127.0.0.1:" + gw.port() + "/ws");

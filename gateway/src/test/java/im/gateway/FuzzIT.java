@@ -186,7 +186,7 @@ class FuzzIT {
             String body = r.nextInt(4) == 0 ? randomText(r)
                     : mutate("{\"user\":\"u-f" + i + "\",\"device\":\"d-f" + i + "\",\"conv\":\"c-f" + i
                             + "\",\"kind\":\"group\",\"members\":[\"u-ana\"]}", r);
-            HttpRequest.Builder b = HttpRequest.newBuilder(gw.http(paths.get(r.nextInt(paths.size()))))
+            HttpRequest.Builder b = HttpRequest.newBuilder(gw.admin(paths.get(r.nextInt(paths.size()))))
                     .method(methods.get(r.nextInt(methods.size())), HttpRequest.BodyPublishers.ofString(body));
             if (withToken) b.header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN);
             else if (r.nextBoolean()) b.header("Authorization", "Bearer " + randomText(r).replaceAll("[^A-Za-z0-9]", "x"));

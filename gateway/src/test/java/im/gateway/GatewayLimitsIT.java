@@ -110,11 +110,11 @@ class GatewayLimitsIT {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(gw.http("/api/conversations/c-ab/delivery"))
                     .header("Authorization", "Bearer " + fx.anaToken).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(429, r.statusCode(), r.body());
-            HttpResponse<String> badAdmin = http.send(HttpRequest.newBuilder(gw.http("/admin/users"))
+            HttpResponse<String> badAdmin = http.send(HttpRequest.newBuilder(gw.admin("/admin/users"))
                     .header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(429, badAdmin.statusCode(), "the admin API shares the address's failures: " + badAdmin.body());
 
-            String metrics = http.send(HttpRequest.newBuilder(gw.http("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+            String metrics = http.send(HttpRequest.newBuilder(gw.admin("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
             assertTrue(metrics.contains("im_audit_events_total{action=\"auth.socket\",gateway=\"" + gw.gateway.id() + "\",outcome=\"BAD_TOKEN\"} 5.0"),
                     metrics.lines().filter(l -> l.startsWith("im_audit")).toList().toString());
             List<String> logged = lines.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
@@ -138,10 +138,10 @@ class GatewayLimitsIT {
         audit.addAppender(lines);
         try (InProcessGateway gw = new InProcessGateway(stack)) {
             // (RFC 6750 allows one or more spaces after "Bearer", and Undertow folds them: not a test of ours)
-            HttpResponse<String> wrong = http.send(HttpRequest.newBuilder(gw.http("/admin/users"))
+            HttpResponse<String> wrong = http.send(HttpRequest.newBuilder(gw.admin("/admin/users"))
                     .header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN + "x").build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(401, wrong.statusCode(), wrong.body());
-            HttpResponse<String> created = http.send(HttpRequest.newBuilder(gw.http("/admin/devices"))
+            HttpResponse<String> created = http.send(HttpRequest.newBuilder(gw.admin("/admin/devices"))
                     .POST(HttpRequest.BodyPublishers.ofString("{\"user\":\"u-ana\",\"device\":\"d-new\"}"))
                     .header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(201, created.statusCode(), created.body());
@@ -162,7 +162,7 @@ class GatewayLimitsIT {
         try (InProcessGateway gw = new InProcessGateway(stack)) {
             long start = System.nanoTime();
             for (int i = 0; i < 50; i++) {
-                assertEquals(200, http.send(HttpRequest.newBuilder(gw.http("/readyz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+                assertEquals(200, http.send(HttpRequest.newBuilder(gw.admin("/readyz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
             }
             long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
             long checks = gw.gateway.readinessChecks.get();

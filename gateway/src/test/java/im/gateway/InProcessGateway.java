@@ -35,6 +35,11 @@ final class InProcessGateway implements AutoCloseable {
         return URI.create("http://127.0.0.1:" + gateway.port() + path);
     }
 
+    /** A path on the admin listener: /admin/..., /healthz, /readyz, /metrics. */
+    URI admin(String path) {
+        return URI.create("http://127.0.0.1:" + gateway.adminPort() + path);
+    }
+
     int port() {
         return gateway.port();
     }

@@ -41,7 +41,7 @@ class MetricsIT {
     }
 
     private String scrape() throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(gw.http("/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(gw.admin("/metrics")).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(200, r.statusCode());
         assertEquals(Metrics.CONTENT_TYPE, r.headers().firstValue("Content-Type").orElse(""));
         return r.body();

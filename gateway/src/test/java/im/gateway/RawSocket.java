@@ -21,7 +21,12 @@ final class RawSocket implements AutoCloseable {
     private final WebSocket ws;
 
     RawSocket(URI uri) throws Exception {
-        ws = HttpClient.newHttpClient().newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5))
+        this(uri, HttpClient.newHttpClient());
+    }
+
+    /** Through {@code http}'s settings (e.g. the TLS context of a {@code wss} URI). */
+    RawSocket(URI uri, HttpClient http) throws Exception {
+        ws = http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5))
                 .buildAsync(uri, new WebSocket.Listener() {
                     private final StringBuilder buf = new StringBuilder();
 

@@ -46,7 +46,7 @@ class ReinstallIT {
     }
 
     private JsonNode admin(String path) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(gwA.http(path))
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(gwA.admin(path))
                 .POST(HttpRequest.BodyPublishers.noBody())
                 .header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(200, r.statusCode(), r.body());

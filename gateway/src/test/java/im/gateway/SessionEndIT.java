@@ -27,7 +27,7 @@ class SessionEndIT {
     private final HttpClient http = HttpClient.newHttpClient();
 
     private HttpResponse<String> admin(InProcessGateway gw, String method, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(gw.http(path)).method(method, HttpRequest.BodyPublishers.noBody())
+        return http.send(HttpRequest.newBuilder(gw.admin(path)).method(method, HttpRequest.BodyPublishers.noBody())
                 .header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN).build(), HttpResponse.BodyHandlers.ofString());
     }
 

@@ -65,7 +65,9 @@ class TlsIT {
                 ConfigKeys.TLS_CERT.name(), cert.toString(), ConfigKeys.TLS_KEY.name(), key.toString()))) {
             HttpClient https = HttpClient.newBuilder().sslContext(trusting(first)).build();
             String base = "https://127.0.0.1:" + gw.port();
-            assertEquals(200, https.send(HttpRequest.newBuilder(URI.create(base + "/healthz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+            String admin = "https://127.0.0.1:" + gw.gateway.adminPort();
+            assertEquals(200, https.send(HttpRequest.newBuilder(URI.create(admin + "/healthz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode(),
+                    "the admin listener serves TLS too");
             HttpResponse<String> page = https.send(HttpRequest.newBuilder(URI.create(base + "/")).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals("max-age=31536000", page.headers().firstValue("Strict-Transport-Security").orElse(""), "HSTS on the web client");
 
@@ -82,7 +84,7 @@ class TlsIT {
             ws.abort();
 
             HttpClient plain = HttpClient.newHttpClient();
-            assertThrows(IOException.class, () -> plain.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gw.port() + "/healthz"))
+            assertThrows(IOException.class, () -> plain.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gw.port() + "/"))
                     .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()), "no plain HTTP on the TLS port");
             assertTrue(negotiated(first, gw.port()).matches("TLSv1\\.[23]"));
 
@@ -95,8 +97,10 @@ class TlsIT {
             Files.setLastModifiedTime(cert, java.nio.file.attribute.FileTime.from(Instant.now().plusSeconds(5)));
             Await.until(Duration.ofSeconds(30), () -> gw.gateway.tlsReloads() >= 1, "the renewed certificate was loaded");
             HttpClient renewed = HttpClient.newBuilder().sslContext(trusting(second)).build();
-            assertEquals(200, renewed.send(HttpRequest.newBuilder(URI.create(base + "/healthz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode(),
+            assertEquals(200, renewed.send(HttpRequest.newBuilder(URI.create(base + "/")).build(), HttpResponse.BodyHandlers.ofString()).statusCode(),
                     "a client that trusts only the new certificate connects");
+            assertEquals(200, renewed.send(HttpRequest.newBuilder(URI.create(admin + "/healthz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode(),
+                    "on the admin listener too");
         }
     }
 
@@ -108,7 +112,7 @@ class TlsIT {
         }
     }
 
-    private static SSLContext trusting(X509Certificate cert) throws Exception {
+    static SSLContext trusting(X509Certificate cert) throws Exception {
         KeyStore trust = KeyStore.getInstance("PKCS12");
         trust.load(null, null);
         trust.setCertificateEntry("gateway", cert);
@@ -120,7 +124,7 @@ class TlsIT {
     }
 
     /** A self-signed EC certificate for 127.0.0.1, written as PEM (the key as PKCS#8). */
-    private static X509Certificate selfSigned(String cn, Path certFile, Path keyFile) throws Exception {
+    static X509Certificate selfSigned(String cn, Path certFile, Path keyFile) throws Exception {
         KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
         g.initialize(256);
         KeyPair kp = g.generateKeyPair();

@@ -28,7 +28,7 @@ class TokenExpiryIT {
     private final HttpClient http = HttpClient.newHttpClient();
 
     private JsonNode admin(InProcessGateway gw, String method, String path, String body, int expectStatus) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(gw.http(path))
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(gw.admin(path))
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
                 .header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(expectStatus, r.statusCode(), r.body());

@@ -45,9 +45,10 @@ import picocli.CommandLine.Option;
  * PostgreSQL and Kafka broker (unless external ones are configured), applies migrations, creates
  * the topics, starts every role, and optionally a demo pair of users in one conversation. By
  * default every role runs in this JVM and records into one meter registry, served on the ops port
- * (IM_OPS_PORT) and on the gateway's {@code /metrics}. With {@code --processes} each role runs in
- * its own JVM ({@link ChildRoles}), like the compose stack: gateways on consecutive ports from
- * IM_GATEWAY_PORT, the other roles' ops servers on consecutive ports after IM_OPS_PORT.
+ * (IM_OPS_PORT) and on the gateway's admin listener (IM_ADMIN_PORT). With {@code --processes} each
+ * role runs in its own JVM ({@link ChildRoles}), like the compose stack: gateways on consecutive
+ * ports from IM_GATEWAY_PORT with their admin listeners on consecutive ports from IM_ADMIN_PORT, the
+ * other roles' ops servers on consecutive ports after IM_OPS_PORT.
  */
 @Command(name = "platform", mixinStandardHelpOptions = true,
         description = "Run the whole platform on this machine with embedded PostgreSQL and Kafka (data under var/): "
@@ -166,14 +167,16 @@ final class PlatformCommand implements Callable<Integer>, Role {
             OpsServer ops = started.push(OpsServer.start(OpsConfig.from(s), meters,
                     () -> running.stream().allMatch(RoleRuntime.Running::isReady)));
 
-            String ws = "ws://" + gwCfg.host() + ":" + gw.port() + "/ws";
-            String http = "http://" + gwCfg.host() + ":" + gw.port();
+            String scheme = gwCfg.tlsCert().isPresent() ? "https" : "http";
+            String http = scheme + "://" + gwCfg.host() + ":" + gw.port();
+            String ws = http.replaceFirst("^http", "ws") + "/ws";
+            String admin = scheme + "://" + gwCfg.adminHost() + ":" + gw.adminPort();
             System.out.println();
             System.out.println("IM platform is running.");
             System.out.println("  WebSocket:   " + ws);
             System.out.println("  Web client:  " + http + "/   (sign in with a device token; docs/web-client.md)");
-            System.out.println("  Admin API:   " + http + "/admin   (Authorization: Bearer " + adminTokenShown + ")");
-            System.out.println("  Health:      " + http + "/healthz   " + http + "/readyz   " + http + "/metrics");
+            System.out.println("  Admin API:   " + admin + "/admin   (Authorization: Bearer " + adminTokenShown + ")");
+            System.out.println("  Health:      " + admin + "/healthz   " + admin + "/readyz   " + admin + "/metrics   (gateway)");
             System.out.println("  Ops:         " + ops.url() + "/healthz   " + ops.url() + "/readyz   " + ops.url()
                     + "/metrics   (every role)");
             System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
@@ -181,7 +184,7 @@ final class PlatformCommand implements Callable<Integer>, Role {
             System.out.println("  Roles:       gateway " + gw.id() + ", CDC relay (slot " + s.string(ConfigKeys.RELAY_SLOT) + "), delivery node, sweeper (every " + s.get(ConfigKeys.SWEEP_MS).toMillis() + " ms)");
             if (demo) printDemo(new Directory(db.dataSource(), Clock.systemUTC(), gwCfg.tokenTtl()), ws, http, http);
             System.out.println("Ctrl-C stops everything.");
-            System.out.println("IM_READY platform port=" + gw.port());
+            System.out.println("IM_READY platform port=" + gw.port() + " admin=" + gw.adminPort());
             System.out.flush();
         } catch (RuntimeException e) {
             started.closeAll();
@@ -212,9 +215,11 @@ final class PlatformCommand implements Callable<Integer>, Role {
             specs.add(new ChildRoles.Spec("delivery-" + i, "delivery", Map.of(ConfigKeys.OPS_PORT.name(), port(opsBase, ++ops))));
         }
         specs.add(new ChildRoles.Spec("sweeper", "sweeper", Map.of(ConfigKeys.OPS_PORT.name(), port(opsBase, ++ops))));
+        int adminBase = s.get(ConfigKeys.ADMIN_PORT);
         for (int i = 1; i <= gateways; i++) {
             specs.add(new ChildRoles.Spec("gateway-" + i, "gateway", Map.of(
                     ConfigKeys.GATEWAY_PORT.name(), port(gwBase, i - 1),
+                    ConfigKeys.ADMIN_PORT.name(), port(adminBase, i - 1),
                     ConfigKeys.GATEWAY_ID.name(), s.optional(ConfigKeys.GATEWAY_ID).orElse("gw") + "-" + i)));
         }
         Map<String, String> common = new HashMap<>(roles.explicitValues());
@@ -224,29 +229,34 @@ final class PlatformCommand implements Callable<Integer>, Role {
         System.out.println("starting " + specs.size() + " role processes ...");
         List<ChildRoles.Ready> ready = children.start(specs, common, 180_000);
         GatewayConfig gwCfg = GatewayConfig.from(roles);
+        String scheme = gwCfg.tlsCert().isPresent() ? "https" : "http";
         List<String> gatewayHttp = new ArrayList<>();
+        List<String> gatewayAdmin = new ArrayList<>();
         System.out.println();
         System.out.println("IM platform is running, one process per role.");
         for (ChildRoles.Ready r : ready) {
             System.out.println("  " + String.format("%-12s", r.name()) + r.readyLine().substring("IM_READY ".length()));
             Matcher m = READY_PORT.matcher(r.readyLine());
-            if (m.find()) gatewayHttp.add("http://" + gwCfg.host() + ":" + m.group(1));
+            if (m.find()) {
+                gatewayHttp.add(scheme + "://" + gwCfg.host() + ":" + m.group(1));
+                gatewayAdmin.add(scheme + "://" + gwCfg.adminHost() + ":" + m.group(2));
+            }
         }
         System.out.println("  PostgreSQL:  " + dbCfg.jdbcUrl() + "  (user " + dbCfg.user() + ")");
         System.out.println("  Kafka:       " + bootstrap + "  topics " + topics.conversationKeyed());
         String firstHttp = gatewayHttp.get(0);
-        System.out.println("  Admin API:   " + firstHttp + "/admin   (Authorization: Bearer " + adminTokenShown + ")");
+        System.out.println("  Admin API:   " + gatewayAdmin.get(0) + "/admin   (Authorization: Bearer " + adminTokenShown + "; every gateway has one)");
         System.out.println("  Web client:  " + firstHttp + "/   (any gateway serves it)");
         if (demo) {
             printDemo(new Directory(db.dataSource(), Clock.systemUTC(), gwCfg.tokenTtl()),
-                    firstHttp.replace("http://", "ws://") + "/ws", firstHttp, gatewayHttp.get(gatewayHttp.size() - 1));
+                    firstHttp.replaceFirst("^http", "ws") + "/ws", firstHttp, gatewayHttp.get(gatewayHttp.size() - 1));
         }
         System.out.println("Ctrl-C stops everything.");
         System.out.println("IM_READY platform processes=" + ready.size());
         System.out.flush();
     }
 
-    private static final Pattern READY_PORT = Pattern.compile("^IM_READY gateway port=(\\d+)");
+    private static final Pattern READY_PORT = Pattern.compile("^IM_READY gateway port=(\\d+) admin=(\\d+)");
 
     /** base + offset, or 0 (any free port) when the base is 0. */
     private static String port(int base, int offset) {

@@ -151,7 +151,7 @@ class CliIT {
         Gateway gw = gateway(stack, s, "");
         await(() -> relay.isActive() && node.isRunning() && sweeper.isRunning(), "relay active, delivery node and sweeper running");
         String url = "http://127.0.0.1:" + gw.port();
-        String[] admin = {"--gateway", url, "--admin-token", ADMIN};
+        String[] admin = {"--admin-url", "http://127.0.0.1:" + gw.adminPort(), "--admin-token", ADMIN};
 
         // users, devices, a conversation, membership
         assertEquals("created user u-ana\n", ok(im(with(new String[] {"admin", "user", "create", "u-ana", "--name", "Ana"}, admin))).out());
@@ -279,23 +279,26 @@ class CliIT {
     void failuresAreOneClearLineWithANonZeroExit(TestStack stack) throws Exception {
         Gateway gw = gateway(stack, stack.settings(Map.of(ConfigKeys.GATEWAY_PORT.name(), "0", ConfigKeys.ADMIN_TOKEN.name(), ADMIN)), "");
         String url = "http://127.0.0.1:" + gw.port();
+        String adminUrl = "http://127.0.0.1:" + gw.adminPort();
         String down = "http://127.0.0.1:" + closedPort();
 
         fails(1, "admin API: 401 UNAUTHORIZED missing or wrong admin token",
-                im("admin", "user", "list", "--gateway", url, "--admin-token", "not-the-admin-token"));
-        fails(1, "cannot reach gateway at " + down + ": connection refused",
-                im("admin", "user", "list", "--gateway", down, "--admin-token", ADMIN));
+                im("admin", "user", "list", "--admin-url", adminUrl, "--admin-token", "not-the-admin-token"));
+        fails(1, "cannot reach the admin API at " + down + ": connection refused",
+                im("admin", "user", "list", "--admin-url", down, "--admin-token", ADMIN));
+        fails(1, "admin API: unexpected HTTP 404 from " + url + "/admin/users?limit=",
+                im("admin", "user", "list", "--admin-url", url, "--admin-token", ADMIN));
         fails(1, "admin API: 400 INVALID user: must match",
-                im("admin", "user", "create", "has space", "--gateway", url, "--admin-token", ADMIN));
+                im("admin", "user", "create", "has space", "--admin-url", adminUrl, "--admin-token", ADMIN));
         fails(1, "admin API: 404 NOT_FOUND no conversation c-none",
-                im("admin", "conv", "show", "c-none", "--gateway", url, "--admin-token", ADMIN));
+                im("admin", "conv", "show", "c-none", "--admin-url", adminUrl, "--admin-token", ADMIN));
         fails(1, "BAD_TOKEN: ", im("send", "--gateway", url, "--token", "imt_not-a-token", "--conv", "c-ab", "hi"));
         fails(1, "BAD_TOKEN: ", im("tail", "--gateway", url, "--token", "imt_not-a-token", "--conv", "c-ab"));
         fails(1, "cannot reach gateway at ws://127.0.0.1:" + down.substring(down.lastIndexOf(':') + 1) + "/ws: connection refused",
                 im("send", "--gateway", down, "--token", "imt_x", "--conv", "c-ab", "hi"));
         fails(1, "cannot reach Kafka at 127.0.0.1:", im("events", "tail", "--bootstrap", "127.0.0.1:" + closedPort(), "--timeout", "2"));
         if (System.getenv("IM_ADMIN_TOKEN") == null) {
-            fails(2, "no admin token: pass --admin-token or set IM_ADMIN_TOKEN", im("admin", "user", "list", "--gateway", url));
+            fails(2, "no admin token: pass --admin-token or set IM_ADMIN_TOKEN", im("admin", "user", "list", "--admin-url", adminUrl));
         }
 
         // usage errors: exit 2 with the usage
@@ -303,7 +306,8 @@ class CliIT {
         fails(2, "Missing required parameter", im("send", "--gateway", url, "--token", "imt_x", "--conv", "c-ab"));
         fails(2, "Missing required subcommand", im("admin"));
         fails(2, "Missing required parameter", im("admin", "conv", "create", "c-x"));
-        fails(2, "--gateway: expected http://host:port, got ftp://x", im("admin", "user", "list", "--gateway", "ftp://x", "--admin-token", ADMIN));
+        fails(2, "--admin-url: expected http://host:port, got ftp://x", im("admin", "user", "list", "--admin-url", "ftp://x", "--admin-token", ADMIN));
+        fails(2, "Unknown options: '--gateway'", im("admin", "user", "list", "--gateway", url, "--admin-token", ADMIN));
         fails(2, "Invalid value for option '--limit'", im("admin", "user", "list", "--limit", "many"));
     }
 
@@ -313,7 +317,7 @@ class CliIT {
         Gateway gw = gateway(stack, stack.settings(Map.of(ConfigKeys.GATEWAY_PORT.name(), "0",
                 ConfigKeys.ADMIN_TOKEN.name(), ADMIN)), "gw.reply.send:drop");
         String url = "http://127.0.0.1:" + gw.port();
-        String[] admin = {"--gateway", url, "--admin-token", ADMIN};
+        String[] admin = {"--admin-url", "http://127.0.0.1:" + gw.adminPort(), "--admin-token", ADMIN};
         ok(im(with(new String[] {"admin", "user", "create", "u-ana"}, admin)));
         ok(im(with(new String[] {"admin", "user", "create", "u-bo"}, admin)));
         String ana = ok(im(with(new String[] {"admin", "device", "register", "u-ana", "d-ana"}, admin))).out().trim();

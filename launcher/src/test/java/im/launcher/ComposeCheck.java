@@ -56,8 +56,15 @@ final class ComposeCheck {
     private static final Set<String> RESTART_POLICIES = Set.of("always", "unless-stopped", "on-failure");
     private static final Set<String> TEST_ONLY_KEYS = Set.of(ConfigKeys.FAULT.name(), ConfigKeys.STACK.name());
 
-    /** Where a role serves /healthz and /readyz, as its own configuration says. */
-    record Endpoint(String host, int port) {
+    /**
+     * Where a role serves /healthz and /readyz ({@code host:port}), and the listener it may publish
+     * ({@code publicHost:publicPort}), as its own configuration says: for the gateway its public
+     * listener (the admin listener must never be published), for the others their ops server.
+     */
+    record Endpoint(String host, int port, String publicHost, int publicPort) {
+        Endpoint(String host, int port) {
+            this(host, port, host, port);
+        }
     }
 
     /**
@@ -69,7 +76,7 @@ final class ComposeCheck {
                 GatewayConfig g = GatewayConfig.from(s);
                 DbConfig.from(s);
                 Faults.parse(s.string(ConfigKeys.FAULT));
-                return new Endpoint(g.host(), g.port());
+                return new Endpoint(g.adminHost(), g.adminPort(), g.host(), g.port());
             },
             "relay", s -> {
                 RelayConfig.from(s);
@@ -292,9 +299,10 @@ final class ComposeCheck {
         for (String must : List.of(".git/", "**/target/", "var/", ".env")) {
             if (!ignored.contains(must)) problem(".dockerignore: must exclude " + must + " from the build context");
         }
-        Set<String> defaults = new TreeSet<>(List.of(ConfigKeys.GATEWAY_PORT.defaultValue(), ConfigKeys.OPS_PORT.defaultValue()));
+        Set<String> defaults = new TreeSet<>(List.of(ConfigKeys.GATEWAY_PORT.defaultValue(), ConfigKeys.ADMIN_PORT.defaultValue(),
+                ConfigKeys.OPS_PORT.defaultValue()));
         if (!exposed.equals(defaults)) {
-            problem("Dockerfile: EXPOSE " + exposed + " must be the default ports of IM_GATEWAY_PORT and IM_OPS_PORT " + defaults);
+            problem("Dockerfile: EXPOSE " + exposed + " must be the default ports of IM_GATEWAY_PORT, IM_ADMIN_PORT and IM_OPS_PORT " + defaults);
         }
     }
 
@@ -614,10 +622,17 @@ final class ComposeCheck {
                 }
             }
         }
+        if (!exposed.contains(String.valueOf(ep.publicPort()))) {
+            problem(name + ": listens on port " + ep.publicPort() + ", which the Dockerfile does not EXPOSE " + exposed);
+        }
         for (int[] p : ports) {
-            if (p[1] != ep.port()) problem(name + ": publishes container port " + p[1] + ", but the role listens on " + ep.port());
-            if (!Set.of("0.0.0.0", "::").contains(ep.host())) {
-                problem(name + ": publishes a port but binds " + ep.host() + " (set the role's *_HOST to 0.0.0.0 in a container)");
+            if (p[1] == ep.port() && ep.port() != ep.publicPort()) {
+                problem(name + ": publishes its admin listener (container port " + p[1] + "): the admin API and /metrics stay on the compose network");
+            } else if (p[1] != ep.publicPort()) {
+                problem(name + ": publishes container port " + p[1] + ", but the role listens on " + ep.publicPort());
+            }
+            if (!Set.of("0.0.0.0", "::").contains(ep.publicHost())) {
+                problem(name + ": publishes a port but binds " + ep.publicHost() + " (set the role's *_HOST to 0.0.0.0 in a container)");
             }
         }
     }

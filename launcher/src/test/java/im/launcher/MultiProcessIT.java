@@ -64,6 +64,7 @@ class MultiProcessIT {
     private static final int MESSAGES_EACH_WAY = 10;
     private static final Pattern OPS_URL = Pattern.compile("ops=(http://\\S+)");
     private static final Pattern GATEWAY_PORT = Pattern.compile("port=(\\d+)");
+    private static final Pattern ADMIN_PORT = Pattern.compile("admin=(\\d+)");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -117,7 +118,8 @@ class MultiProcessIT {
                 ConfigKeys.ADMIN_TOKEN.name(), ADMIN_TOKEN,
                 ConfigKeys.RELAY_SLOT.name(), "mp_" + stack.database().toLowerCase(),
                 ConfigKeys.OPS_PORT.name(), "0",          // every process its own free ops port
-                ConfigKeys.GATEWAY_PORT.name(), "0")).explicitValues());
+                ConfigKeys.GATEWAY_PORT.name(), "0",
+                ConfigKeys.ADMIN_PORT.name(), "0")).explicitValues());
 
         // Every role at once, as compose would start them.
         long launched = System.nanoTime();
@@ -133,11 +135,14 @@ class MultiProcessIT {
         for (Child c : List.of(relay, delivery1, delivery2, sweeper)) {
             readyz.put(c, opsUrl(c.awaitLine("IM_READY", deadline)) + "/readyz");
         }
-        int portA = gatewayPort(gatewayA.awaitLine("IM_READY gateway", deadline));
-        int portB = gatewayPort(gatewayB.awaitLine("IM_READY gateway", deadline));
+        String readyA = gatewayA.awaitLine("IM_READY gateway", deadline);
+        String readyB = gatewayB.awaitLine("IM_READY gateway", deadline);
+        int portA = port(GATEWAY_PORT, readyA);
+        int portB = port(GATEWAY_PORT, readyB);
+        int adminA = port(ADMIN_PORT, readyA);
         assertTrue(portA != portB, "two gateways, two ports");
-        readyz.put(gatewayA, "http://127.0.0.1:" + portA + "/readyz");
-        readyz.put(gatewayB, "http://127.0.0.1:" + portB + "/readyz");
+        readyz.put(gatewayA, "http://127.0.0.1:" + adminA + "/readyz");
+        readyz.put(gatewayB, "http://127.0.0.1:" + port(ADMIN_PORT, readyB) + "/readyz");
         for (Map.Entry<Child, String> r : readyz.entrySet()) {
             Await.until(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), () -> status(r.getValue()) == 200,
                     r.getKey().name() + " ready at " + r.getValue());
@@ -147,7 +152,7 @@ class MultiProcessIT {
 
         // Users, devices and conversations through gateway A's admin API: c-ab, plus one
         // conversation per partition of the event topic, so every delivery task carries one.
-        String admin = "http://127.0.0.1:" + portA + "/admin";
+        String admin = "http://127.0.0.1:" + adminA + "/admin";
         for (String u : List.of("u-ana", "u-bo")) post(admin + "/users", Map.of("user", u, "name", u.substring(2)));
         String anaToken = post(admin + "/devices", Map.of("user", "u-ana", "device", "d-ana")).get("token").asText();
         String boToken = post(admin + "/devices", Map.of("user", "u-bo", "device", "d-bo")).get("token").asText();
@@ -346,9 +351,10 @@ class MultiProcessIT {
         return m.group(1);
     }
 
-    private static int gatewayPort(String readyLine) {
-        Matcher m = GATEWAY_PORT.matcher(readyLine);
-        if (!m.find()) throw new AssertionError("no port=<n> in: " + readyLine);
+    /** The port a gateway's ready line names with {@code pattern} (port=, admin=). */
+    private static int port(Pattern pattern, String readyLine) {
+        Matcher m = pattern.matcher(readyLine);
+        if (!m.find()) throw new AssertionError("no " + pattern + " in: " + readyLine);
         return Integer.parseInt(m.group(1));
     }
 

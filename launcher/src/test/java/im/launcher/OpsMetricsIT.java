@@ -100,6 +100,7 @@ class OpsMetricsIT {
         Map<String, String> scrapes = new LinkedHashMap<>();   // role → its /metrics URL
         List<RoleRuntime.Running> roles = new ArrayList<>();
         String gateway = null;
+        String gatewayAdmin = null;
         for (RoleRuntime role : List.of(CdcRelay.role(), DeliveryNode.role(), Sweeper.role(), new GatewayRole())) {
             PrometheusMeterRegistry meters = Metrics.newRegistry();
             RoleRuntime.Running running = role.start(s, meters);
@@ -107,7 +108,8 @@ class OpsMetricsIT {
             roles.add(running);
             if (running instanceof GatewayRole.Started g) {
                 gateway = "http://127.0.0.1:" + g.gateway().port();
-                scrapes.put(role.name(), gateway + "/metrics");
+                gatewayAdmin = "http://127.0.0.1:" + g.gateway().adminPort();
+                scrapes.put(role.name(), gatewayAdmin + "/metrics");
             } else {
                 OpsServer ops = OpsServer.start(OpsConfig.from(s), meters, running::isReady);
                 started.add(ops);
@@ -118,7 +120,7 @@ class OpsMetricsIT {
 
         // Traffic: bo follows c-ab (acking) while ana sends, one message at a time, so that bo's
         // cursor advances several times after its first ack (the sampled delivery latency).
-        String[] admin = {"--gateway", gateway, "--admin-token", CliIT.ADMIN};
+        String[] admin = {"--admin-url", gatewayAdmin, "--admin-token", CliIT.ADMIN};
         im(CliIT.with(new String[] {"admin", "user", "create", "u-ana"}, admin));
         im(CliIT.with(new String[] {"admin", "user", "create", "u-bo"}, admin));
         String ana = im(CliIT.with(new String[] {"admin", "device", "register", "u-ana", "d-ana"}, admin)).trim();

@@ -21,6 +21,7 @@ class PlatformCommandIT {
         System.setProperty("IM_KAFKA_PORT", "0");
         System.setProperty("IM_GATEWAY_PORT", "0");
         System.setProperty("IM_OPS_PORT", "0");
+        System.setProperty("IM_ADMIN_PORT", "0");
         PrintStream original = System.out;
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int rc;
@@ -29,7 +30,7 @@ class PlatformCommandIT {
             rc = new CommandLine(new PlatformCommand()).execute("--demo", "--exit-after-start");
         } finally {
             System.setOut(original);
-            for (String k : new String[] {"IM_PG_DATA_DIR", "IM_KAFKA_DATA_DIR", "IM_PG_PORT", "IM_KAFKA_PORT", "IM_GATEWAY_PORT", "IM_OPS_PORT"}) {
+            for (String k : new String[] {"IM_PG_DATA_DIR", "IM_KAFKA_DATA_DIR", "IM_PG_PORT", "IM_KAFKA_PORT", "IM_GATEWAY_PORT", "IM_OPS_PORT", "IM_ADMIN_PORT"}) {
                 System.clearProperty(k);
             }
         }
@@ -43,6 +44,7 @@ class PlatformCommandIT {
         assertTrue(text.matches("(?s).*as u-bo: +http://127\\.0\\.0\\.1:\\d+/#token=imt_.*"), text);
         assertTrue(text.contains("IM_READY platform port="), text);
         assertTrue(text.matches("(?s).*Ops: +http://127\\.0\\.0\\.1:\\d+/healthz.*"), text);
+        assertTrue(text.matches("(?s).*Admin API: +http://127\\.0\\.0\\.1:\\d+/admin .*"), text);
     }
 
     @Test

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * users chat across the two gateways; SIGTERM to the platform stops every child.
  */
 class PlatformProcessesIT {
-    private static final Pattern GATEWAY = Pattern.compile("^  (gateway-\\d+) +gateway port=(\\d+) id=(\\S+)");
+    private static final Pattern GATEWAY = Pattern.compile("^  (gateway-\\d+) +gateway port=(\\d+) admin=(\\d+) id=(\\S+)");
     private static final Pattern TOKEN = Pattern.compile("^  (u-ana|u-bo) +/ d-\\w+ +token: (imt_\\S+)");
 
     @Test
@@ -41,7 +41,7 @@ class PlatformProcessesIT {
         Path jar = Path.of(System.getProperty("im.jar", "target/im.jar")).toAbsolutePath();
         Process platform = ChildJvm.builder(Map.of("IM_PG_DATA_DIR", dir.resolve("pg").toString(),
                         "IM_KAFKA_DATA_DIR", dir.resolve("kafka").toString(), "IM_PG_PORT", "0", "IM_KAFKA_PORT", "0",
-                        "IM_GATEWAY_PORT", "0", "IM_OPS_PORT", "0", "IM_PARTITIONS", "4"),
+                        "IM_GATEWAY_PORT", "0", "IM_ADMIN_PORT", "0", "IM_OPS_PORT", "0", "IM_PARTITIONS", "4"),
                 List.of("-Xmx512m", "-jar", jar.toString(), "platform", "--processes", "--demo")).start();
         List<String> output = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> ready = new CompletableFuture<>();

@@ -10,10 +10,11 @@ import java.time.Duration;
 /** The campaign's admin API client (membership changes, reinstalls), as an operator uses it. */
 final class AdminHttp {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    private final int[] gatewayPorts;
+    /** Each gateway's admin listener. */
+    private final int[] adminPorts;
 
-    AdminHttp(int[] gatewayPorts) {
-        this.gatewayPorts = gatewayPorts;
+    AdminHttp(int[] adminPorts) {
+        this.adminPorts = adminPorts;
     }
 
     /**
@@ -22,7 +23,7 @@ final class AdminHttp {
      * while it may still commit).
      */
     HttpResponse<String> send(int gw, String method, String path, Duration timeout) throws IOException, InterruptedException {
-        HttpRequest.Builder req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gatewayPorts[gw] + path))
+        HttpRequest.Builder req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPorts[gw] + path))
                 .header("Authorization", "Bearer " + Stack.ADMIN_TOKEN)
                 .method(method, HttpRequest.BodyPublishers.noBody());
         if (timeout != null) req.timeout(timeout);

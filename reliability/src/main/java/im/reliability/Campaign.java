@@ -125,7 +125,7 @@ public final class Campaign {
         try {
             log("stack up in %d ms (gateways %s, %s)", System.currentTimeMillis() - tStart, stack.ws(0), stack.ws(1));
             directory = new Directory(stack.db.dataSource(), Clock.systemUTC());
-            AdminHttp admin = new AdminHttp(stack.gatewayPorts);
+            AdminHttp admin = new AdminHttp(stack.adminPorts);
             StackDb db = new StackDb(stack.db.dataSource());
             membership = new MembershipDriver(admin, db);
             driver = new DeviceDriver(devices, convs, stack.gatewayPorts, admin, problems);

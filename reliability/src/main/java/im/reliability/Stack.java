@@ -54,6 +54,8 @@ final class Stack implements AutoCloseable {
     final Settings settings;
     final TopicNames topics;
     final int[] gatewayPorts = new int[GATEWAYS];
+    /** Each gateway's admin listener (IM_ADMIN_PORT), fixed across its restarts like its public port. */
+    final int[] adminPorts = new int[GATEWAYS];
     private final AtomicInteger generation = new AtomicInteger();
 
     final RoleProcess[] relays = new RoleProcess[RELAYS];
@@ -69,7 +71,10 @@ final class Stack implements AutoCloseable {
         db = Database.open(pg.dbConfig(16), "campaign");
         Database.migrate(db.dataSource());
         kafka = KafkaCluster.start(dir.resolve("kafka"), kafkaNodes, true);
-        for (int i = 0; i < GATEWAYS; i++) gatewayPorts[i] = freePort();
+        for (int i = 0; i < GATEWAYS; i++) {
+            gatewayPorts[i] = freePort();
+            adminPorts[i] = freePort();
+        }
         Map<String, String> m = new HashMap<>();
         m.put(ConfigKeys.PG_URL.name(), pg.jdbcUrl());
         m.put(ConfigKeys.PG_USER.name(), EmbeddedPg.USER);
@@ -130,6 +135,7 @@ final class Stack implements AutoCloseable {
     private Runnable launchGateway(int i, String faults) {
         Map<String, String> extra = new HashMap<>();
         extra.put(ConfigKeys.GATEWAY_PORT.name(), String.valueOf(gatewayPorts[i]));
+        extra.put(ConfigKeys.ADMIN_PORT.name(), String.valueOf(adminPorts[i]));
         extra.put(ConfigKeys.GATEWAY_ID.name(), "gw" + i + "-" + (generation.get() + 1));
         if (!faults.isEmpty()) extra.put(ConfigKeys.FAULT.name(), faults);
         return launch("gateway" + i, GatewayMain.class, extra, "IM_READY", p -> gateways[i] = p);

@@ -67,6 +67,7 @@ public final class TestStack {
         m.put(ConfigKeys.PG_POOL_SIZE.name(), "8");
         m.put(ConfigKeys.TOPIC_PREFIX.name(), topicPrefix);
         m.put(ConfigKeys.OPS_PORT.name(), "0");   // roles run side by side in tests: never contend for 9090
+        m.put(ConfigKeys.ADMIN_PORT.name(), "0");   // nor gateways for 8081
         if (shared.kafkaStarted()) m.put(ConfigKeys.KAFKA_BOOTSTRAP.name(), shared.kafkaBootstrap());
         m.putAll(extra);
         return Settings.of(m);

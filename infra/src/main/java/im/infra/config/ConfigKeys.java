@@ -71,7 +71,11 @@ public final class ConfigKeys {
     public static final ConfigKey<String> GATEWAY_HOST = key("IM_GATEWAY_HOST", "127.0.0.1",
             "Address the gateway's HTTP/WebSocket listener binds to.");
     public static final ConfigKey<Integer> GATEWAY_PORT = key("IM_GATEWAY_PORT", "8080", 0, 65_535,
-            "Port of the gateway's HTTP/WebSocket listener (0 = any free port; the chosen port is logged).");
+            "Port of the gateway's public listener: WebSocket, device HTTP API and web client (0 = any free port; the chosen port is logged).");
+    public static final ConfigKey<String> ADMIN_HOST = key("IM_ADMIN_HOST", "127.0.0.1",
+            "Address the gateway's admin listener (/admin API, /healthz, /readyz, /metrics) binds to: loopback by default, so that only this host reaches it; in a container, the address of a network that only operators and the metrics scraper reach (docs/security.md).");
+    public static final ConfigKey<Integer> ADMIN_PORT = key("IM_ADMIN_PORT", "8081", 0, 65_535,
+            "Port of the gateway's admin listener (0 = any free port). It serves TLS too when IM_TLS_CERT is set.");
     public static final ConfigKey<String> GATEWAY_ID = key("IM_GATEWAY_ID", "",
             "Stable name of this gateway (routes and metrics). Empty: gw-<random>.");
     public static final ConfigKey<String> ADMIN_TOKEN = key("IM_ADMIN_TOKEN", "",
@@ -157,7 +161,7 @@ public final class ConfigKeys {
     public static final ConfigKey<String> OPS_HOST = key("IM_OPS_HOST", "127.0.0.1",
             "Address the ops HTTP server (/healthz, /readyz, /metrics) of the relay, delivery, sweeper and platform roles binds to.");
     public static final ConfigKey<Integer> OPS_PORT = key("IM_OPS_PORT", "9090", 0, 65_535,
-            "Port of that ops server (0 = any free port). The gateway role serves the same paths on its own port instead.");
+            "Port of that ops server (0 = any free port). The gateway role serves the same paths on its admin listener (IM_ADMIN_PORT) instead.");
 
     // --- Fault injection (tests only)
     public static final ConfigKey<String> FAULT = key("IM_FAULT", "",

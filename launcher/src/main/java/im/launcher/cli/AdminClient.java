@@ -77,11 +77,11 @@ public final class AdminClient {
         try {
             resp = http.send(req, HttpResponse.BodyHandlers.ofString());
         } catch (HttpConnectTimeoutException e) {
-            throw new CliException("cannot reach gateway at " + base + ": no connection within " + timeout.toSeconds() + " s");
+            throw new CliException("cannot reach the admin API at " + base + ": no connection within " + timeout.toSeconds() + " s");
         } catch (HttpTimeoutException e) {
-            throw new CliException("gateway at " + base + " did not answer within " + timeout.toSeconds() + " s");
+            throw new CliException("the admin API at " + base + " did not answer within " + timeout.toSeconds() + " s");
         } catch (IOException e) {
-            throw new CliException("cannot reach gateway at " + base + ": " + describe(e));
+            throw new CliException("cannot reach the admin API at " + base + ": " + describe(e));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CliException("interrupted");
@@ -98,7 +98,7 @@ public final class AdminClient {
                     + reply.path("msg").asText(""));
         }
         throw new CliException("admin API: unexpected HTTP " + resp.statusCode() + " from " + base + path
-                + " (is this an im gateway?)");
+                + " (is this a gateway's admin listener? It is on IM_ADMIN_PORT, not the public port)");
     }
 
     /** A short reason for a failed connection: "connection refused", "unknown host x", ... */

@@ -42,7 +42,7 @@ public final class AdminCommand {
         }
 
         PrintWriter out() {
-            return admin.gateway.out();
+            return admin.out();
         }
 
         /** With --json prints the reply and returns true; the caller then prints nothing else. */
@@ -59,8 +59,8 @@ public final class AdminCommand {
 
         /** On a listing with more pages: how to get the next one, on stderr so stdout stays a table. */
         void more(JsonNode reply) {
-            if (reply.hasNonNull("next")) admin.gateway.err().println("more: repeat with --after " + reply.get("next").asText());
-            admin.gateway.err().flush();
+            if (reply.hasNonNull("next")) admin.err().println("more: repeat with --after " + reply.get("next").asText());
+            admin.err().flush();
         }
     }
 
@@ -162,10 +162,10 @@ public final class AdminCommand {
 
         @Override
         void print(JsonNode r) {
-            admin.gateway.err().println(what + " device " + r.get("device").asText() + " of " + r.get("user").asText()
+            admin.err().println(what + " device " + r.get("device").asText() + " of " + r.get("user").asText()
                     + " (install " + r.get("epoch").asInt() + "); its token, shown only now"
                     + (r.hasNonNull("expires") ? ", valid until " + r.get("expires").asText() : "") + ":");
-            admin.gateway.err().flush();
+            admin.err().flush();
             out().println(r.get("token").asText());
             out().flush();
         }

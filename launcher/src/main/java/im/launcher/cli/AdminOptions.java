@@ -2,13 +2,25 @@ package im.launcher.cli;
 
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
-import picocli.CommandLine.Mixin;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.time.Duration;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
-/** Options of every command that uses the admin API: gateway, admin token, raw JSON output. */
+/**
+ * Options of every command that uses the admin API: where the gateway's admin listener is (not its
+ * public port: docs/security.md), the admin token, raw JSON output, and how long to wait.
+ */
 public final class AdminOptions {
-    @Mixin
-    GatewayOption gateway;
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
+
+    @Option(names = "--admin-url", paramLabel = "URL",
+            description = "Base URL of a gateway's admin listener (default: http://127.0.0.1:<IM_ADMIN_PORT>, i.e. http://127.0.0.1:8081).")
+    String adminUrl;
 
     @Option(names = "--admin-token", paramLabel = "TOKEN",
             description = "Admin API token (default: the IM_ADMIN_TOKEN variable; `im platform` prints the token it uses).")
@@ -17,12 +29,48 @@ public final class AdminOptions {
     @Option(names = "--json", description = "Print the admin API's JSON reply instead of text.")
     boolean json;
 
+    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "10",
+            description = "How long to wait for a connection or a reply (default: ${DEFAULT-VALUE}).")
+    int timeoutSeconds;
+
     /** A client for the admin API, or a usage error if no token is known. */
     public AdminClient client() {
         String token = adminToken != null ? adminToken : Settings.fromEnvironment().optional(ConfigKeys.ADMIN_TOKEN).orElse(null);
         if (token == null || token.isBlank()) {
-            throw gateway.usage("no admin token: pass --admin-token or set IM_ADMIN_TOKEN (`im platform` prints the one it uses)");
+            throw usage("no admin token: pass --admin-token or set IM_ADMIN_TOKEN (`im platform` prints the one it uses)");
         }
-        return new AdminClient(gateway.base(), token, gateway.timeout());
+        if (timeoutSeconds < 1) throw usage("--timeout: must be at least 1 second");
+        return new AdminClient(base(), token, Duration.ofSeconds(timeoutSeconds));
+    }
+
+    /** The admin listener's base URL ({@code http(s)://host:port}), validated. */
+    URI base() {
+        String url = adminUrl != null ? adminUrl
+                : "http://127.0.0.1:" + Settings.fromEnvironment().get(ConfigKeys.ADMIN_PORT);
+        URI uri;
+        try {
+            uri = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
+        } catch (IllegalArgumentException e) {
+            throw usage("--admin-url: not a URL: " + url);
+        }
+        if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null
+                || (uri.getPath() != null && !uri.getPath().isEmpty())) {
+            throw usage("--admin-url: expected http://host:port, got " + url);
+        }
+        return uri;
+    }
+
+    /** The command's standard output. */
+    PrintWriter out() {
+        return mixee.commandLine().getOut();
+    }
+
+    /** The command's error output (progress and problems). */
+    PrintWriter err() {
+        return mixee.commandLine().getErr();
+    }
+
+    ParameterException usage(String msg) {
+        return new ParameterException(mixee.commandLine(), msg);
     }
 }
