@@ -53,6 +53,20 @@ public final class CaFile {
         return List.copyOf(certs);
     }
 
+    /**
+     * The certificate check that failed a TLS handshake, if that is what {@code failure} (an exception of a
+     * connection attempt, any wrapping) comes from: the certificate is not signed by a trusted CA, has
+     * expired, or names another host. Null for any other failure.
+     */
+    public static CertificateException rejection(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof CertificateException c) {
+                return c;
+            }
+        }
+        return null;
+    }
+
     /** An {@link SSLContext} (protocol "TLS") that trusts exactly {@code certs}, e.g. those of {@link #certificates}. */
     public static SSLContext sslContext(List<X509Certificate> certs) {
         try {

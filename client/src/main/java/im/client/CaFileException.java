@@ -13,10 +13,17 @@ public class CaFileException extends IOException {
     private static final long serialVersionUID = 1L;
 
     private final transient Path file;
+    private final String problem;
 
     public CaFileException(Path file, String problem, Throwable cause) {
         super("caFile " + file + ": " + problem, cause);
         this.file = file;
+        this.problem = problem;
+    }
+
+    /** What is wrong with the file ("cannot read it: ...", "holds no certificate ..."), without its name. */
+    public String problem() {
+        return problem;
     }
 
     /** The file that was given. */

@@ -1,6 +1,7 @@
 package im.client.internal;
 
 import im.client.ClientListener;
+import im.client.CaFile;
 import im.client.CertificateRejectedException;
 import im.client.ClientOptions;
 import im.client.ConnectionLostException;
@@ -243,7 +244,7 @@ public final class Sessions {
             throw new ConnectionLostException("cannot connect to " + options.uri() + ": no handshake within " + timeout);
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
-            CertificateException rejected = certificateProblem(c);
+            CertificateException rejected = CaFile.rejection(c);
             if (rejected != null) {
                 throw new CertificateRejectedException("cannot connect to " + options.uri() + ": the TLS handshake failed because "
                         + "the gateway's certificate is not accepted (" + rejected.getMessage() + "); it must be signed by a CA of "
@@ -274,16 +275,6 @@ public final class Sessions {
             throw new ImErrorException(err);
         }
         throw new IOException("unexpected reply to auth: " + reply);
-    }
-
-    /** The certificate check that failed a TLS handshake, if that is why {@code failure} happened. */
-    private static CertificateException certificateProblem(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof CertificateException c) {
-                return c;
-            }
-        }
-        return null;
     }
 
     /** Makes {@code conn} the current connection unless the session changed or it already died. */
