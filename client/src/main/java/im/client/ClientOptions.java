@@ -11,7 +11,8 @@ import java.util.function.Consumer;
  * Settings of an {@link ImClient}, validated at construction (the message names the field).
  *
  * <ul>
- *   <li>{@code uri}: the gateway WebSocket, e.g. {@code ws://localhost:8080/ws}</li>
+ *   <li>{@code uri}: the gateway WebSocket, e.g. {@code ws://localhost:8080/ws}, or {@code wss://host:port/ws} for a
+ *       gateway serving TLS (trusted as {@code caFile} says)</li>
  *   <li>{@code token}: the device token sent in {@code auth}</li>
  *   <li>{@code stateDir}: directory of the durable client state: the local store {@code client.db} (SQLite:
  *       events, cursors, outbox) and a {@code lock} file; created if missing; one open client per directory</li>
