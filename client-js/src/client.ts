@@ -109,7 +109,10 @@ export interface ClientEvents {
   recovery: (r: Recovery) => void;
   /** The connection was lost (close code `code`); reconnect attempt `attempt` starts in `delayMs`. */
   reconnecting: (attempt: number, delayMs: number, code: number) => void;
-  /** BAD_TOKEN or STALE_INSTALL (a new token, or registration, is needed), or STORAGE: the client stops. */
+  /**
+   * BAD_TOKEN or STALE_INSTALL (a new token, or registration, is needed), STORAGE, or TLS (the gateway's certificate
+   * was not accepted; Node only, see the README): the client stops.
+   */
   fatal: (error: ImError) => void;
 }
 

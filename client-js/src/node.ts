@@ -1,9 +1,10 @@
 /** Node entry point: the SQLite store (WebAssembly SQLite on the file system) and the `ws` WebSocket. */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
 import * as path from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import { WebSocket as NodeWebSocket } from 'ws';
-import { ImClient, type ClientOptions } from './client.js';
+import { ImClient, type ClientOptions, type WebSocketCtor } from './client.js';
 import type { Event } from './protocol.js';
 import type { ConvRecord, FailedEntry, Loaded, OutboxEntry, PageQuery, SearchQuery, Storage, StoreOp } from './storage.js';
 
@@ -305,8 +306,64 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Opens a client with a {@link SqliteStorage} at `file` (created if missing) and the `ws` package's WebSocket. */
-export function openNodeClient(options: Omit<ClientOptions, 'storage' | 'webSocket'> & { file: string }): Promise<ImClient> {
-  const { file, ...rest } = options;
-  return ImClient.open({ ...rest, storage: new SqliteStorage(file), webSocket: NodeWebSocket as unknown as ClientOptions['webSocket'] });
+/**
+ * Whom a `wss://` socket trusts in Node: `ca`, CA certificates as PEM text (one string may hold several), or
+ * `caFile`, a PEM file of them, instead of Node's bundled CAs (as Node's `tls` option `ca`); neither: Node's
+ * bundled CAs (and `NODE_EXTRA_CA_CERTS`). The host name of the url is always checked against the certificate.
+ */
+export interface NodeTrust {
+  ca?: string;
+  caFile?: string;
+}
+
+/**
+ * The `ws` package's WebSocket, trusting `trust` for `wss://` urls: for `ImClient.open` with a storage of the
+ * app's. Reads and checks the CA file or text now: an `Error` naming the option (and the file) if it cannot be
+ * read or holds no PEM certificate.
+ */
+export function nodeWebSocket(trust: NodeTrust = {}): WebSocketCtor {
+  const ca = caCertificates(trust);
+  if (!ca) return NodeWebSocket as unknown as WebSocketCtor;
+  return class extends NodeWebSocket {
+    constructor(url: string) {
+      super(url, { ca });
+    }
+  } as unknown as WebSocketCtor;
+}
+
+/** The PEM blocks of the trusted CAs, each checked to parse; undefined for Node's own. */
+function caCertificates({ ca, caFile }: NodeTrust): string[] | undefined {
+  if (ca !== undefined && caFile !== undefined) throw new Error('ca, caFile: give one of them, not both');
+  if (ca === undefined && caFile === undefined) return undefined;
+  let where = 'ca';
+  let text = ca ?? '';
+  if (caFile !== undefined) {
+    where = `caFile ${caFile}`;
+    try {
+      text = readFileSync(caFile, 'utf8');
+    } catch (e) {
+      throw new Error(`${where}: cannot read it: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) throw new Error(`${where}: holds no certificate (expected PEM -----BEGIN CERTIFICATE-----)`);
+  for (const b of blocks) {
+    try {
+      new X509Certificate(b);
+    } catch (e) {
+      throw new Error(`${where}: a certificate does not parse: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  return blocks;
+}
+
+/**
+ * Opens a client with a {@link SqliteStorage} at `file` (created if missing) and the `ws` package's WebSocket,
+ * trusting `ca` or `caFile` ({@link NodeTrust}) for a `wss://` url.
+ */
+export async function openNodeClient(options: Omit<ClientOptions, 'storage' | 'webSocket'> & NodeTrust & { file: string }): Promise<ImClient> {
+  const { file, ca, caFile, ...rest } = options;
+  if ((ca !== undefined || caFile !== undefined) && !/^wss:/i.test(rest.url)) throw new Error(`ca, caFile: only for a wss:// url, got ${rest.url}`);
+  const webSocket = nodeWebSocket({ ca, caFile });
+  return ImClient.open({ ...rest, storage: new SqliteStorage(file), webSocket });
 }

@@ -51,8 +51,11 @@ export type ClientFrame =
 
 /** An error frame's code and message; `retriable` per the protocol's table. */
 export class ImError extends Error {
-  /** A server code, or the client's own: `TIMEOUT` (no reply), `CLOSED` (not connected), `STORAGE` (the local store failed). */
-  constructor(readonly code: ErrorCode | 'TIMEOUT' | 'CLOSED' | 'STORAGE', message: string) {
+  /**
+   * A server code, or the client's own: `TIMEOUT` (no reply), `CLOSED` (not connected), `STORAGE` (the local store
+   * failed), `TLS` (the gateway's certificate was not accepted: not signed by a trusted CA, expired, or for another host).
+   */
+  constructor(readonly code: ErrorCode | 'TIMEOUT' | 'CLOSED' | 'STORAGE' | 'TLS', message: string) {
     super(`${code}: ${message}`);
     this.name = 'ImError';
   }

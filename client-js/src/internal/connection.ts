@@ -8,7 +8,7 @@ import type { SendPath } from './send-path.js';
 /**
  * The connection: opens the socket, authenticates (picking the store at the first `authed` if asked to),
  * resends the outbox, subscribes; dispatches server frames; reconnects a lost connection with backoff
- * and jitter; stops for good on BAD_TOKEN, STALE_INSTALL or STORAGE.
+ * and jitter; stops for good on BAD_TOKEN, STALE_INSTALL, STORAGE or TLS (a certificate it does not accept).
  */
 export class Connection {
   private offlineWanted = false;   // disconnect(): no reconnect until connect()
@@ -123,8 +123,13 @@ export class Connection {
     this.core.ws = ws;
     ws.onopen = () => void this.handshake(ws);
     ws.onmessage = (m) => this.onText(ws, String(m.data));
-    ws.onerror = () => { /* a close follows */ };
-    ws.onclose = (ev) => this.onClosed(ws, ev.code, 'lost', (ev as { reason?: string }).reason);
+    let rejected: ImError | null = null;
+    ws.onerror = (ev) => { rejected = certificateRejected(ev, this.core.o.url); };   // a close follows
+    ws.onclose = (ev) => {
+      // Retrying cannot help until the trust or the gateway's certificate changes.
+      if (rejected && ws === this.core.ws) this.fail(rejected);
+      else this.onClosed(ws, ev.code, 'lost', (ev as { reason?: string }).reason);
+    };
   }
 
   private async handshake(ws: SocketLike): Promise<void> {
@@ -236,4 +241,17 @@ export class Connection {
     this.acks.clearTimers();
     this.core.requests.clearTimers();
   }
+}
+
+/**
+ * The `TLS` error when a socket failed because its TLS handshake rejected the gateway's certificate. Node's
+ * `ws` passes the TLS error (OpenSSL's verify codes, and Node's own for a wrong host name); a browser's
+ * error event says nothing, so there a rejected certificate looks like any lost connection.
+ */
+function certificateRejected(ev: unknown, url: string): ImError | null {
+  const error = (ev as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  const code = typeof error?.code === 'string' ? error.code : '';
+  if (!/CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|HOSTNAME_MISMATCH/.test(code)) return null;
+  return new ImError('TLS', `cannot connect to ${url}: the gateway's certificate is not accepted (${code}: ${String(error?.message)}); `
+    + 'it must be signed by a trusted CA (the ca/caFile option, else the platform\'s), be valid now and name the host of the url');
 }

@@ -1,10 +1,14 @@
 import { WebSocketServer, type WebSocket } from 'ws';
+import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /** A scripted WebSocket peer for unit tests: records client frames, answers by a handler. */
 export class FakeServer {
   readonly frames: Array<Record<string, unknown>> = [];
   private readonly wss: WebSocketServer;
+  /** The HTTPS server under a `wss://` fake (null for `ws://`), and the TCP connections it accepted. */
+  private https: Server | null = null;
+  tcpConnections = 0;
   sockets: WebSocket[] = [];
   handler: (f: Record<string, unknown>, reply: (o: object) => void) => void = () => {};
   private waiters: Array<() => void> = [];
@@ -33,8 +37,20 @@ export class FakeServer {
     });
   }
 
+  /** A fake serving `wss://` with the PEM certificate chain `cert` and its key `key`. */
+  static startTls(cert: string, key: string): Promise<FakeServer> {
+    return new Promise((resolve) => {
+      const https = createServer({ cert, key });
+      const wss = new WebSocketServer({ server: https });
+      const fake = new FakeServer(wss);
+      fake.https = https;
+      https.on('connection', () => fake.tcpConnections++);
+      https.listen(0, '127.0.0.1', () => resolve(fake));
+    });
+  }
+
   get url(): string {
-    return `ws://127.0.0.1:${(this.wss.address() as AddressInfo).port}/ws`;
+    return `${this.https ? 'wss' : 'ws'}://127.0.0.1:${(this.wss.address() as AddressInfo).port}/ws`;
   }
 
   push(o: object): void {
@@ -56,7 +72,7 @@ export class FakeServer {
 
   close(): Promise<void> {
     for (const s of this.sockets) s.terminate();
-    return new Promise((r) => this.wss.close(() => r()));
+    return new Promise((r) => this.wss.close(() => (this.https ? this.https.close(() => r()) : r())));
   }
 }
 

@@ -11,7 +11,8 @@ import java.util.function.Consumer;
  * Settings of an {@link ImClient}, validated at construction (the message names the field).
  *
  * <ul>
- *   <li>{@code uri}: the gateway WebSocket, e.g. {@code ws://localhost:8080/ws}</li>
+ *   <li>{@code uri}: the gateway WebSocket, e.g. {@code ws://localhost:8080/ws}, or {@code wss://host:port/ws} for a
+ *       gateway serving TLS (trusted as {@code caFile} says)</li>
  *   <li>{@code token}: the device token sent in {@code auth}</li>
  *   <li>{@code stateDir}: directory of the durable client state: the local store {@code client.db} (SQLite:
  *       events, cursors, outbox) and a {@code lock} file; created if missing; one open client per directory</li>
@@ -31,12 +32,17 @@ import java.util.function.Consumer;
  *       an entry by itself with the reconnect backoff. The same cap holds for the INTERNAL answers
  *       (since the last success) to the receive path's acks ({@link ClientListener#onAckFailed}) and subs ({@link ClientListener#onSubscribeFailed});
  *       at least 1; default 5</li>
+ *   <li>{@code caFile}: for a {@code wss://} uri, a PEM file of the CA certificates to trust instead of the
+ *       JVM's default trust store (a private CA, or the gateway's self-signed certificate); read by
+ *       {@link ImClient#open}, which throws {@link CaFileException} if it cannot be read or holds no
+ *       certificate. The host name of the uri is still verified against the gateway's certificate.
+ *       Default null: the JVM's trust store ({@code javax.net.ssl.trustStore}, else the JDK's {@code cacerts})</li>
  * </ul>
  */
 public record ClientOptions(URI uri, String token, Path stateDir, Duration requestTimeout,
                             Duration reconnectMin, Duration reconnectMax, boolean autoReconnect,
                             boolean autoReceive, Duration ackDelay, int syncLimit,
-                            int maxInternalErrors) {
+                            int maxInternalErrors, Path caFile) {
     public static final int DEFAULT_MAX_INTERNAL_ERRORS = 5;
     public static final Duration DEFAULT_ACK_DELAY = Duration.ofMillis(10);
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
@@ -64,6 +70,9 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
         if (!"ws".equalsIgnoreCase(scheme) && !"wss".equalsIgnoreCase(scheme)) {
             throw new IllegalArgumentException("uri: scheme must be ws or wss, got " + uri);
         }
+        if (caFile != null && !"wss".equalsIgnoreCase(scheme)) {
+            throw new IllegalArgumentException("caFile: only for a wss:// uri, got " + uri);
+        }
         if (!Limits.isValidToken(token)) {
             throw new IllegalArgumentException("token: must be 1 to " + Limits.MAX_TOKEN_CHARS
                     + " printable ASCII characters without spaces");
@@ -80,7 +89,7 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
     public ClientOptions(URI uri, String token, Path stateDir, Duration requestTimeout,
                          Duration reconnectMin, Duration reconnectMax, boolean autoReconnect) {
         this(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect,
-                true, DEFAULT_ACK_DELAY, Limits.SYNC_DEFAULT_LIMIT, DEFAULT_MAX_INTERNAL_ERRORS);
+                true, DEFAULT_ACK_DELAY, Limits.SYNC_DEFAULT_LIMIT, DEFAULT_MAX_INTERNAL_ERRORS, null);
     }
 
     /** Options with the defaults: request timeout 5 s, reconnect backoff 100 ms .. 5 s, auto reconnect on. */
@@ -124,6 +133,11 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
         return with(c -> c.maxInternalErrors = n);
     }
 
+    /** Trust the CA certificates of this PEM file instead of the JVM's trust store; null: the JVM's. */
+    public ClientOptions withCaFile(Path file) {
+        return with(c -> c.caFile = file);
+    }
+
     /** A copy of these options with {@code change} applied, validated like any new instance. */
     private ClientOptions with(Consumer<Copy> change) {
         Copy c = new Copy(this);
@@ -144,6 +158,7 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
         Duration ackDelay;
         int syncLimit;
         int maxInternalErrors;
+        Path caFile;
 
         Copy(ClientOptions o) {
             uri = o.uri;
@@ -157,11 +172,12 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
             ackDelay = o.ackDelay;
             syncLimit = o.syncLimit;
             maxInternalErrors = o.maxInternalErrors;
+            caFile = o.caFile;
         }
 
         ClientOptions build() {
             return new ClientOptions(uri, token, stateDir, requestTimeout, reconnectMin, reconnectMax, autoReconnect,
-                    autoReceive, ackDelay, syncLimit, maxInternalErrors);
+                    autoReceive, ackDelay, syncLimit, maxInternalErrors, caFile);
         }
     }
 
@@ -171,7 +187,7 @@ public record ClientOptions(URI uri, String token, Path stateDir, Duration reque
         return "ClientOptions[uri=" + uri + ", token=<redacted>, stateDir=" + stateDir + ", requestTimeout="
                 + requestTimeout + ", reconnectMin=" + reconnectMin + ", reconnectMax=" + reconnectMax
                 + ", autoReconnect=" + autoReconnect + ", autoReceive=" + autoReceive + ", ackDelay=" + ackDelay
-                + ", syncLimit=" + syncLimit + ", maxInternalErrors=" + maxInternalErrors + "]";
+                + ", syncLimit=" + syncLimit + ", maxInternalErrors=" + maxInternalErrors + ", caFile=" + caFile + "]";
     }
 
     private static void positive(String name, Duration d) {

@@ -57,6 +57,8 @@ public final class ImClient implements AutoCloseable {
      * SDK before the SQLite store is upgraded once: its {@code outbox.json} is imported; its
      * {@code events.log} is set aside and the events are synced again.
      *
+     * @throws CaFileException if {@link ClientOptions#caFile()} is set and cannot be read or holds no PEM
+     *         certificate (checked before anything else)
      * @throws LocalStoreException naming the file if the database is damaged or of a newer schema (it is
      *         left as it is, never recreated)
      * @throws IOException if another open client holds {@code stateDir}, or an old {@code outbox.json} is damaged
@@ -95,6 +97,8 @@ public final class ImClient implements AutoCloseable {
      *
      * @throws ImErrorException if the server rejected the token (BAD_TOKEN, STALE_INSTALL: do not retry)
      * @throws SendTimeoutException if no {@code authed} arrived within the request timeout
+     * @throws CertificateRejectedException if the uri is {@code wss://} and the gateway's certificate is not
+     *         trusted (see {@link ClientOptions#caFile()}), has expired or names another host (not retried)
      * @throws IOException if the WebSocket could not be opened or was lost during the handshake
      * @throws IllegalStateException if the client is closed
      */

@@ -14,7 +14,10 @@ export const CLOSES = { BAD_TOKEN: 4001, STALE_INSTALL: 4003 };
 /** An error frame's code and message; `retriable` per the protocol's table. */
 export class ImError extends Error {
     code;
-    /** A server code, or the client's own: `TIMEOUT` (no reply), `CLOSED` (not connected), `STORAGE` (the local store failed). */
+    /**
+     * A server code, or the client's own: `TIMEOUT` (no reply), `CLOSED` (not connected), `STORAGE` (the local store
+     * failed), `TLS` (the gateway's certificate was not accepted: not signed by a trusted CA, expired, or for another host).
+     */
     constructor(code, message) {
         super(`${code}: ${message}`);
         this.code = code;

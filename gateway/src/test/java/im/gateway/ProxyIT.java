@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import im.testkit.Await;
 import im.testkit.ImStackExtension;
+import im.testkit.TestCertificates;
 import im.testkit.TestStack;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -48,7 +49,7 @@ class ProxyIT {
     @Test
     void devicesReachTheGatewayThroughTheProxyAndTheAdminListenerDoesNot(TestStack stack, @TempDir Path dir) throws Exception {
         Fixture fx = new Fixture(stack);
-        X509Certificate cert = TlsIT.selfSigned("im-proxy", dir.resolve("cert.pem"), dir.resolve("key.pem"));
+        X509Certificate cert = TestCertificates.selfSigned("im-proxy", "127.0.0.1", dir.resolve("cert.pem"), dir.resolve("key.pem"));
         try (InProcessGateway gw = new InProcessGateway(stack)) {
             int port = freePort();
             Path conf = dir.resolve("nginx.conf");

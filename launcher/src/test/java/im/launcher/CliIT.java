@@ -306,7 +306,7 @@ class CliIT {
         fails(2, "Missing required parameter", im("send", "--gateway", url, "--token", "imt_x", "--conv", "c-ab"));
         fails(2, "Missing required subcommand", im("admin"));
         fails(2, "Missing required parameter", im("admin", "conv", "create", "c-x"));
-        fails(2, "--admin-url: expected http://host:port, got ftp://x", im("admin", "user", "list", "--admin-url", "ftp://x", "--admin-token", ADMIN));
+        fails(2, "--admin-url: expected http://host:port or https://host:port, got ftp://x", im("admin", "user", "list", "--admin-url", "ftp://x", "--admin-token", ADMIN));
         fails(2, "Unknown options: '--gateway'", im("admin", "user", "list", "--gateway", url, "--admin-token", ADMIN));
         fails(2, "Invalid value for option '--limit'", im("admin", "user", "list", "--limit", "many"));
     }

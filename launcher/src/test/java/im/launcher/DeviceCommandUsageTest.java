@@ -29,8 +29,27 @@ class DeviceCommandUsageTest {
     @Test
     void sendRefusesAGatewayThatIsNotAUrlOfAServer() {
         String err = run(2, "send", "--gateway", "ftp://x", "--token", "t", "--conv", "c", "hi");
-        assertTrue(err.contains("--gateway: expected http://host:port, got ftp://x"), err);
+        assertTrue(err.contains("--gateway: expected http://host:port or https://host:port, got ftp://x"), err);
         assertTrue(err.contains("Usage: im send"), err);
+    }
+
+    @Test
+    void aCaFileThatCannotBeReadIsAUsageErrorNamingIt() {
+        String err = run(2, "send", "--gateway", "https://127.0.0.1:9", "--ca-file", "/no/such/ca.pem", "--token", "t", "--conv", "c", "hi");
+        assertTrue(err.contains("--ca-file /no/such/ca.pem: cannot read it"), err);
+        assertTrue(err.contains("Usage: im send"), err);
+    }
+
+    @Test
+    void aCaFileForAPlainGatewayIsAUsageError() {
+        String err = run(2, "tail", "--gateway", "http://127.0.0.1:9", "--ca-file", "ca.pem", "--token", "t", "--conv", "c");
+        assertTrue(err.contains("--ca-file: only for an https:// or wss:// URL"), err);
+    }
+
+    @Test
+    void aWssGatewayUrlIsTakenAsTheGatewaysAddress() {
+        String err = run(1, "send", "--gateway", "wss://127.0.0.1:9/ws", "--timeout", "2", "--token", "t", "--conv", "c", "hi");
+        assertTrue(err.contains("connecting to wss://127.0.0.1:9/ws"), err);   // then: nothing listens on port 9
     }
 
     @Test

@@ -1,11 +1,14 @@
 package im.client.internal;
 
+import im.client.CaFile;
 import im.client.ClientOptions;
 import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.ServerFrame;
 import java.io.IOException;
+import java.security.cert.X509Certificate;
 import java.time.Clock;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,7 +38,7 @@ public final class ClientCore implements AutoCloseable {
     private final java.util.concurrent.Executor waiters;
 
     private ClientCore(ClientOptions options, Clock clock, LocalStore store, ClientFaults faults,
-                       StateDirLock lock, ClientThreads shared) {
+                       StateDirLock lock, ClientThreads shared, List<X509Certificate> ca) {
         this.store = store;
         String name = "im-client-" + INSTANCES.incrementAndGet();
         this.lock = lock;
@@ -45,7 +48,7 @@ public final class ClientCore implements AutoCloseable {
         this.listeners = new Listeners(threads.workLane(name + "-callbacks"));
         RetryRule retry = RetryRule.of(options);
         PendingRequests.Rids rids = new PendingRequests.Rids();
-        this.sessions = new Sessions(options, threads.http, scheduler, listeners, retry, rids);
+        this.sessions = new Sessions(options, threads.http(ca), scheduler, listeners, retry, rids);
         this.sending = new SendPath(options, clock, store, sessions, listeners, retry, rids, scheduler, threads.io, threads.blocking);
         this.waiters = threads.blocking;
         this.receiving = new ReceivePath(options, store, sessions, listeners, retry, rids, faults, this::close,
@@ -77,14 +80,17 @@ public final class ClientCore implements AutoCloseable {
      * and loads its durable state (creating the directory if missing); with the fault hooks of a
      * {@link FaultInjection#open} on this thread, if any. With {@code shared} null the client gets
      * threads of its own, else it runs on those (which must stay open while the client is).
+     * A {@code caFile} is read first: {@link im.client.CaFileException} if it cannot be used.
      */
     public static ClientCore open(ClientOptions options, Clock clock, ClientThreads shared) throws IOException {
+        // Before the state directory is claimed: a bad CA file leaves nothing to undo.
+        List<X509Certificate> ca = options.caFile() == null ? null : CaFile.certificates(options.caFile());
         StateDirLock lock = StateDirLock.acquire(options.stateDir());
         try {
             LocalStore store = LocalStore.open(options.stateDir());
             try {
                 LegacyState.importInto(options.stateDir(), store);
-                return new ClientCore(options, clock, store, FaultInjection.forOpening(), lock, shared);
+                return new ClientCore(options, clock, store, FaultInjection.forOpening(), lock, shared, ca);
             } catch (IOException | RuntimeException e) {
                 store.close();
                 throw e;

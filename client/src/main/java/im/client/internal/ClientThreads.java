@@ -1,6 +1,11 @@
 package im.client.internal;
 
+import im.client.CaFile;
 import java.net.http.HttpClient;
+import java.security.cert.X509Certificate;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -23,6 +28,9 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
  *       that grows with demand, so waiting clients never hold up the others;</li>
  *   <li>{@code timer}: delays (ack windows, backoffs); its tasks only queue work on a lane.</li>
  * </ul>
+ *
+ * <p>Clients with a {@code caFile} open their sockets with an {@code HttpClient} that trusts those
+ * certificates: one per distinct set of certificates, on the same {@code io} pool.
  */
 public final class ClientThreads implements AutoCloseable {
     final ScheduledThreadPoolExecutor timer;
@@ -31,6 +39,8 @@ public final class ClientThreads implements AutoCloseable {
     final ExecutorService store;
     final ExecutorService blocking;
     final HttpClient http;
+    /** The HttpClients of clients with a CA file, by its certificates. Guarded by itself. */
+    private final Map<List<X509Certificate>, HttpClient> trusting = new HashMap<>();
 
     /** {@code workers} 0: one client's pools, which grow with demand. */
     private ClientThreads(String name, int workers) {
@@ -61,6 +71,16 @@ public final class ClientThreads implements AutoCloseable {
             throw new IllegalArgumentException("workers: must be at least 1, got " + workers);
         }
         return new ClientThreads(name, workers);
+    }
+
+    /** The HttpClient for sockets that trust exactly {@code ca} (null: the JVM's trust store). */
+    HttpClient http(List<X509Certificate> ca) {
+        if (ca == null) {
+            return http;
+        }
+        synchronized (trusting) {
+            return trusting.computeIfAbsent(ca, c -> HttpClient.newBuilder().executor(io).sslContext(CaFile.sslContext(c)).build());
+        }
     }
 
     /** A serial lane for the listener callbacks. */

@@ -1,6 +1,8 @@
 package im.client.internal;
 
 import im.client.ClientListener;
+import im.client.CaFile;
+import im.client.CertificateRejectedException;
 import im.client.ClientOptions;
 import im.client.ConnectionLostException;
 import im.client.ConnectionState;
@@ -17,6 +19,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
+import java.security.cert.CertificateException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -241,6 +244,13 @@ public final class Sessions {
             throw new ConnectionLostException("cannot connect to " + options.uri() + ": no handshake within " + timeout);
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
+            CertificateException rejected = CaFile.rejection(c);
+            if (rejected != null) {
+                throw new CertificateRejectedException("cannot connect to " + options.uri() + ": the TLS handshake failed because "
+                        + "the gateway's certificate is not accepted (" + rejected.getMessage() + "); it must be signed by a CA of "
+                        + (options.caFile() != null ? "the caFile " + options.caFile() : "the JVM's trust store (or set caFile)")
+                        + ", be valid now and name the host " + options.uri().getHost(), c);
+            }
             throw new ConnectionLostException("cannot connect to " + options.uri() + ": " + c, c);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -347,17 +357,16 @@ public final class Sessions {
                 conn = handshake();
             } catch (ImErrorException e) {
                 if (e.code().closesConnection()) {
-                    synchronized (stateLock) {
-                        reconnectActive = false;
-                    }
-                    log.error("reconnect rejected by the server ({}); not reconnecting", e.getMessage());
-                    listeners.fire("onDisconnected", l -> l.onDisconnected(e));
-                    state(ConnectionState.DISCONNECTED, e);
+                    stopReconnecting("reconnect rejected by the server (" + e.getMessage() + ")", e);
                     return;
                 }
                 log.info("reconnect to {} failed: {}", options.uri(), e.getMessage());
                 state(ConnectionState.DISCONNECTED, e);
                 scheduleReconnect(gen);
+                return;
+            } catch (CertificateRejectedException e) {
+                // Retrying cannot help until the trust or the gateway's certificate changes.
+                stopReconnecting("reconnect failed: " + e.getMessage(), e);
                 return;
             } catch (InterruptedIOException e) {
                 return; // the client is closing
@@ -375,6 +384,16 @@ public final class Sessions {
         } finally {
             connectLock.unlock();
         }
+    }
+
+    /** A reconnect met a failure that retrying cannot fix: report it and stop until {@link #connect()}. */
+    private void stopReconnecting(String why, IOException cause) {
+        synchronized (stateLock) {
+            reconnectActive = false;
+        }
+        log.error("{}; not reconnecting", why);
+        listeners.fire("onDisconnected", l -> l.onDisconnected(cause));
+        state(ConnectionState.DISCONNECTED, cause);
     }
 
     private void dispatch(Connection conn, String text) {

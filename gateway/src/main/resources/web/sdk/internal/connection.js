@@ -3,7 +3,7 @@ import { CLOSES, ImError, parseServerFrame } from '../protocol.js';
 /**
  * The connection: opens the socket, authenticates (picking the store at the first `authed` if asked to),
  * resends the outbox, subscribes; dispatches server frames; reconnects a lost connection with backoff
- * and jitter; stops for good on BAD_TOKEN, STALE_INSTALL or STORAGE.
+ * and jitter; stops for good on BAD_TOKEN, STALE_INSTALL, STORAGE or TLS (a certificate it does not accept).
  */
 export class Connection {
     core;
@@ -119,8 +119,15 @@ export class Connection {
         this.core.ws = ws;
         ws.onopen = () => void this.handshake(ws);
         ws.onmessage = (m) => this.onText(ws, String(m.data));
-        ws.onerror = () => { };
-        ws.onclose = (ev) => this.onClosed(ws, ev.code, 'lost', ev.reason);
+        let rejected = null;
+        ws.onerror = (ev) => { rejected = certificateRejected(ev, this.core.o.url); }; // a close follows
+        ws.onclose = (ev) => {
+            // Retrying cannot help until the trust or the gateway's certificate changes.
+            if (rejected && ws === this.core.ws)
+                this.fail(rejected);
+            else
+                this.onClosed(ws, ev.code, 'lost', ev.reason);
+        };
     }
     async handshake(ws) {
         const { core } = this;
@@ -242,4 +249,17 @@ export class Connection {
         this.acks.clearTimers();
         this.core.requests.clearTimers();
     }
+}
+/**
+ * The `TLS` error when a socket failed because its TLS handshake rejected the gateway's certificate. Node's
+ * `ws` passes the TLS error (OpenSSL's verify codes, and Node's own for a wrong host name); a browser's
+ * error event says nothing, so there a rejected certificate looks like any lost connection.
+ */
+function certificateRejected(ev, url) {
+    const error = ev?.error;
+    const code = typeof error?.code === 'string' ? error.code : '';
+    if (!/CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|HOSTNAME_MISMATCH/.test(code))
+        return null;
+    return new ImError('TLS', `cannot connect to ${url}: the gateway's certificate is not accepted (${code}: ${String(error?.message)}); `
+        + 'it must be signed by a trusted CA (the ca/caFile option, else the platform\'s), be valid now and name the host of the url');
 }

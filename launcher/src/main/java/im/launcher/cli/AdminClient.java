@@ -3,6 +3,7 @@ package im.launcher.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import im.client.CaFile;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -15,6 +16,7 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.charset.StandardCharsets;
+import java.security.cert.CertificateException;
 import java.time.Duration;
 
 /**
@@ -31,9 +33,10 @@ public final class AdminClient {
 
     private record Target(URI base, String token, Duration timeout) {}
 
-    public AdminClient(URI base, String token, Duration timeout) {
+    /** Requests go through {@code http} (its trust: see {@link CaFileOption}). */
+    public AdminClient(HttpClient http, URI base, String token, Duration timeout) {
         target = new Target(base, token, timeout);
-        http = HttpClient.newBuilder().connectTimeout(timeout).build();
+        this.http = http;
     }
 
     /** One path segment, percent-encoded (ids are plain, but a typo must not change the path). */
@@ -81,6 +84,11 @@ public final class AdminClient {
         } catch (HttpTimeoutException e) {
             throw new CliException("the admin API at " + base + " did not answer within " + timeout.toSeconds() + " s");
         } catch (IOException e) {
+            CertificateException rejected = CaFile.rejection(e);
+            if (rejected != null) {
+                throw new CliException("cannot connect to " + base + ": the admin listener's certificate is not accepted (" + rejected.getMessage()
+                        + "); pass --ca-file with the CA that signed it (or set IM_CA_FILE), and an --admin-url host it was issued for");
+            }
             throw new CliException("cannot reach the admin API at " + base + ": " + describe(e));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -5,6 +5,7 @@ import im.infra.config.Settings;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.time.Duration;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -12,11 +13,15 @@ import picocli.CommandLine.Spec;
 
 /**
  * Options of every command that uses the admin API: where the gateway's admin listener is (not its
- * public port: docs/security.md), the admin token, raw JSON output, and how long to wait.
+ * public port: docs/security.md), the CA file for an https one, the admin token, raw JSON output,
+ * and how long to wait.
  */
 public final class AdminOptions {
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
+
+    @Mixin
+    CaFileOption trust;
 
     @Option(names = "--admin-url", paramLabel = "URL",
             description = "Base URL of a gateway's admin listener (default: http://127.0.0.1:<IM_ADMIN_PORT>, i.e. http://127.0.0.1:8081).")
@@ -40,24 +45,16 @@ public final class AdminOptions {
             throw usage("no admin token: pass --admin-token or set IM_ADMIN_TOKEN (`im platform` prints the one it uses)");
         }
         if (timeoutSeconds < 1) throw usage("--timeout: must be at least 1 second");
-        return new AdminClient(base(), token, Duration.ofSeconds(timeoutSeconds));
+        Duration timeout = Duration.ofSeconds(timeoutSeconds);
+        URI base = base();
+        return new AdminClient(trust.httpClient(base, timeout), base, token, timeout);
     }
 
     /** The admin listener's base URL ({@code http(s)://host:port}), validated. */
     URI base() {
         String url = adminUrl != null ? adminUrl
                 : "http://127.0.0.1:" + Settings.fromEnvironment().get(ConfigKeys.ADMIN_PORT);
-        URI uri;
-        try {
-            uri = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
-        } catch (IllegalArgumentException e) {
-            throw usage("--admin-url: not a URL: " + url);
-        }
-        if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null
-                || (uri.getPath() != null && !uri.getPath().isEmpty())) {
-            throw usage("--admin-url: expected http://host:port, got " + url);
-        }
-        return uri;
+        return BaseUrl.parse(url, "--admin-url", false, this::usage);
     }
 
     /** The command's standard output. */

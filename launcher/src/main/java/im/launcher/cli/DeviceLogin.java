@@ -1,16 +1,20 @@
 package im.launcher.cli;
 
 import java.io.PrintWriter;
+import java.net.URI;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
  * The options of a command that acts as one device in one conversation ({@code im send},
- * {@code im tail}): where the gateway is, the device's token and the conversation.
+ * {@code im tail}): where the gateway is and which CA to trust for it, the device's token and the conversation.
  */
 public final class DeviceLogin {
     @Mixin
     GatewayOption gateway;
+
+    @Mixin
+    CaFileOption trust;
 
     @Option(names = "--token", required = true, paramLabel = "TOKEN", description = "The device's token (from `im admin device register`).")
     String token;
@@ -22,6 +26,7 @@ public final class DeviceLogin {
     DeviceSocket connect(PrintWriter err) {
         err.println("connecting to " + gateway.webSocket() + " ...");
         err.flush();
-        return DeviceSocket.open(gateway.webSocket(), token, gateway.timeout());
+        URI uri = gateway.webSocket();
+        return DeviceSocket.open(trust.httpClient(uri, gateway.timeout()), uri, token, gateway.timeout());
     }
 }

@@ -1,5 +1,6 @@
 package im.launcher.cli;
 
+import im.client.CaFile;
 import im.protocol.Acked;
 import im.protocol.Auth;
 import im.protocol.Authed;
@@ -14,6 +15,7 @@ import im.protocol.Synced;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
+import java.security.cert.CertificateException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
@@ -59,14 +61,22 @@ final class DeviceSocket implements AutoCloseable {
         this.timeout = timeout;
     }
 
-    /** Connects and authenticates; a refused token is a {@link CliException} naming the server's code. */
-    static DeviceSocket open(URI uri, String token, Duration timeout) {
+    /**
+     * Connects with {@code http} (whose trust decides which {@code wss://} certificates are accepted) and
+     * authenticates; a refused token is a {@link CliException} naming the server's code, and so is a
+     * certificate the client did not accept.
+     */
+    static DeviceSocket open(HttpClient http, URI uri, String token, Duration timeout) {
         DeviceSocket s = new DeviceSocket(uri, timeout);
         try {
-            s.ws = HttpClient.newBuilder().connectTimeout(timeout).build()
-                    .newWebSocketBuilder().connectTimeout(timeout)
+            s.ws = http.newWebSocketBuilder().connectTimeout(timeout)
                     .buildAsync(uri, s.new Listener()).get(timeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
+            CertificateException rejected = CaFile.rejection(e.getCause());
+            if (rejected != null) {
+                throw new CliException("cannot connect to " + uri + ": the gateway's certificate is not accepted (" + rejected.getMessage()
+                        + "); pass --ca-file with the CA that signed it (or set IM_CA_FILE), and a --gateway host it was issued for");
+            }
             throw new CliException("cannot reach gateway at " + uri + ": " + AdminClient.describe(e.getCause()));
         } catch (TimeoutException e) {
             throw new CliException("cannot reach gateway at " + uri + ": no connection within " + timeout.toSeconds() + " s");

@@ -16,28 +16,18 @@ public final class GatewayOption {
     CommandSpec mixee;
 
     @Option(names = "--gateway", paramLabel = "URL",
-            description = "Base URL of a running gateway (default: http://127.0.0.1:<IM_GATEWAY_PORT>, i.e. http://127.0.0.1:8080).")
+            description = "Base URL of a running gateway: http:// or https:// (ws:// and wss:// name the same) host:port (default: http://127.0.0.1:<IM_GATEWAY_PORT>, i.e. http://127.0.0.1:8080).")
     String gateway;
 
     @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "10",
             description = "How long to wait for a connection or a reply (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds;
 
-    /** The gateway's base URL ({@code http://host:port}), validated. */
+    /** The gateway's base URL ({@code http://host:port} or {@code https://host:port}), validated; ws(s):// is taken as http(s)://. */
     public URI base() {
         String url = gateway != null ? gateway
                 : "http://127.0.0.1:" + Settings.fromEnvironment().get(ConfigKeys.GATEWAY_PORT);
-        URI uri;
-        try {
-            uri = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
-        } catch (IllegalArgumentException e) {
-            throw usage("--gateway: not a URL: " + url);
-        }
-        if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null
-                || (uri.getPath() != null && !uri.getPath().isEmpty())) {
-            throw usage("--gateway: expected http://host:port, got " + url);
-        }
-        return uri;
+        return BaseUrl.parse(url, "--gateway", true, this::usage);
     }
 
     /** The gateway's WebSocket endpoint: ws(s)://host:port/ws. */
