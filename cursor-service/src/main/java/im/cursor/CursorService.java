@@ -62,14 +62,15 @@ public final class CursorService {
      * lock an old-epoch row could be written after the reinstall's delete.
      */
     static final String CHECK =
-            "WITH d AS MATERIALIZED (SELECT device_id, user_id, install_epoch FROM devices"
+            "WITH d AS MATERIALIZED (SELECT device_id, user_id, install_epoch, credential FROM devices"
             + "   WHERE device_id = ANY(?::text[]) ORDER BY device_id COLLATE \"C\" FOR SHARE)"
             + " SELECT q.i, q.install_epoch, q.head_seq, q.visible, q.stored,"
             // The delivery-latency sample: for the batch's first ack only, the age of the first
             // event it would newly cover (one index probe per transaction, not per ack).
             + " CASE WHEN q.i = 1 THEN (SELECT (extract(epoch FROM clock_timestamp() - e.created_at) * 1000)::bigint"
-            + "   FROM events e WHERE e.conv_id = q.conv AND e.seq = q.stored + 1) END"
-            + " FROM (SELECT a.i, a.conv, d.install_epoch, c.head_seq,"
+            + "   FROM events e WHERE e.conv_id = q.conv AND e.seq = q.stored + 1) END,"
+            + " q.credential"
+            + " FROM (SELECT a.i, a.conv, d.install_epoch, d.credential, c.head_seq,"
             + " (SELECT max(LEAST(COALESCE(m.to_seq, c.head_seq), c.head_seq)) FROM memberships m"
             + "   WHERE m.conv_id = a.conv AND m.user_id = d.user_id) AS visible,"
             + " (SELECT dc.delivered_seq FROM device_cursors dc"
@@ -260,6 +261,9 @@ public final class CursorService {
         if (rs.wasNull() || epoch != a.who().installEpoch()) {
             return new AckRejectedException(ErrorCode.STALE_INSTALL,
                     "device " + a.who().deviceId() + " was reinstalled; this install may not ack");
+        }
+        if (rs.getLong(7) != a.who().credential()) {
+            return new AckRejectedException(ErrorCode.BAD_TOKEN, DevicePrincipal.CREDENTIAL_SUPERSEDED);
         }
         long head = rs.getLong(3);
         if (rs.wasNull()) {

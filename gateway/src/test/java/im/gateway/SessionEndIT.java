@@ -2,16 +2,25 @@ package im.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import im.cursor.CursorService;
+import im.infra.fault.Faults;
+import im.infra.identity.DevicePrincipal;
+import im.ingest.SendService;
+import im.protocol.ErrorCode;
+import im.read.ConversationReader;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Clock;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
@@ -82,6 +91,42 @@ class SessionEndIT {
                         "its cursor is kept");
             }
         }
+    }
+
+    /**
+     * Between a renewal's or a revocation's commit and the gateways' next credential pass, a
+     * request of a session opened with the old token is refused too: each request compares the
+     * session's credential with the device's row in its own transaction. Checked on the services
+     * the gateway runs requests through, so that no pass of the watch can answer in their place.
+     */
+    @Test
+    void requestsOfASupersededCredentialAreRefusedFromTheCommitOn(TestStack stack) {
+        Fixture fx = new Fixture(stack);
+        DevicePrincipal ana = fx.dir.authenticate(fx.anaToken);
+        ConversationReader reader = new ConversationReader(fx.db);
+        CursorService cursors = new CursorService(fx.db);
+        try (SendService sends = new SendService(fx.db, Faults.none(), Clock.systemUTC())) {
+            assertEquals(3, sends.send(ana, "c-ab", "m1", "before").seq(), "the session works before the renewal");
+            assertEquals(3, cursors.ack(ana, "c-ab", 3));
+            String renewed = fx.dir.renewToken("d-ana").token();
+            assertBadToken(() -> sends.send(ana, "c-ab", "m2", "after the renewal"), "send");
+            assertBadToken(() -> reader.sync(ana, "c-ab", 0, 10), "sync");
+            assertBadToken(() -> reader.conversations(ana), "sub");
+            assertBadToken(() -> cursors.ack(ana, "c-ab", 3), "ack");
+
+            DevicePrincipal current = fx.dir.authenticate(renewed);
+            assertEquals(ana.credential() + 1, current.credential());
+            assertEquals(4, sends.send(current, "c-ab", "m2", "with the new token").seq(), "the new token's session works");
+            fx.dir.revokeToken("d-ana");
+            assertBadToken(() -> reader.sync(current, "c-ab", 0, 10), "sync after a revocation");
+        }
+    }
+
+    private static void assertBadToken(Executable request, String what) {
+        RuntimeException e = assertThrows(RuntimeException.class, request, what);
+        ErrorMapper.Answer a = ErrorMapper.answer(e, ErrorMapper.Door.SOCKET, "again", what);
+        assertEquals(ErrorCode.BAD_TOKEN, a.code(), what + ": " + e);
+        assertEquals(DevicePrincipal.CREDENTIAL_SUPERSEDED, e.getMessage(), what);
     }
 
     /** The connection got an error without rid saying why, then close 4001, within the bound of the commit. */

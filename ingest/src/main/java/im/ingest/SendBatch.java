@@ -179,6 +179,7 @@ final class SendBatch {
             throw new SendRejectedException(ErrorCode.STALE_INSTALL,
                     "device " + who.deviceId() + " was reinstalled; this install may not send");
         }
+        if (rs.getLong(9) != who.credential()) throw new SendRejectedException(ErrorCode.BAD_TOKEN, DevicePrincipal.CREDENTIAL_SUPERSEDED);
         String user = rs.getString(2);
         String dupConv = rs.getString(4);
         if (dupConv != null) {

@@ -9,7 +9,7 @@ public final class SendRejectedException extends RejectedException {
     private static final long serialVersionUID = 1L;
 
     /** The codes sends are refused with. */
-    public static final Set<ErrorCode> CODES = Set.of(ErrorCode.STALE_INSTALL, ErrorCode.UNKNOWN_CONV, ErrorCode.NOT_MEMBER, ErrorCode.CMID_CONFLICT);
+    public static final Set<ErrorCode> CODES = Set.of(ErrorCode.STALE_INSTALL, ErrorCode.BAD_TOKEN, ErrorCode.UNKNOWN_CONV, ErrorCode.NOT_MEMBER, ErrorCode.CMID_CONFLICT);
 
     public SendRejectedException(ErrorCode code, String message) {
         super(code, CODES, message);

@@ -283,6 +283,7 @@ public final class SendService implements AutoCloseable {
                     throw new SendRejectedException(ErrorCode.STALE_INSTALL,
                             "device " + who.deviceId() + " was reinstalled; this install may not send");
                 }
+                if (rs.getLong(10) != who.credential()) throw new SendRejectedException(ErrorCode.BAD_TOKEN, DevicePrincipal.CREDENTIAL_SUPERSEDED);
                 user = rs.getString(2);
                 convExists = rs.getBoolean(3);
                 member = rs.getBoolean(4);

@@ -8,14 +8,15 @@ public final class SendSql {
     /**
      * One round trip for every check that can refuse a send before any lock is taken: the device's
      * current install epoch, an earlier event with this (sender, cmid), whether the conversation
-     * exists and whether the sender is a member now. Parameters: conv, conv, cmid, device.
+     * exists and whether the sender is a member now; last, the device's credential number (its
+     * token renewed or revoked since the session authenticated). Parameters: conv, conv, cmid, device.
      */
     public static final String PRECHECK =
             "SELECT d.install_epoch, d.user_id,"
             + " EXISTS (SELECT 1 FROM conversations c WHERE c.conv_id = ?) AS conv_exists,"
             + " EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = ? AND m.user_id = d.user_id"
             + "         AND m.to_seq IS NULL) AS is_member,"
-            + " e.conv_id, e.seq, e.mid, e.body, e.created_at"
+            + " e.conv_id, e.seq, e.mid, e.body, e.created_at, d.credential"
             + " FROM devices d LEFT JOIN events e ON e.sender = d.user_id AND e.cmid = ?"
             + " WHERE d.device_id = ?";
 
@@ -56,9 +57,9 @@ public final class SendSql {
      * Parameters: device ids, conv ids, cmids (text[] of equal length).
      */
     public static final String BATCH_PRECHECK =
-            "SELECT d.install_epoch, d.user_id, m.member, e.conv_id, e.seq, e.mid, e.body, e.created_at"
+            "SELECT d.install_epoch, d.user_id, m.member, e.conv_id, e.seq, e.mid, e.body, e.created_at, d.credential"
             + " FROM unnest(?::text[], ?::text[], ?::text[]) WITH ORDINALITY AS r(dev, conv, cmid, i)"
-            + " LEFT JOIN LATERAL (SELECT d.install_epoch, d.user_id FROM devices d"
+            + " LEFT JOIN LATERAL (SELECT d.install_epoch, d.user_id, d.credential FROM devices d"
             + "     WHERE d.device_id = r.dev LIMIT 1) d ON true"
             + " LEFT JOIN LATERAL (SELECT true AS member FROM memberships m"
             + "     WHERE m.conv_id = r.conv AND m.user_id = d.user_id AND m.to_seq IS NULL LIMIT 1) m ON true"

@@ -64,7 +64,7 @@ public final class ConversationReader {
             + "     AND dc.install_epoch = d.install_epoch"
             + " WHERE c.conv_id = ? ORDER BY d.user_id, d.device_id";
 
-    private static final String INSTALL = "SELECT install_epoch FROM devices WHERE device_id = ?";
+    private static final String INSTALL = "SELECT install_epoch, credential FROM devices WHERE device_id = ?";
 
     private final DataSource db;
 
@@ -228,7 +228,10 @@ public final class ConversationReader {
         c.setAutoCommit(true);
     }
 
-    /** Refuses a reader whose install the device has left behind (reinstalled, or the device is gone). */
+    /**
+     * Refuses a reader whose install the device has left behind (reinstalled, or the device is
+     * gone), or whose token was renewed or revoked since the session authenticated.
+     */
     private static void requireInstall(Connection c, DevicePrincipal who) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(INSTALL)) {
             ps.setString(1, who.deviceId());
@@ -237,6 +240,7 @@ public final class ConversationReader {
                     throw new ReadRejectedException(ErrorCode.STALE_INSTALL,
                             "device " + who.deviceId() + " was reinstalled; install " + who.installEpoch() + " may not read");
                 }
+                if (rs.getLong(2) != who.credential()) throw new ReadRejectedException(ErrorCode.BAD_TOKEN, DevicePrincipal.CREDENTIAL_SUPERSEDED);
             }
         }
     }

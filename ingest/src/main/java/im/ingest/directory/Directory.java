@@ -75,7 +75,7 @@ public final class Directory {
         byte[] hash = Tokens.hash(token);
         return inTx("authenticate", c -> {
             try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT user_id, device_id, install_epoch, token_expires_at FROM devices WHERE token_hash = ?")) {
+                    "SELECT user_id, device_id, install_epoch, token_expires_at, credential FROM devices WHERE token_hash = ?")) {
                 ps.setBytes(1, hash);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
@@ -85,7 +85,7 @@ public final class Directory {
                                     "token expired at " + expires.toInstant() + "; renew it (POST /admin/devices/"
                                     + rs.getString(2) + "/token)");
                         }
-                        return new AuthenticatedToken(new DevicePrincipal(rs.getString(1), rs.getString(2), rs.getInt(3)),
+                        return new AuthenticatedToken(new DevicePrincipal(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getLong(5)),
                                 hash, expires == null ? null : expires.toInstant());
                     }
                 }
@@ -182,7 +182,7 @@ public final class Directory {
             }
             try (PreparedStatement ps = c.prepareStatement(
                     "UPDATE devices SET install_epoch = ?, token_hash = ?, token_expires_at = ?,"
-                    + " updated_at = clock_timestamp() WHERE device_id = ?")) {
+                    + " credential = credential + 1, updated_at = clock_timestamp() WHERE device_id = ?")) {
                 ps.setInt(1, oldEpoch + 1);
                 ps.setBytes(2, Tokens.hash(token));
                 ps.setObject(3, timestamp(expires));
@@ -213,8 +213,8 @@ public final class Directory {
         Instant expires = expiry();
         return inTx("renew token", c -> {
             try (PreparedStatement ps = c.prepareStatement(
-                    "UPDATE devices SET token_hash = ?, token_expires_at = ?, updated_at = clock_timestamp()"
-                    + " WHERE device_id = ? RETURNING user_id, install_epoch")) {
+                    "UPDATE devices SET token_hash = ?, token_expires_at = ?, credential = credential + 1,"
+                    + " updated_at = clock_timestamp() WHERE device_id = ? RETURNING user_id, install_epoch")) {
                 ps.setBytes(1, Tokens.hash(token));
                 ps.setObject(2, timestamp(expires));
                 ps.setString(3, device);
@@ -235,7 +235,8 @@ public final class Directory {
         byte[] unheld = Tokens.hash(Tokens.newToken());
         inTx("revoke token", c -> {
             try (PreparedStatement ps = c.prepareStatement(
-                    "UPDATE devices SET token_hash = ?, updated_at = clock_timestamp() WHERE device_id = ?")) {
+                    "UPDATE devices SET token_hash = ?, credential = credential + 1, updated_at = clock_timestamp()"
+                    + " WHERE device_id = ?")) {
                 ps.setBytes(1, unheld);
                 ps.setString(2, device);
                 if (ps.executeUpdate() == 0) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no device " + device);
