@@ -16,6 +16,7 @@ import im.ingest.directory.DirectoryListing;
 import im.ingest.directory.LaggingDevice;
 import im.ingest.directory.Membership;
 import im.ingest.directory.MembershipChange;
+import im.ingest.directory.Onboarding;
 import im.ingest.directory.Page;
 import im.ingest.directory.UserSummary;
 import im.protocol.Limits;
@@ -42,11 +43,14 @@ import java.util.regex.Pattern;
  */
 final class AdminApi implements HttpHandler {
     static final int MAX_BODY = 64 * 1024;
+    /** Body bytes a bulk request may carry per item (an id, a name, JSON punctuation). */
+    static final int BULK_BYTES_PER_ITEM = 256;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern DEVICE_REINSTALL = Pattern.compile("/admin/devices/([^/]+)/reinstall");
     private static final Pattern DEVICE_TOKEN = Pattern.compile("/admin/devices/([^/]+)/token");
     private static final Pattern CONVERSATION = Pattern.compile("/admin/conversations/([^/]+)");
     private static final Pattern MEMBER = Pattern.compile("/admin/conversations/([^/]+)/members/([^/]+)");
+    private static final Pattern MEMBERS = Pattern.compile("/admin/conversations/([^/]+)/members");
     private static final Pattern USER_DEVICES = Pattern.compile("/admin/users/([^/]+)/devices");
     private static final Pattern CURSORS = Pattern.compile("/admin/conversations/([^/]+)/cursors");
     /** Page size of the listings when the request gives no {@code limit}. */
@@ -55,11 +59,14 @@ final class AdminApi implements HttpHandler {
     private final Directory directory;
     private final DirectoryListing listing;
     private final List<byte[]> adminTokens = new ArrayList<>();
+    /** Items one bulk request may carry (IM_ADMIN_BULK_MAX). */
+    private final int bulkMax;
     private final ConnectionLimits limits;
     private final Audit audit;
 
-    AdminApi(Directory directory, DirectoryListing listing, List<String> adminTokens, ConnectionLimits limits, Audit audit) {
+    AdminApi(Directory directory, DirectoryListing listing, List<String> adminTokens, int bulkMax, ConnectionLimits limits, Audit audit) {
         this.directory = directory;
+        this.bulkMax = bulkMax;
         this.listing = listing;
         for (String t : adminTokens) this.adminTokens.add(t.getBytes(StandardCharsets.US_ASCII));
         this.limits = limits;
@@ -74,14 +81,17 @@ final class AdminApi implements HttpHandler {
         }
         ex.getResponseHeaders().put(Headers.CACHE_CONTROL, "no-store");   // responses carry device tokens
         InetAddress from = ex.getSourceAddress().getAddress();
-        int who = -1;
+        int[] who = {-1};
+        // The audit line is written when the response is committed, before the caller can see it.
+        String action = ex.getRequestMethod() + " " + template(ex.getRequestPath());
+        ex.addResponseCommitListener(done -> audit.admin(action, who[0], from, done.getStatusCode()));
         try {
             if (!limits.mayAuthenticate(from, System.nanoTime())) {
                 respond(ex, 429, error("RATE_LIMITED", "too many failed authentications from this address; retry in a minute"));
                 return;
             }
-            who = tokenIndex(ex.getRequestHeaders().getFirst(Headers.AUTHORIZATION));
-            if (who < 0) {
+            who[0] = tokenIndex(ex.getRequestHeaders().getFirst(Headers.AUTHORIZATION));
+            if (who[0] < 0) {
                 limits.failed(from, System.nanoTime());
                 ex.getResponseHeaders().put(Headers.WWW_AUTHENTICATE, "Bearer");
                 respond(ex, 401, error("UNAUTHORIZED", "missing or wrong admin token"));
@@ -94,8 +104,6 @@ final class AdminApi implements HttpHandler {
             ErrorMapper.Answer a = ErrorMapper.answer(e, ErrorMapper.Door.ADMIN_HTTP, "retry",
                     "admin request " + ex.getRequestMethod() + " " + ex.getRequestPath());
             respond(ex, a.status(), error(a.name(), a.message()));
-        } finally {
-            audit.admin(ex.getRequestMethod() + " " + template(ex.getRequestPath()), who, from, ex.getStatusCode());
         }
     }
 
@@ -118,7 +126,7 @@ final class AdminApi implements HttpHandler {
         String[] parts = path.split("/", -1);
         StringBuilder b = new StringBuilder();
         for (int i = 1; i < parts.length; i++) {
-            b.append('/').append(i == 3 || i == 5 ? "{}" : parts[i]);
+            b.append('/').append((i == 3 || i == 5) && !parts[i].equals("bulk") ? "{}" : parts[i]);
         }
         return b.length() > 80 ? b.substring(0, 80) : b.toString();
     }
@@ -133,6 +141,32 @@ final class AdminApi implements HttpHandler {
             ArrayNode us = o.putArray("users");
             for (UserSummary u : p.items()) us.addObject().put("user", u.user()).put("name", u.name()).put("devices", u.devices());
             respond(ex, 200, next(o, p));
+        } else if (path.equals("/admin/users/bulk")) {
+            requireMethod(method, Methods.POST);
+            List<Onboarding.NewUser> users = new ArrayList<>();
+            for (JsonNode u : items(bulkBody(ex), "users")) {
+                if (!u.isObject()) throw new BadRequest(400, "INVALID", "users: must be an array of {\"user\", \"name\"}");
+                users.add(new Onboarding.NewUser(text(u, "user", true), text(u, "name", false)));
+            }
+            Onboarding.CreatedUsers r = directory.onboarding().createUsers(users);
+            ObjectNode o = JSON.createObjectNode().put("created", r.created().size());
+            ArrayNode existing = o.putArray("existing");
+            r.existing().forEach(existing::add);
+            respond(ex, 200, o);
+        } else if (path.equals("/admin/devices/bulk")) {
+            requireMethod(method, Methods.POST);
+            List<Onboarding.NewDevice> devices = new ArrayList<>();
+            for (JsonNode d : items(bulkBody(ex), "devices")) {
+                if (!d.isObject()) throw new BadRequest(400, "INVALID", "devices: must be an array of {\"user\", \"device\"}");
+                devices.add(new Onboarding.NewDevice(text(d, "user", true), text(d, "device", true)));
+            }
+            Onboarding.RegisteredDevices r = directory.onboarding().registerDevices(devices);
+            ObjectNode o = JSON.createObjectNode();
+            ArrayNode ds = o.putArray("devices");
+            for (DeviceRegistration reg : r.registered()) ds.add(registration(reg));
+            ArrayNode existing = o.putArray("existing");
+            r.existing().forEach(existing::add);
+            respond(ex, 200, o);
         } else if (path.equals("/admin/users")) {
             requireMethod(method, Methods.POST);
             JsonNode b = body(ex);
@@ -165,17 +199,23 @@ final class AdminApi implements HttpHandler {
             respond(ex, 200, next(o, p));
         } else if (path.equals("/admin/conversations")) {
             requireMethod(method, Methods.POST);
-            JsonNode b = body(ex);
-            JsonNode members = b.get("members");
-            if (members == null || !members.isArray()) throw new BadRequest(400, "INVALID", "members: must be an array of user ids");
-            List<String> ms = new ArrayList<>();
-            for (JsonNode n : members) {
-                if (!n.isTextual()) throw new BadRequest(400, "INVALID", "members: must be an array of user ids");
-                ms.add(storable("members[]", n.textValue()));
-            }
+            JsonNode b = bulkBody(ex);
+            List<String> ms = userIds(b, "members");
             String kind = text(b, "kind", false);
             ConversationInfo info = directory.createConversation(text(b, "conv", true), kind == null ? "group" : kind, ms);
             respond(ex, 201, conversation(info));
+        } else if ((m = MEMBERS.matcher(path)).matches()) {
+            requireMethod(method, Methods.POST);
+            Onboarding.AddedMembers r = directory.onboarding().addMembers(m.group(1), userIds(bulkBody(ex), "users"));
+            ObjectNode o = JSON.createObjectNode().put("conv", r.conv()).put("added", r.added().size());
+            if (r.added().isEmpty()) {
+                o.putNull("first").putNull("last");
+            } else {
+                o.put("first", r.head() - r.added().size() + 1).put("last", r.head());
+            }
+            ArrayNode already = o.putArray("already");
+            r.already().forEach((user, from) -> already.addObject().put("user", user).put("from", from));
+            respond(ex, 200, o.put("head", r.head()));
         } else if ((m = MEMBER.matcher(path)).matches()) {
             MembershipChange ch;
             if (method.equals(Methods.PUT)) {
@@ -286,12 +326,41 @@ final class AdminApi implements HttpHandler {
     }
 
     private static JsonNode body(HttpServerExchange ex) throws IOException {
+        return body(ex, MAX_BODY);
+    }
+
+    /** The body of a request that lists up to IM_ADMIN_BULK_MAX items. */
+    private JsonNode bulkBody(HttpServerExchange ex) throws IOException {
+        return body(ex, Math.max(MAX_BODY, bulkMax * BULK_BYTES_PER_ITEM));
+    }
+
+    /** The array {@code field} of a bulk body, of at most IM_ADMIN_BULK_MAX items. */
+    private JsonNode items(JsonNode b, String field) {
+        JsonNode n = b.get(field);
+        if (n == null || !n.isArray()) throw new BadRequest(400, "INVALID", field + ": must be an array");
+        if (n.size() > bulkMax) {
+            throw new BadRequest(413, "TOO_LARGE", field + ": at most " + bulkMax + " in one request (IM_ADMIN_BULK_MAX); send the rest in further requests");
+        }
+        return n;
+    }
+
+    /** The array of user ids {@code field} of a bulk body. */
+    private List<String> userIds(JsonNode b, String field) {
+        List<String> ids = new ArrayList<>();
+        for (JsonNode n : items(b, field)) {
+            if (!n.isTextual()) throw new BadRequest(400, "INVALID", field + ": must be an array of user ids");
+            ids.add(storable(field + "[]", n.textValue()));
+        }
+        return ids;
+    }
+
+    private static JsonNode body(HttpServerExchange ex, int maxBytes) throws IOException {
         ex.startBlocking();
         byte[] bytes;
         try (InputStream in = ex.getInputStream()) {
-            bytes = in.readNBytes(MAX_BODY + 1);
+            bytes = in.readNBytes(maxBytes + 1);
         }
-        if (bytes.length > MAX_BODY) throw new BadRequest(413, "TOO_LARGE", "request body over " + MAX_BODY + " bytes");
+        if (bytes.length > maxBytes) throw new BadRequest(413, "TOO_LARGE", "request body over " + maxBytes + " bytes");
         try {
             JsonNode n = JSON.readTree(bytes);
             if (n == null || !n.isObject()) throw new BadRequest(400, "BAD_JSON", "body must be a JSON object");

@@ -139,6 +139,69 @@ class AdminApiIT {
     }
 
     @Test
+    void bulkOnboardingOfThousandsInAFewRequests() throws Exception {
+        StringBuilder users = new StringBuilder("{\"users\":[");
+        StringBuilder devices = new StringBuilder("{\"devices\":[");
+        StringBuilder members = new StringBuilder();
+        for (int i = 0; i < 3_000; i++) {
+            String sep = i == 0 ? "" : ",";
+            users.append(sep).append("{\"user\":\"u-").append(i).append("\",\"name\":\"User ").append(i).append("\"}");
+            devices.append(sep).append("{\"user\":\"u-").append(i).append("\",\"device\":\"d-").append(i).append("\"}");
+            if (i < 2_000) members.append(sep).append("\"u-").append(i).append('"');
+        }
+        Reply u = admin("POST", "/admin/users/bulk", users + "]}");
+        assertEquals(200, u.status(), u.body().toString());
+        assertEquals(3_000, u.body().get("created").asInt());
+        Reply d = admin("POST", "/admin/devices/bulk", devices + "]}");
+        assertEquals(200, d.status());
+        assertEquals(3_000, d.body().get("devices").size());
+        String token = d.body().get("devices").get(2_500).get("token").asText();
+
+        Reply c = admin("POST", "/admin/conversations", "{\"conv\":\"g-all\",\"kind\":\"group\",\"members\":[" + members + "]}");
+        assertEquals(201, c.status(), "2,000 members in one create: " + c.body().toString().substring(0, 200));
+        assertEquals(2_000, c.body().get("head").asLong());
+        StringBuilder rest = new StringBuilder("{\"users\":[\"u-0\"");
+        for (int i = 2_000; i < 3_000; i++) rest.append(",\"u-").append(i).append('"');
+        Reply add = admin("POST", "/admin/conversations/g-all/members", rest + "]}");
+        assertEquals(200, add.status(), add.body().toString());
+        assertEquals(1_000, add.body().get("added").asInt());
+        assertEquals(2_001, add.body().get("first").asLong());
+        assertEquals(3_000, add.body().get("last").asLong());
+        assertEquals("[{\"user\":\"u-0\",\"from\":1}]", add.body().get("already").toString());
+        try (RawSocket s = new RawSocket(gw.ws())) {
+            assertEquals("authed", s.auth(token).get("t").asText(), "a token of the bulk registration");
+            JsonNode synced = s.request("{\"t\":\"sync\",\"rid\":\"y\",\"conv\":\"g-all\",\"after\":0,\"limit\":10}");
+            assertEquals(2_501, synced.get("events").get(0).get("seq").asLong(), "u-2500 sees the log from its own join: " + synced);
+        }
+
+        Reply missing = admin("POST", "/admin/conversations/g-all/members", "{\"users\":[\"u-nobody\",\"u-1\"]}");
+        assertEquals(404, missing.status());
+        assertEquals("no user u-nobody", missing.body().get("msg").asText());
+        Reply dup = admin("POST", "/admin/users/bulk", "{\"users\":[{\"user\":\"u-x\"},{\"user\":\"u-x\"}]}");
+        assertEquals(400, dup.status());
+        assertEquals(3_000, admin("GET", "/admin/conversations/g-all", null).body().get("head").asLong(), "refused calls wrote nothing");
+        assertEquals(400, admin("POST", "/admin/devices/bulk", "{\"devices\":{}}").status());
+        assertEquals(405, admin("GET", "/admin/users/bulk", null).status());
+    }
+
+    @Test
+    void bulkRequestsAreBounded(TestStack stack) throws Exception {
+        try (InProcessGateway small = new InProcessGateway(stack, "", Map.of(ConfigKeys.ADMIN_BULK_MAX.name(), "3"))) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(small.admin("/admin/users/bulk"))
+                    .header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN)
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"users\":[{\"user\":\"a\"},{\"user\":\"b\"},{\"user\":\"c\"},{\"user\":\"d\"}]}"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(413, r.statusCode(), r.body());
+            assertTrue(r.body().contains("at most 3 in one request (IM_ADMIN_BULK_MAX)"), r.body());
+            HttpResponse<String> huge = http.send(HttpRequest.newBuilder(small.admin("/admin/users/bulk"))
+                    .header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN)
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"users\":[],\"pad\":\"" + "x".repeat(70_000) + "\"}"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(413, huge.statusCode(), "the body is bounded too");
+        }
+    }
+
+    @Test
     void adminAndOpsPathsAreNotOnThePublicListener() throws Exception {
         for (String path : List.of("/admin/users", "/admin/conversations/c-ab", "/metrics", "/readyz", "/healthz")) {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(gw.http(path)).header("Authorization", "Bearer " + Fixture.ADMIN_TOKEN).build(),

@@ -29,6 +29,33 @@ public final class ConversationLog {
         }
     }
 
+    /**
+     * Allocates {@code n} consecutive seqs at once (a bulk of membership events), as {@link #nextSeq}
+     * does one: the conversation's row lock is held until commit.
+     *
+     * @return the last of them (the new head), or empty when there is no such conversation
+     */
+    public static OptionalLong allocate(Connection c, String conv, int n) throws SQLException {
+        if (n < 1) throw new IllegalArgumentException("n must be at least 1, got " + n);
+        try (PreparedStatement ps = c.prepareStatement("UPDATE conversations SET head_seq = head_seq + ? WHERE conv_id = ? RETURNING head_seq")) {
+            ps.setInt(1, n);
+            ps.setString(2, conv);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
+            }
+        }
+    }
+
+    /** The conversation's head (its last seq; 0 before any event), or empty when there is no such conversation. */
+    public static OptionalLong head(Connection c, String conv) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT head_seq FROM conversations WHERE conv_id = ?")) {
+            ps.setString(1, conv);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
+            }
+        }
+    }
+
     /** A new event id (mid): a UUID v7, time-ordered so new events sit together in the mid index. */
     public static String newEventId(Clock clock) {
         return Uuid7.next(clock).toString();

@@ -80,6 +80,8 @@ public final class ConfigKeys {
             "Stable name of this gateway (routes and metrics). Empty: gw-<random>.");
     public static final ConfigKey<String> ADMIN_TOKEN = key("IM_ADMIN_TOKEN", "",
             "Bearer token(s) that protect the admin HTTP API: one, or several separated by commas to rotate without downtime; each at least 16 characters and 128 bits by the rule in docs/security.md (e.g. openssl rand -hex 24). Required by the gateway role.");
+    public static final ConfigKey<Integer> ADMIN_BULK_MAX = key("IM_ADMIN_BULK_MAX", "10000", 1, 100_000,
+            "Items one bulk admin request may carry: users (POST /admin/users/bulk), devices (POST /admin/devices/bulk), members (POST /admin/conversations and /admin/conversations/{conv}/members); its body may be up to 256 bytes per item (1-100000).");
     public static final ConfigKey<Integer> WORKER_THREADS = key("IM_WORKER_THREADS", "32", 1, 1024,
             "Gateway threads that run database work for frames (1-1024).");
     public static final ConfigKey<Integer> MAX_INFLIGHT = key("IM_MAX_INFLIGHT", "64", 1, 10_000,

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -25,8 +26,6 @@ import javax.sql.DataSource;
  */
 public final class Directory {
     private static final Pattern ID = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
-    /** Initial members one create request may list (the request's own bound; add more with {@link #addMember}). */
-    public static final int MAX_CREATE_MEMBERS = 1000;
     /** The most current members of a group when none is configured: the default of {@code IM_MAX_GROUP_MEMBERS}. */
     public static final int DEFAULT_MAX_GROUP_MEMBERS = 100_000;
 
@@ -37,6 +36,7 @@ public final class Directory {
     private final Clock clock;
     private final Duration tokenTtl;
     private final int maxGroupMembers;
+    private final Onboarding onboarding;
 
     public Directory(DataSource db, Clock clock) {
         this(db, clock, DEFAULT_TOKEN_TTL);
@@ -55,6 +55,12 @@ public final class Directory {
         this.clock = clock;
         this.tokenTtl = tokenTtl;
         this.maxGroupMembers = maxGroupMembers;
+        this.onboarding = new Onboarding(db, clock, tokenTtl, maxGroupMembers);
+    }
+
+    /** Users, devices and memberships many at a time, with this directory's settings. */
+    public Onboarding onboarding() {
+        return onboarding;
     }
 
     // ---------------------------------------------------------------- authentication
@@ -267,15 +273,12 @@ public final class Directory {
         LinkedHashSet<String> unique = new LinkedHashSet<>(members);
         if (unique.size() != members.size()) throw invalid("members: listed twice");
         if ("direct".equals(kind) && unique.size() != 2) throw invalid("members: a direct conversation has exactly two");
-        if (unique.size() > MAX_CREATE_MEMBERS) {
-            throw invalid("members: at most " + MAX_CREATE_MEMBERS + " in one create request; add more members one by one");
-        }
-        if (unique.size() > maxGroupMembers) throw groupFull(conv);
+        if (unique.size() > maxGroupMembers) throw onboarding.groupFull(conv, 0, unique.size());
         for (String m : unique) checkId("members[]", m);
         inTx("create conversation", c -> {
-            for (String m : unique) requireUser(c, m);
+            Onboarding.requireUsers(c, members);
             insertNew(c, "INSERT INTO conversations (conv_id, kind) VALUES (?, ?) ON CONFLICT DO NOTHING", "conversation " + conv, conv, kind);
-            for (String m : unique) appendMembershipEvent(c, conv, m, "join");
+            onboarding.join(c, conv, members, new HashMap<>());
             return null;
         });
         return conversation(conv);
@@ -287,10 +290,10 @@ public final class Directory {
         checkId("user", user);
         return inTx("add member", c -> {
             requireUser(c, user);
-            int members = lockConversation(c, conv);
+            int members = Onboarding.lockConversation(c, conv);
             Long current = currentFromSeq(c, conv, user);
             if (current != null) return new MembershipChange(conv, user, "join", current, false);
-            if (members >= maxGroupMembers) throw groupFull(conv);
+            if (members >= maxGroupMembers) throw onboarding.groupFull(conv, members, 1);
             long seq = appendMembershipEvent(c, conv, user, "join");
             return new MembershipChange(conv, user, "join", seq, true);
         });
@@ -301,7 +304,7 @@ public final class Directory {
         checkId("conv", conv);
         checkId("user", user);
         return inTx("remove member", c -> {
-            lockConversation(c, conv);
+            Onboarding.lockConversation(c, conv);
             if (currentFromSeq(c, conv, user) == null) {
                 throw new DirectoryException(DirectoryException.Code.NOT_MEMBER, user + " is not a member of " + conv);
             }
@@ -365,25 +368,6 @@ public final class Directory {
             ps.executeUpdate();
         }
         return seq;
-    }
-
-    private DirectoryException groupFull(String conv) {
-        return new DirectoryException(DirectoryException.Code.GROUP_FULL,
-                conv + ": a group has at most " + maxGroupMembers + " members (IM_MAX_GROUP_MEMBERS)");
-    }
-
-    /**
-     * Locks the conversation's row for the membership change and returns its current members (the
-     * count the membership writes keep there), so concurrent adds cannot both pass the limit.
-     */
-    private static int lockConversation(Connection c, String conv) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT members FROM conversations WHERE conv_id = ? FOR UPDATE")) {
-            ps.setString(1, conv);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) throw new DirectoryException(DirectoryException.Code.NOT_FOUND, "no conversation " + conv);
-                return rs.getInt(1);
-            }
-        }
     }
 
     private static Long currentFromSeq(Connection c, String conv, String user) throws SQLException {
