@@ -19,6 +19,8 @@ ROOT=$PWD
 CACHE=${IM_SMOKE_CACHE:-/var/cache/im-compose-smoke}
 PROJECT=${IM_SMOKE_PROJECT:-imsmoke}
 PORT=${IM_SMOKE_PORT:-28080}
+# The `im` CLI refuses IM_* variables that are not its settings: these are the script's own.
+unset IM_SMOKE_CACHE IM_SMOKE_PROJECT IM_SMOKE_PORT
 LOGS=$CACHE/logs
 KEEP=0
 case "${1:-}" in
