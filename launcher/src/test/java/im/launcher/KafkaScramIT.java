@@ -1,6 +1,6 @@
 package im.launcher;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static im.launcher.OpsMetricsIT.im;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -26,7 +26,6 @@ import im.sweeper.Sweeper;
 import im.testkit.Await;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
-import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,7 +50,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine;
 
 /**
  * The platform on a Kafka broker that only SCRAM users may use (SASL_PLAINTEXT, SCRAM-SHA-256,
@@ -79,20 +77,6 @@ class KafkaScramIT {
         byte[] b = new byte[16];
         new SecureRandom().nextBytes(b);
         return HexFormat.of().formatHex(b);
-    }
-
-    private static String im(StringWriter out, String... args) {
-        CommandLine cl = Im.commandLine();
-        StringWriter err = new StringWriter();
-        cl.setOut(new PrintWriter(out, true));
-        cl.setErr(new PrintWriter(err, true));
-        int code = cl.execute(args);
-        assertEquals(0, code, String.join(" ", args) + "\n" + out + err);
-        return out.toString();
-    }
-
-    private static String im(String... args) {
-        return im(new StringWriter(), args);
     }
 
     @Test
@@ -125,12 +109,9 @@ class KafkaScramIT {
         Await.until(Duration.ofSeconds(90), () -> roles.stream().allMatch(RoleRuntime.Running::isReady), "every role ready");
 
         // a message goes relay -> events -> delivery node -> the gateway's channel -> pushed to bo
-        String[] admin = {"--gateway", gateway, "--admin-token", CliIT.ADMIN};
-        im(CliIT.with(new String[] {"admin", "user", "create", "u-ana"}, admin));
-        im(CliIT.with(new String[] {"admin", "user", "create", "u-bo"}, admin));
-        String ana = im(CliIT.with(new String[] {"admin", "device", "register", "u-ana", "d-ana"}, admin)).trim();
-        String bo = im(CliIT.with(new String[] {"admin", "device", "register", "u-bo", "d-bo"}, admin)).trim();
-        im(CliIT.with(new String[] {"admin", "conv", "create", "c-ab", "u-ana", "u-bo", "--kind", "direct"}, admin));
+        String[] tokens = OpsMetricsIT.anaAndBoInCab(gateway);
+        String ana = tokens[0];
+        String bo = tokens[1];
         StringWriter tailOut = new StringWriter();
         String gw = gateway;
         Future<String> tail = background.submit(() -> im(tailOut, "tail", "--gateway", gw, "--token", bo, "--conv", "c-ab", "--from", "1", "-n", "2"));   // bo sees from his join (seq 2)
