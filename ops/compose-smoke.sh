@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs docker-compose.yml for real under podman on this machine, and checks it end to end:
 #   build the project and the image (Dockerfile), start the stack in depends_on order, wait until
-#   every service is healthy, send across both gateways with the `im` CLI, check delivery and
+#   every service is healthy, check that Kafka refuses a client without credentials, send across both gateways with the `im` CLI, check delivery and
 #   cursors, kill a delivery node and a gateway (SIGKILL) and check recovery, restart the whole stack
 #   and check nothing acknowledged was lost (named volumes), tear it down. Exit 1 on any failed check.
 #
@@ -19,6 +19,8 @@ ROOT=$PWD
 CACHE=${IM_SMOKE_CACHE:-/var/cache/im-compose-smoke}
 PROJECT=${IM_SMOKE_PROJECT:-imsmoke}
 PORT=${IM_SMOKE_PORT:-28080}
+# The `im` CLI refuses IM_* variables that are not its settings: these are the script's own.
+unset IM_SMOKE_CACHE IM_SMOKE_PROJECT IM_SMOKE_PORT
 LOGS=$CACHE/logs
 KEEP=0
 case "${1:-}" in
@@ -88,6 +90,16 @@ build_project() {   # the `im` CLI the checks use: ./im runs the reactor build w
 }
 
 have_image() { podman image exists "$1"; }
+
+# The stack's Kafka password (secrets/kafka-client.properties, as docker-compose.yml says to make
+# it): made once, kept across runs (the volumes hold the credential set from it).
+kafka_secret() {
+  local f=secrets/kafka-client.properties
+  if [ -f "$f" ]; then log "  $f exists"; return; fi
+  mkdir -m 700 -p secrets
+  sed "s/CHANGE-ME/$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')/" ops/kafka/kafka-client.properties.example > "$f"
+  chmod 644 "$f"
+}
 
 base_image() {   # Debian bookworm + OpenJDK 17 JRE: stands in for eclipse-temurin:17-jre
   if have_image "$IMAGE_JRE"; then log "  $IMAGE_JRE cached"; return; fi
@@ -196,6 +208,23 @@ down_stack() {   # $1: extra args (-v deletes the volumes); stop timeout = stop_
 }
 
 # ---- checks with the im CLI ---------------------------------------------------------------------
+
+# A container on the compose network without credentials, as a forger of pushes would be: the
+# broker must not even answer it, and a record for gateway-1's routing topic must not be written.
+# (Run in the kafka container, whose tools the image has, against kafka:9092 as any container would.)
+unauthenticated_refused() {
+  local k; k=$(ctr kafka)
+  if podman exec "$k" timeout 60 /opt/kafka/bin/kafka-broker-api-versions.sh --bootstrap-server kafka:9092 > "$LOGS/unauth-api.log" 2>&1; then
+    fail "Kafka answered a client without credentials on kafka:9092 (see $LOGS/unauth-api.log)"
+  fi
+  if echo '{"forged":true}' | podman exec -i "$k" timeout 60 /opt/kafka/bin/kafka-console-producer.sh --bootstrap-server kafka:9092 \
+      --topic im.gw.gateway-1 --sync --producer-property max.block.ms=5000 > "$LOGS/unauth-produce.log" 2>&1; then
+    fail "a client without credentials wrote im.gw.gateway-1 (see $LOGS/unauth-produce.log)"
+  fi
+  log "  refused: api-versions and a produce to im.gw.gateway-1 without credentials"
+  podman exec "$k" /opt/kafka/bin/kafka-broker-api-versions.sh --bootstrap-server kafka:9092 \
+    --command-config /run/secrets/kafka-client.properties > /dev/null 2>&1 || fail "Kafka refused the roles' own credentials"
+}
 
 IM=(java -XX:TieredStopAtLevel=1 -jar "$ROOT/launcher/target/im.jar")
 im() { "${IM[@]}" "$@"; }
@@ -324,6 +353,7 @@ CUR_ANA=0 CUR_BO=1   # each device's delivered cursor; Bo joined at seq 2 and se
 
 step "install and configure podman, runc, podman-compose, mmdebstrap" install_tools
 step "build the project (./im: mvn package when sources changed)" build_project
+step "Kafka client credentials (secrets/kafka-client.properties)" kafka_secret
 step "base image $IMAGE_JRE (mmdebstrap rootfs, cached)" base_image
 step "stand-in $IMAGE_MAVEN" build_standin maven "$IMAGE_MAVEN"
 step "stand-in $IMAGE_PG" build_standin postgres "$IMAGE_PG"
@@ -332,6 +362,7 @@ step "image im-eventlog:local from the Dockerfile" build_app_image
 down_stack -v   # a previous run's leftovers
 trap finish EXIT
 step "compose up, every service healthy (depends_on order)" up_stack
+step "Kafka refuses a client without credentials inside the network" unauthenticated_refused
 step "admin: users, devices, conversation c-smoke" setup_conversation
 step "send across both gateways, live delivery both ways" cross_gateway_round first 3
 step "cursors: every device caught up" cursors_caught_up

@@ -1,6 +1,7 @@
 package im.cursor;
 
 import im.infra.db.DatabaseUnavailableException;
+import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.KafkaClients;
 import im.infra.kafka.TopicNames;
 import im.topics.CursorRecord;
@@ -32,13 +33,13 @@ public final class KafkaCursorSink implements CursorSink {
     /** The longest a publish may hold the cursor transaction (and its row locks) open. */
     public static final Duration TIMEOUT = Duration.ofSeconds(5);
 
-    private final String bootstrap;
+    private final KafkaClientConfig kafka;
     private final Map<String, Object> settings;
     private final String topic;
     private KafkaProducer<String, String> producer;   // guarded by this; null until first use or after a failure
 
-    public KafkaCursorSink(String bootstrap, TopicNames topics, String clientId) {
-        this.bootstrap = bootstrap;
+    public KafkaCursorSink(KafkaClientConfig kafka, TopicNames topics, String clientId) {
+        this.kafka = kafka;
         this.topic = topics.cursors();
         long ms = TIMEOUT.toMillis();
         settings = Map.of(ProducerConfig.CLIENT_ID_CONFIG, clientId,
@@ -68,7 +69,7 @@ public final class KafkaCursorSink implements CursorSink {
     }
 
     private synchronized KafkaProducer<String, String> producer() {
-        if (producer == null) producer = KafkaClients.durableProducer(bootstrap, settings);
+        if (producer == null) producer = KafkaClients.durableProducer(kafka, settings);
         return producer;
     }
 

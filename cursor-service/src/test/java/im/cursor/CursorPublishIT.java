@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.identity.DevicePrincipal;
+import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.TopicNames;
 import im.infra.kafka.Topics;
 import im.infra.ops.Metrics;
@@ -57,7 +58,7 @@ class CursorPublishIT {
     @Test
     void everyMovedCursorIsOnTheTopicBeforeItsTransactionCommitsAndAnAckThatMovesNothingPublishesNothing() throws Exception {
         List<Long> committedWhilePublishing = new ArrayList<>();
-        try (KafkaCursorSink kafka = new KafkaCursorSink(stack.kafkaBootstrap(), topics, "t-cursors")) {
+        try (KafkaCursorSink kafka = new KafkaCursorSink(KafkaClientConfig.plain(stack.kafkaBootstrap()), topics, "t-cursors")) {
             CursorSink watching = records -> {
                 kafka.publish(records);
                 committedWhilePublishing.add(storedCursor());   // what other transactions see meanwhile
@@ -81,7 +82,7 @@ class CursorPublishIT {
 
     @Test
     void anAckWhoseRecordKafkaDoesNotAcknowledgeIsUnavailableAndWritesNothing() throws Exception {
-        try (KafkaCursorSink unreachable = new KafkaCursorSink("127.0.0.1:1", topics, "t-unreachable")) {
+        try (KafkaCursorSink unreachable = new KafkaCursorSink(KafkaClientConfig.plain("127.0.0.1:1"), topics, "t-unreachable")) {
             CursorService service = new CursorService(db, unreachable, Metrics.detached(), Tags.empty());
             long started = System.nanoTime();
             assertThrows(DatabaseUnavailableException.class, () -> service.ack(bo, "c1", 4));
@@ -90,7 +91,7 @@ class CursorPublishIT {
         }
         assertEquals(-1, storedCursor(), "rolled back: a cursor is never committed without its record");
         // The device retries once Kafka answers: the same ack then commits and publishes.
-        try (KafkaCursorSink kafka = new KafkaCursorSink(stack.kafkaBootstrap(), topics, "t-cursors")) {
+        try (KafkaCursorSink kafka = new KafkaCursorSink(KafkaClientConfig.plain(stack.kafkaBootstrap()), topics, "t-cursors")) {
             assertEquals(4, new CursorService(db, kafka, Metrics.detached(), Tags.empty()).ack(bo, "c1", 4));
         }
         assertEquals(4, ((CursorRecord.Update) readCursors(1).get(0)).delivered());

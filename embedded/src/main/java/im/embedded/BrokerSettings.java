@@ -100,13 +100,55 @@ final class BrokerSettings {
         return props;
     }
 
+    /** The SASL mechanism of {@link #withScram}. */
+    static final String SCRAM = "SCRAM-SHA-256";
+
+    /**
+     * {@code props} (a single node's) turned into a broker only SCRAM users can use: the client
+     * listener (also the inter-broker one, on which the node authenticates as {@code brokerUser})
+     * speaks SASL_PLAINTEXT with SCRAM-SHA-256, the controller listener stays plain text on
+     * loopback, and the StandardAuthorizer refuses whatever no ACL allows, except to the super
+     * users: {@code brokerUser} and ANONYMOUS, the principal of the node's own controller
+     * connection, which no client can have, as no client listener is plain text.
+     */
+    static Properties withScram(Properties props, int brokerPort, String brokerUser, String brokerPassword) {
+        Properties p = new Properties();
+        p.putAll(props);
+        String controller = props.getProperty("listeners").replaceAll(".*(CONTROLLER://[^,]+).*", "$1");
+        p.put("listeners", "CLIENT://" + HOST + ":" + brokerPort + "," + controller);
+        p.put("advertised.listeners", "CLIENT://" + HOST + ":" + brokerPort);
+        p.put("listener.security.protocol.map", "CLIENT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT");
+        p.put("inter.broker.listener.name", "CLIENT");
+        p.put("sasl.enabled.mechanisms", SCRAM);
+        p.put("sasl.mechanism.inter.broker.protocol", SCRAM);
+        p.put("listener.name.client.scram-sha-256.sasl.jaas.config", scramJaas(brokerUser, brokerPassword));
+        p.put("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
+        p.put("allow.everyone.if.no.acl.found", "false");
+        p.put("super.users", "User:" + brokerUser + ";User:ANONYMOUS");
+        return p;
+    }
+
+    static String scramJaas(String user, String password) {
+        return "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"" + user
+                + "\" password=\"" + password + "\";";
+    }
+
     /** Formats {@code logDir} as a fresh single-node cluster unless it already holds meta.properties. */
     static void formatIfNeeded(Path logDir) {
-        formatIfNeeded(logDir, NODE_ID, Uuid.randomUuid().toString());
+        formatIfNeeded(logDir, Map.of());
+    }
+
+    /** As {@link #formatIfNeeded(Path)}, with SCRAM-SHA-256 credentials of {@code scramUsers} (name to password) in the metadata. */
+    static void formatIfNeeded(Path logDir, Map<String, String> scramUsers) {
+        formatIfNeeded(logDir, NODE_ID, Uuid.randomUuid().toString(), scramUsers);
     }
 
     /** Formats {@code logDir} as node {@code nodeId} of cluster {@code clusterId} (static quorum) unless already formatted. */
     static void formatIfNeeded(Path logDir, int nodeId, String clusterId) {
+        formatIfNeeded(logDir, nodeId, clusterId, Map.of());
+    }
+
+    private static void formatIfNeeded(Path logDir, int nodeId, String clusterId, Map<String, String> scramUsers) {
         if (isFormatted(logDir)) {
             return;
         }
@@ -121,6 +163,8 @@ final class BrokerSettings {
                     .setControllerListenerName("CONTROLLER")
                     .setMetadataLogDirectory(logDir.toAbsolutePath().toString())
                     .addDirectory(logDir.toAbsolutePath().toString())
+                    .setScramArguments(scramUsers.entrySet().stream()
+                            .map(u -> SCRAM + "=[name=" + u.getKey() + ",password=" + u.getValue() + "]").toList())
                     .run();
         } catch (Exception e) {
             throw new BrokerStartException("Formatting Kafka storage in " + logDir + " failed: " + e.getMessage()
@@ -210,8 +254,14 @@ final class BrokerSettings {
 
     /** As {@link #awaitReady(String, Duration, Supplier)}, until the cluster lists node {@code nodeId}. */
     static void awaitReady(String bootstrap, int nodeId, Duration deadline, Supplier<String> failure) {
+        awaitReady(bootstrap, nodeId, deadline, failure, Map.of());
+    }
+
+    /** As {@link #awaitReady(String, int, Duration, Supplier)}, with the client settings (SASL) {@code client}. */
+    static void awaitReady(String bootstrap, int nodeId, Duration deadline, Supplier<String> failure, Map<String, String> client) {
         long end = System.nanoTime() + deadline.toNanos();
         Properties p = new Properties();
+        p.putAll(client);
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "2000");
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "3000");

@@ -1,6 +1,7 @@
 package im.embedded;
 
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import kafka.server.KafkaConfig;
@@ -50,19 +51,46 @@ public final class EmbeddedKafkaBroker extends LocalBroker {
      * same ports.
      */
     public static EmbeddedKafkaBroker start(Path dataDir, int fixedPort, boolean keepData) {
+        return start(dataDir, fixedPort, keepData, null, Map.of());
+    }
+
+    /**
+     * A broker (data deleted on close) that only SCRAM users can use: its one client listener
+     * speaks SASL_PLAINTEXT with SCRAM-SHA-256, and the StandardAuthorizer allows nothing that no
+     * ACL allows except to {@code superUser} (the user the node itself authenticates as).
+     * {@code users} (name to password, {@code superUser} among them) are created when the storage
+     * is formatted. A client needs {@link #scramClientProperties} of one of them.
+     */
+    public static EmbeddedKafkaBroker startWithScram(Path dataDir, Map<String, String> users, String superUser) {
+        if (!users.containsKey(superUser)) throw new IllegalArgumentException("no password for " + superUser);
+        return start(dataDir, 0, false, superUser, users);
+    }
+
+    /** The client settings of SCRAM user {@code user}: what IM_KAFKA_CONFIG_FILE holds for a broker of {@link #startWithScram}. */
+    public static Map<String, String> scramClientProperties(String user, String password) {
+        return Map.of("security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", BrokerSettings.SCRAM,
+                "sasl.jaas.config", BrokerSettings.scramJaas(user, password));
+    }
+
+    private static EmbeddedKafkaBroker start(Path dataDir, int fixedPort, boolean keepData, String superUser, Map<String, String> users) {
         Objects.requireNonNull(dataDir, "dataDir");
         Path logDir = dataDir.resolve(BrokerSettings.LOG_DIR_NAME);
         int port = fixedPort > 0 ? fixedPort : BrokerSettings.freePort();
         int controllerPort = fixedPort > 0 ? fixedPort + 1 : BrokerSettings.freePort();
         Properties props = BrokerSettings.serverProperties(logDir, port, controllerPort);
-        BrokerSettings.formatIfNeeded(logDir);
+        Map<String, String> client = Map.of();
+        if (superUser != null) {
+            props = BrokerSettings.withScram(props, port, superUser, users.get(superUser));
+            client = scramClientProperties(superUser, users.get(superUser));
+        }
+        BrokerSettings.formatIfNeeded(logDir, users);
         String bootstrap = BrokerSettings.HOST + ":" + port;
 
         KafkaRaftServer server = new KafkaRaftServer(KafkaConfig.fromProps(props), Time.SYSTEM);
         EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(server, dataDir, !keepData, bootstrap);
         try {
             server.startup();
-            BrokerSettings.awaitReady(bootstrap, BrokerSettings.READY_DEADLINE, () -> null);
+            BrokerSettings.awaitReady(bootstrap, BrokerSettings.NODE_ID, BrokerSettings.READY_DEADLINE, () -> null, client);
         } catch (RuntimeException e) {
             broker.close();
             throw e instanceof BrokerStartException ? e

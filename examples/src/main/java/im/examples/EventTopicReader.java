@@ -31,12 +31,14 @@ public final class EventTopicReader implements AutoCloseable {
     private final String conv;
 
     /**
+     * @param client  Kafka client properties (security), under the reader's own
      * @param conv    only this conversation's records, or null for all
      * @param timeout bound of every single metadata call (an unreachable broker fails within it)
      * @throws IllegalStateException if the topic does not exist
      */
-    public EventTopicReader(String bootstrap, String topic, String conv, Duration timeout) {
+    public EventTopicReader(String bootstrap, Properties client, String topic, String conv, Duration timeout) {
         Properties p = new Properties();
+        p.putAll(client);
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "history-rebuild");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");   // no group: nothing to commit

@@ -63,6 +63,10 @@ public final class HistoryRebuild implements Callable<Integer> {
             description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}, the embedded stack).")
     private String bootstrap;
 
+    @Option(names = "--kafka-config", paramLabel = "FILE",
+            description = "Kafka client properties (security.protocol, sasl.*, ssl.*), as the platform's IM_KAFKA_CONFIG_FILE.")
+    private java.nio.file.Path kafkaConfig;
+
     @Option(names = "--topic-prefix", defaultValue = "im.", paramLabel = "PREFIX",
             description = "The platform's IM_TOPIC_PREFIX; the topic read is <prefix>events (default: ${DEFAULT-VALUE}).")
     private String topicPrefix;
@@ -125,6 +129,18 @@ public final class HistoryRebuild implements Callable<Integer> {
         return FAILED;
     }
 
+    /** The properties of --kafka-config, none without it. */
+    private java.util.Properties clientProperties() {
+        java.util.Properties p = new java.util.Properties();
+        if (kafkaConfig == null) return p;
+        try (java.io.Reader r = java.nio.file.Files.newBufferedReader(kafkaConfig)) {
+            p.load(r);
+        } catch (java.io.IOException | IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "--kafka-config: cannot read " + kafkaConfig + ": " + e.getMessage());
+        }
+        return p;
+    }
+
     private void validate() {
         if (conv != null && !CONV_ID.matcher(conv).matches()) {
             throw new ParameterException(spec.commandLine(), "--conv: '" + conv + "' is not a conversation id ([A-Za-z0-9._:-]{1,64})");
@@ -141,7 +157,7 @@ public final class HistoryRebuild implements Callable<Integer> {
         long deadline = System.nanoTime() + timeout.toNanos();
         DriverManager.setLoginTimeout((int) Math.max(1, Math.min(timeout.toSeconds(), 60)));
         try (Connection db = DriverManager.getConnection(pgUrl, pgUser, pgPassword);
-             EventTopicReader reader = new EventTopicReader(bootstrap, topic, conv, timeout)) {
+             EventTopicReader reader = new EventTopicReader(bootstrap, clientProperties(), topic, conv, timeout)) {
             db.setReadOnly(true);
             // 1. PostgreSQL first: whatever it holds now is committed, so the relay owes it to the topic.
             Map<String, NavigableMap<Long, Event>> database = PostgresHistory.load(db, conv);

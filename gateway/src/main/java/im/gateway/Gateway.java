@@ -106,7 +106,7 @@ public final class Gateway implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        if (cfg.kafkaBootstrap().isPresent()) {
+        if (cfg.kafka().isPresent()) {
             try {
                 push = new PushHub(cfg, clock.millis(), faults).start();
             } catch (RuntimeException e) {
@@ -117,7 +117,7 @@ public final class Gateway implements AutoCloseable {
         }
         Directory directory = new Directory(db, clock, cfg.tokenTtl(), cfg.maxGroupMembers());
         // Without a broker (IM_KAFKA_BOOTSTRAP unset) there is no cursor topic to publish to.
-        cursorSink = cfg.kafkaBootstrap().<CursorSink>map(b -> new KafkaCursorSink(b, cfg.topics(), "im-cursors-" + cfg.gatewayId()))
+        cursorSink = cfg.kafka().<CursorSink>map(k -> new KafkaCursorSink(k, cfg.topics(), "im-cursors-" + cfg.gatewayId()))
                 .orElse(CursorSink.NONE);
         cursorWriter = new CursorWriter(new CursorService(db, cursorSink, meters, Tags.of("gateway", cfg.gatewayId())), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2,
                 cfg.ackThrottle()).start();

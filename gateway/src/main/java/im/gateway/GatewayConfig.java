@@ -3,6 +3,7 @@ package im.gateway;
 import im.infra.config.ConfigException;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
+import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.Replication;
 import im.infra.kafka.TopicNames;
 import java.time.Duration;
@@ -36,7 +37,7 @@ public record GatewayConfig(
         Duration httpIdleTimeout,
         Optional<java.nio.file.Path> tlsCert,
         Optional<java.nio.file.Path> tlsKey,
-        Optional<String> kafkaBootstrap,
+        Optional<KafkaClientConfig> kafka,
         TopicNames topics,
         Duration heartbeat,
         Duration interestRenew,
@@ -84,7 +85,7 @@ public record GatewayConfig(
                 s.get(ConfigKeys.HTTP_IDLE_TIMEOUT_MS),
                 s.optional(ConfigKeys.TLS_CERT).map(java.nio.file.Path::of),
                 s.optional(ConfigKeys.TLS_KEY).map(java.nio.file.Path::of),
-                s.optional(ConfigKeys.KAFKA_BOOTSTRAP),
+                KafkaClientConfig.from(s),
                 TopicNames.from(s),
                 s.get(ConfigKeys.GATEWAY_HEARTBEAT_MS),
                 s.get(ConfigKeys.INTEREST_RENEW_MS),

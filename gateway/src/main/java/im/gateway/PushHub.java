@@ -3,6 +3,7 @@ package im.gateway;
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
 import im.infra.kafka.ConsumerDefaults;
+import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.KafkaClients;
 import im.infra.kafka.Topics;
 import im.protocol.Event;
@@ -50,7 +51,7 @@ final class PushHub implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PushHub.class);
 
     private final GatewayConfig cfg;
-    private final String bootstrap;
+    private final KafkaClientConfig kafka;
     private final long gen;
     private final Faults faults;
     private final AtomicLong versions = new AtomicLong();
@@ -71,7 +72,7 @@ final class PushHub implements AutoCloseable {
     /** {@code cfg} must name a Kafka bootstrap; {@code gen} tells this start of the gateway from earlier ones. */
     PushHub(GatewayConfig cfg, long gen, Faults faults) {
         this.cfg = cfg;
-        this.bootstrap = cfg.kafkaBootstrap().orElseThrow(() -> new IllegalArgumentException("pushing needs IM_KAFKA_BOOTSTRAP"));
+        this.kafka = cfg.kafka().orElseThrow(() -> new IllegalArgumentException("pushing needs IM_KAFKA_BOOTSTRAP"));
         this.gen = gen;
         this.faults = faults;
     }
@@ -86,17 +87,17 @@ final class PushHub implements AutoCloseable {
         List<String> shared = new java.util.ArrayList<>(cfg.topics().conversationKeyed());
         shared.addAll(cfg.topics().singlePartition());
         java.util.Set<String> missing = new java.util.TreeSet<>(shared);
-        missing.removeAll(Topics.describe(bootstrap, shared).keySet());
+        missing.removeAll(Topics.describe(kafka, shared).keySet());
         if (!missing.isEmpty()) {
-            throw new IllegalStateException("topics " + missing + " do not exist on " + bootstrap + ": create the shared"
+            throw new IllegalStateException("topics " + missing + " do not exist on " + kafka.bootstrap() + ": create the shared"
                     + " topics before starting a gateway (SharedTopics.create; the role runner and im platform do)");
         }
-        Topics.create(bootstrap, List.of(cfg.topics().channel(cfg.gatewayId())), 1, cfg.replication());
+        Topics.create(kafka, List.of(cfg.topics().channel(cfg.gatewayId())), 1, cfg.replication());
         // Never hold a request thread for long when Kafka is unreachable: pushes are best effort.
-        producer = KafkaClients.durableProducer(bootstrap, Map.of(ProducerConfig.LINGER_MS_CONFIG, "0",
+        producer = KafkaClients.durableProducer(kafka, Map.of(ProducerConfig.LINGER_MS_CONFIG, "0",
                 ProducerConfig.MAX_BLOCK_MS_CONFIG, "2000"));
         publishHeartbeat();
-        consumer = KafkaClients.assignedConsumer(bootstrap, Map.of(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, ConsumerDefaults.FETCH_MAX_WAIT_MS));
+        consumer = KafkaClients.assignedConsumer(kafka, Map.of(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, ConsumerDefaults.FETCH_MAX_WAIT_MS));
         List<TopicPartition> parts = List.of(new TopicPartition(cfg.topics().channel(cfg.gatewayId()), 0),
                 new TopicPartition(cfg.topics().notices(), 0));
         consumer.assign(parts);

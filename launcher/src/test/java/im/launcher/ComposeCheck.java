@@ -378,7 +378,7 @@ final class ComposeCheck {
             String role = roleOf(name, svc);
             if (role == null) continue;
             byRole.computeIfAbsent(role, r -> new ArrayList<>()).add(name);
-            Map<String, String> env = environment(svc);
+            Map<String, String> env = kafkaClientFile(name, svc, environment(svc));
             Settings settings = settings(name, env);
             if (settings == null) continue;
             Function<Settings, Endpoint> validate = ROLE_SETTINGS.get(role);
@@ -584,6 +584,38 @@ final class ComposeCheck {
     }
 
     /** The role's settings from its IM_* variables, or null (reported) if they are not acceptable at all. */
+    /** The template of the roles' Kafka client file (the real one, under secrets/, is never in the repository). */
+    static final Path KAFKA_CLIENT_EXAMPLE = Path.of("ops", "kafka", "kafka-client.properties.example");
+
+    /**
+     * A role that uses Kafka must authenticate to it: IM_KAFKA_CONFIG_FILE must be set and be a
+     * file mounted into the service. {@code env} is returned with that setting pointing at the
+     * template operators copy ({@link #KAFKA_CLIENT_EXAMPLE}), so that the role's own check of the
+     * file runs on what the service will read.
+     */
+    private Map<String, String> kafkaClientFile(String name, Map<String, Object> svc, Map<String, String> env) {
+        if (!env.containsKey(ConfigKeys.KAFKA_BOOTSTRAP.name())) return env;
+        String file = env.get(ConfigKeys.KAFKA_CONFIG_FILE.name());
+        if (file == null) {
+            problem(name + ": IM_KAFKA_BOOTSTRAP without IM_KAFKA_CONFIG_FILE: the role would reach Kafka unauthenticated");
+            return env;
+        }
+        boolean mounted = list(svc.get("volumes")).stream().map(v -> String.valueOf(v).split(":"))
+                .anyMatch(parts -> parts.length >= 2 && parts[1].equals(file) && parts[0].startsWith("."));
+        if (!mounted) problem(name + ": IM_KAFKA_CONFIG_FILE " + file + " is not a file mounted into the service");
+        Map<String, String> checked = new TreeMap<>(env);
+        checked.put(ConfigKeys.KAFKA_CONFIG_FILE.name(), repoRoot().resolve(KAFKA_CLIENT_EXAMPLE).toString());
+        return checked;
+    }
+
+    /** The nearest directory at or above the working directory that holds docker-compose.yml. */
+    static Path repoRoot() {
+        for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
+            if (Files.exists(d.resolve("docker-compose.yml"))) return d;
+        }
+        throw new IllegalStateException("no docker-compose.yml above " + Path.of("").toAbsolutePath());
+    }
+
     private Settings settings(String name, Map<String, String> env) {
         boolean ok = true;
         for (String k : env.keySet()) {
@@ -745,6 +777,24 @@ final class ComposeCheck {
         }
         String logDirs = env.get("KAFKA_LOG_DIRS");
         if (logDirs == null || namedVolumeAt(kafka, logDirs) == null) problem(name + ": KAFKA_LOG_DIRS must be on a named volume");
+        // Any container on the network must not reach the broker without credentials.
+        Map<String, String> protocols = new TreeMap<>();
+        for (String m : env.getOrDefault("KAFKA_LISTENER_SECURITY_PROTOCOL_MAP", "").split(",")) {
+            String[] kv = m.split(":");
+            if (kv.length == 2) protocols.put(kv[0].strip(), kv[1].strip());
+        }
+        for (String l : env.getOrDefault("KAFKA_LISTENERS", "").split(",")) {
+            Matcher lm = Pattern.compile("([A-Za-z_]+)://([^:]*):\\d+").matcher(l.strip());
+            if (!lm.matches()) continue;
+            String protocol = protocols.getOrDefault(lm.group(1), lm.group(1));
+            if (!lm.group(2).equals("127.0.0.1") && !protocol.startsWith("SASL_")) {
+                problem(name + ": listener " + lm.group(1) + " is reachable from the network without authentication (" + protocol
+                        + "); bind it to 127.0.0.1 or make it SASL_*");
+            }
+        }
+        if (!"false".equals(env.get("KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND")) || env.get("KAFKA_AUTHORIZER_CLASS_NAME") == null) {
+            problem(name + ": needs an authorizer (KAFKA_AUTHORIZER_CLASS_NAME) with KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND=false");
+        }
     }
 
     @SuppressWarnings("unchecked")

@@ -60,7 +60,8 @@ class OpsMetricsIT {
         for (int i = started.size() - 1; i >= 0; i--) started.get(i).close();
     }
 
-    private static String im(StringWriter out, String... args) {
+    /** Runs {@code im args} in this JVM, asserting exit 0; its standard output, also written to {@code out}. */
+    static String im(StringWriter out, String... args) {
         CommandLine cl = Im.commandLine();
         StringWriter err = new StringWriter();
         cl.setOut(new PrintWriter(out, true));
@@ -70,8 +71,19 @@ class OpsMetricsIT {
         return out.toString();
     }
 
-    private static String im(String... args) {
+    static String im(String... args) {
         return im(new StringWriter(), args);
+    }
+
+    /** Users u-ana and u-bo, devices d-ana and d-bo, direct conversation c-ab, through {@code gateway}'s admin API: the two device tokens. */
+    static String[] anaAndBoInCab(String adminUrl) {
+        String[] admin = {"--admin-url", adminUrl, "--admin-token", CliIT.ADMIN};
+        im(CliIT.with(new String[] {"admin", "user", "create", "u-ana"}, admin));
+        im(CliIT.with(new String[] {"admin", "user", "create", "u-bo"}, admin));
+        String ana = im(CliIT.with(new String[] {"admin", "device", "register", "u-ana", "d-ana"}, admin)).trim();
+        String bo = im(CliIT.with(new String[] {"admin", "device", "register", "u-bo", "d-bo"}, admin)).trim();
+        im(CliIT.with(new String[] {"admin", "conv", "create", "c-ab", "u-ana", "u-bo", "--kind", "direct"}, admin));
+        return new String[] {ana, bo};
     }
 
     private String get(String url) {
@@ -120,12 +132,9 @@ class OpsMetricsIT {
 
         // Traffic: bo follows c-ab (acking) while ana sends, one message at a time, so that bo's
         // cursor advances several times after its first ack (the sampled delivery latency).
-        String[] admin = {"--admin-url", gatewayAdmin, "--admin-token", CliIT.ADMIN};
-        im(CliIT.with(new String[] {"admin", "user", "create", "u-ana"}, admin));
-        im(CliIT.with(new String[] {"admin", "user", "create", "u-bo"}, admin));
-        String ana = im(CliIT.with(new String[] {"admin", "device", "register", "u-ana", "d-ana"}, admin)).trim();
-        String bo = im(CliIT.with(new String[] {"admin", "device", "register", "u-bo", "d-bo"}, admin)).trim();
-        im(CliIT.with(new String[] {"admin", "conv", "create", "c-ab", "u-ana", "u-bo", "--kind", "direct"}, admin));
+        String[] tokens = anaAndBoInCab(gatewayAdmin);
+        String ana = tokens[0];
+        String bo = tokens[1];
         StringWriter tailOut = new StringWriter();
         String gw = gateway;
         Future<String> tail = background.submit(() -> im(tailOut, "tail", "--gateway", gw, "--token", bo, "--conv", "c-ab", "--from", "1", "-n", "5"));   // bo sees from his join, seq 2

@@ -1,7 +1,9 @@
 package im.relay;
 
 import im.infra.kafka.TopicNames;
+import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import org.postgresql.util.HostSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -23,7 +25,6 @@ final class RelayClients {
      */
     static KafkaProducer<String, String> producer(RelayConfig cfg, TopicNames topics) {
         Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.kafkaBootstrap());
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         p.put(ProducerConfig.LINGER_MS_CONFIG, "1");
@@ -36,7 +37,7 @@ final class RelayClients {
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(cfg, topics));
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        KafkaProducer<String, String> producer = new KafkaProducer<>(p);
+        KafkaProducer<String, String> producer = new KafkaProducer<>(cfg.kafka().clientProperties(p));
         try {
             producer.initTransactions();
         } catch (RuntimeException e) {
@@ -73,6 +74,7 @@ final class RelayClients {
         p.put("database.user", cfg.user());
         p.put("database.password", cfg.password());
         p.put("database.dbname", cfg.database());
+        p.putAll(tlsProperties(cfg.pgUrl()));
         p.put("topic.prefix", "im-relay-" + cfg.slot());
         p.put("plugin.name", "pgoutput");
         p.put("slot.name", cfg.slot());
@@ -93,8 +95,34 @@ final class RelayClients {
         // The offsets are the relay's position in the WAL: replicated like the events they stand for.
         p.put("offset.storage.replication.factor", String.valueOf(cfg.replication().factor()));
         p.put("offset.flush.interval.ms", String.valueOf(cfg.offsetFlush().toMillis()));
-        p.put("bootstrap.servers", cfg.kafkaBootstrap());
         p.put("errors.max.retries", "-1");
-        return p;
+        // The offset store's producer, consumer and admin client take the engine's top-level
+        // properties: IM_KAFKA_CONFIG_FILE's security settings and the bootstrap go there.
+        return cfg.kafka().clientProperties(p);
+    }
+
+    /** pgjdbc's TLS parameters and Debezium's names for them (its connections are built from these, not from the URL). */
+    private static final Map<String, String> TLS_PARAMETERS = Map.of(
+            "sslmode", "database.sslmode", "sslrootcert", "database.sslrootcert", "sslcert", "database.sslcert",
+            "sslkey", "database.sslkey", "sslpassword", "database.sslpassword", "sslfactory", "database.sslfactory");
+
+    /**
+     * The TLS parameters of IM_PG_URL ({@code ?sslmode=verify-full&sslrootcert=...}) as Debezium
+     * settings: Debezium connects (its JDBC and its replication connection) from
+     * {@code database.*} settings, so without this the stream would not use the TLS the URL asks
+     * for. pgjdbc's {@code ssl=true} without an sslmode means verify-full, as the driver reads it.
+     */
+    static Map<String, String> tlsProperties(String pgUrl) {
+        Properties url = org.postgresql.Driver.parseURL(pgUrl, new Properties());
+        if (url == null) throw new IllegalArgumentException("not a PostgreSQL JDBC URL");   // RelayConfig checked it
+        Map<String, String> out = new TreeMap<>();
+        TLS_PARAMETERS.forEach((param, setting) -> {
+            String v = url.getProperty(param);
+            if (v != null) out.put(setting, v);
+        });
+        if (!out.containsKey("database.sslmode") && "true".equalsIgnoreCase(url.getProperty("ssl"))) {
+            out.put("database.sslmode", "verify-full");
+        }
+        return out;
     }
 }

@@ -3,11 +3,12 @@ package im.relay;
 import im.infra.config.ConfigException;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
+import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.Replication;
 import java.time.Duration;
 
 /**
- * The CDC relay's settings: where PostgreSQL and Kafka are, the slot, latency tuning, and how long
+ * The CDC relay's settings: where PostgreSQL and Kafka are (and how to authenticate to them), the slot, latency tuning, and how long
  * a silent lock holder keeps the lock ({@code lockTimeout}, see {@link CdcRelay}).
  *
  * @param pgUrl IM_PG_URL as given: {@code jdbc:postgresql://host[:port][,host[:port]...]/db[?...]};
@@ -15,7 +16,7 @@ import java.time.Duration;
  */
 public record RelayConfig(
         String pgUrl, String database, String user, String password,
-        String kafkaBootstrap, String slot, String publication, Duration pollInterval, Duration offsetFlush,
+        KafkaClientConfig kafka, String slot, String publication, Duration pollInterval, Duration offsetFlush,
         Duration lockTimeout, Replication replication) {
 
     private static final String PREFIX = "jdbc:postgresql://";
@@ -36,7 +37,7 @@ public record RelayConfig(
         }
         return new RelayConfig(url, db,
                 s.string(ConfigKeys.PG_USER), s.string(ConfigKeys.PG_PASSWORD),
-                s.required(ConfigKeys.KAFKA_BOOTSTRAP), slot, slot,
+                KafkaClientConfig.required(s), slot, slot,
                 s.get(ConfigKeys.RELAY_POLL_MS),
                 s.get(ConfigKeys.RELAY_OFFSET_FLUSH_MS),
                 s.get(ConfigKeys.RELAY_LOCK_TIMEOUT_MS),

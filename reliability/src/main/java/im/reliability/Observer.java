@@ -2,6 +2,7 @@ package im.reliability;
 
 import im.client.ImClient;
 import im.client.PendingSend;
+import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.KafkaClients;
 import im.topics.EventRecord;
 import im.topics.MalformedRecordException;
@@ -136,7 +137,7 @@ final class Observer {
     private List<History.TopicRecord> readTopic(Map<String, Long> heads) {
         List<History.TopicRecord> out = new ArrayList<>();
         Map<String, Long> max = new HashMap<>();
-        try (KafkaConsumer<String, String> consumer = KafkaClients.assignedConsumer(bootstrap,
+        try (KafkaConsumer<String, String> consumer = KafkaClients.assignedConsumer(KafkaClientConfig.plain(bootstrap),   // the campaign's own embedded broker
                 Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"))) {
             String topic = eventsTopic;
             List<TopicPartition> parts = new ArrayList<>();

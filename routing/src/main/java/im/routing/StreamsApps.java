@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.util.Properties;
 import im.infra.kafka.ConsumerDefaults;
+import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.Replication;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -24,11 +25,12 @@ public final class StreamsApps {
      * @param stateDir the state directory, or empty for a fresh temporary one per start (reusing
      *                 one after the broker was recreated corrupts tasks)
      * @param replication of the internal (changelog, repartition) topics Streams creates
+     * @param kafka the bootstrap and the client settings of IM_KAFKA_CONFIG_FILE, which Streams
+     *              hands to each of its clients (producer, consumers, admin); these settings win
      */
-    public static Properties properties(String applicationId, String bootstrap, String stateDir, Replication replication) {
+    public static Properties properties(String applicationId, KafkaClientConfig kafka, String stateDir, Replication replication) {
         Properties p = new Properties();
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
-        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.isEmpty() ? tempDir(applicationId) : stateDir);
         p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), "0");
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "200");
@@ -43,7 +45,7 @@ public final class StreamsApps {
         p.put(StreamsConfig.topicPrefix("min.insync.replicas"), Integer.toString(replication.minInsyncReplicas()));
         p.put(StreamsConfig.producerPrefix(ProducerConfig.ACKS_CONFIG), "all");
         p.put(StreamsConfig.producerPrefix(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG), "true");
-        return p;
+        return kafka.clientProperties(p);
     }
 
     /** A failed stream thread is logged and replaced rather than shutting the role down. */

@@ -1,5 +1,6 @@
 package im.routing;
 
+import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.Replication;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -17,10 +18,10 @@ import org.slf4j.Logger;
  */
 public record StreamsRole(KafkaStreams streams, KafkaStreamsMetrics metrics) implements AutoCloseable {
 
-    public static StreamsRole start(String role, Topology topology, String topicPrefix, String bootstrap, String stateDir,
+    public static StreamsRole start(String role, Topology topology, String topicPrefix, KafkaClientConfig kafka, String stateDir,
                                     Replication replication, MeterRegistry meters, Logger log) {
         String appId = topicPrefix.replace('.', '-') + role;
-        KafkaStreams streams = new KafkaStreams(topology, StreamsApps.properties(appId, bootstrap, stateDir, replication));
+        KafkaStreams streams = new KafkaStreams(topology, StreamsApps.properties(appId, kafka, stateDir, replication));
         StreamsApps.replaceFailedThreads(streams, log, role);
         KafkaStreamsMetrics metrics = new KafkaStreamsMetrics(streams, Tags.of("group", appId));
         metrics.bindTo(meters);

@@ -57,7 +57,7 @@ public final class Sweeper extends StreamsComponent<Sweeper> {
     @Override
     protected StreamsRole startStreams() {
         return StreamsRole.start("sweeper", SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(), cfg.interestRenew(), cfg.ackThrottle(), stats),
-                cfg.topics().prefix(), cfg.bootstrap(), cfg.stateDir(), cfg.replication(), meters, log);
+                cfg.topics().prefix(), cfg.kafka(), cfg.stateDir(), cfg.replication(), meters, log);
     }
 
     /** RocksDB's estimate of the lagging pairs held by this instance's tasks; NaN while not queryable. */

@@ -15,7 +15,7 @@ class SweeperConfigTest {
     @Test
     void defaultsComeFromTheConfigKeys() {
         SweeperConfig c = SweeperConfig.from(Settings.of(Map.of("IM_KAFKA_BOOTSTRAP", "k:9092")));
-        assertEquals("k:9092", c.bootstrap());
+        assertEquals("k:9092", c.kafka().bootstrap());
         assertEquals("im.", c.topics().prefix());
         assertEquals(Duration.ofMillis(1000), c.sweep());
         assertEquals(Duration.ofMillis(2000), c.backoff());

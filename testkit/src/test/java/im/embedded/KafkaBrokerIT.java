@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.Topics;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -54,7 +55,7 @@ class KafkaBrokerIT {
             String topic = "orders";
 
             Topics.create(bootstrap, List.of(topic), 3);
-            assertEquals(Map.of(topic, 3), Topics.describe(bootstrap, List.of(topic, "absent")));
+            assertEquals(Map.of(topic, 3), Topics.describe(KafkaClientConfig.plain(bootstrap), List.of(topic, "absent")));
 
             // Sent values per partition, in offset order (as acknowledged).
             Map<Integer, List<String>> sent = new TreeMap<>();

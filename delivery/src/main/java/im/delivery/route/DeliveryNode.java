@@ -33,6 +33,6 @@ public final class DeliveryNode extends StreamsComponent<DeliveryNode> {
     @Override
     protected StreamsRole startStreams() {
         return StreamsRole.start("delivery", DeliveryTopology.build(cfg.topics(), cfg.lease(), cfg.interestRenew()), cfg.topics().prefix(),
-                cfg.bootstrap(), cfg.stateDir(), cfg.replication(), meters, log);
+                cfg.kafka(), cfg.stateDir(), cfg.replication(), meters, log);
     }
 }

@@ -45,6 +45,8 @@ public final class ConfigKeys {
     // --- Kafka
     public static final ConfigKey<String> KAFKA_BOOTSTRAP = key("IM_KAFKA_BOOTSTRAP", "",
             "Kafka bootstrap servers. Empty: start the embedded single-node KRaft broker.");
+    public static final ConfigKey<String> KAFKA_CONFIG_FILE = key("IM_KAFKA_CONFIG_FILE", "",
+            "Java properties file of Kafka client settings (security.protocol, sasl.*, ssl.*, ...) given to every Kafka client of every role and tool (producers, consumers, admin, Kafka Streams, the relay's offset store); read and checked at start. A client's own settings win over it; keys the platform must set itself are refused (docs/security.md).");
     public static final ConfigKey<String> KAFKA_DATA_DIR = key("IM_KAFKA_DATA_DIR", "var/kafka",
             "Embedded Kafka only: log directory (kept across restarts).");
     public static final ConfigKey<Integer> KAFKA_PORT = key("IM_KAFKA_PORT", "19092", 0, 65_534,

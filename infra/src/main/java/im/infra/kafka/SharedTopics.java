@@ -15,20 +15,29 @@ public final class SharedTopics {
 
     /**
      * Creates the shared topics named by IM_TOPIC_PREFIX with IM_PARTITIONS partitions, replicated
-     * as IM_REPLICATION_FACTOR says (idempotent).
+     * as IM_REPLICATION_FACTOR says (idempotent), on {@code bootstrap} with the client settings of
+     * IM_KAFKA_CONFIG_FILE.
      */
     public static void create(String bootstrap, Settings s) {
-        create(bootstrap, TopicNames.from(s), s.get(ConfigKeys.PARTITIONS), Replication.from(s));
+        create(KafkaClientConfig.of(bootstrap, s), TopicNames.from(s), s.get(ConfigKeys.PARTITIONS), Replication.from(s));
     }
 
-    /** Creates the shared topics of {@code topics}, the conversation-keyed ones with {@code partitions}, one replica (idempotent). */
+    /**
+     * Creates the shared topics of {@code topics}, the conversation-keyed ones with {@code partitions},
+     * one replica (idempotent), on a broker that needs no client settings but its address.
+     */
     public static void create(String bootstrap, TopicNames topics, int partitions) {
         create(bootstrap, topics, partitions, Replication.SINGLE);
     }
 
     /** As {@link #create(String, TopicNames, int)} with {@code replication}. */
     public static void create(String bootstrap, TopicNames topics, int partitions, Replication replication) {
-        Topics.create(bootstrap, topics.conversationKeyed(), partitions, replication);
-        Topics.create(bootstrap, topics.singlePartition(), 1, replication);
+        create(KafkaClientConfig.plain(bootstrap), topics, partitions, replication);
+    }
+
+    /** As {@link #create(String, TopicNames, int, Replication)}, with the client settings of {@code kafka}. */
+    public static void create(KafkaClientConfig kafka, TopicNames topics, int partitions, Replication replication) {
+        Topics.create(kafka, topics.conversationKeyed(), partitions, replication);
+        Topics.create(kafka, topics.singlePartition(), 1, replication);
     }
 }

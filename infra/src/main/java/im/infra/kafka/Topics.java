@@ -49,9 +49,17 @@ public final class Topics {
     private Topics() {
     }
 
-    /** {@link #create(String, Collection, int, Replication)} with one replica (the single-node default). */
+    /**
+     * {@link #create(KafkaClientConfig, Collection, int, Replication)} with one replica, on a broker
+     * that needs no client settings but its address (the embedded one, tests).
+     */
     public static void create(String bootstrap, Collection<String> names, int partitions) {
-        create(bootstrap, names, partitions, Replication.SINGLE);
+        create(KafkaClientConfig.plain(bootstrap), names, partitions, Replication.SINGLE);
+    }
+
+    /** {@link #create(KafkaClientConfig, Collection, int, Replication)} on a broker that needs no client settings but its address. */
+    public static void create(String bootstrap, Collection<String> names, int partitions, Replication replication) {
+        create(KafkaClientConfig.plain(bootstrap), names, partitions, replication);
     }
 
     /**
@@ -68,7 +76,8 @@ public final class Topics {
      * broker that describes it has applied that metadata, so an existing topic is waited for
      * (bounded) like a created one rather than described once.
      */
-    public static void create(String bootstrap, Collection<String> names, int partitions, Replication replication) {
+    public static void create(KafkaClientConfig kafka, Collection<String> names, int partitions, Replication replication) {
+        String bootstrap = kafka.bootstrap();
         if (partitions < 1) {
             throw new IllegalArgumentException("partitions must be >= 1, was " + partitions);
         }
@@ -76,7 +85,7 @@ public final class Topics {
         if (topics.isEmpty()) {
             return;
         }
-        try (Admin admin = admin(bootstrap)) {
+        try (Admin admin = admin(kafka)) {
             // The factor must fit the registered brokers, fenced ones included: a broker that is
             // down (a rolling restart) still counts, and a topic that needs it waits for it below.
             Collection<Node> registered = await(admin.describeCluster(new DescribeClusterOptions().timeoutMs(TIMEOUT_MS)
@@ -121,7 +130,7 @@ public final class Topics {
             deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
             awaitVisible(admin, topics, existing, partitions, bootstrap, deadline);
             if (brokers.size() > 1) {
-                for (Node broker : brokers) awaitKnownTo(broker, topics, partitions, deadline);
+                for (Node broker : brokers) awaitKnownTo(kafka, broker, topics, partitions, deadline);
             }
         }
     }
@@ -168,11 +177,11 @@ public final class Topics {
      * {@value #PROBE_MS} ms is skipped: it serves no client either, and a restarted broker catches
      * up with the metadata log before it serves requests.
      */
-    private static void awaitKnownTo(Node broker, Set<String> topics, int partitions, long deadline) {
+    private static void awaitKnownTo(KafkaClientConfig kafka, Node broker, Set<String> topics, int partitions, long deadline) {
         String address = broker.host() + ":" + broker.port();
         while (true) {
             Map<String, List<PartitionInfo>> known;
-            try (KafkaConsumer<byte[], byte[]> probe = probe(address)) {
+            try (KafkaConsumer<byte[], byte[]> probe = probe(kafka, address)) {
                 known = probe.listTopics(Duration.ofMillis(PROBE_MS));
             } catch (org.apache.kafka.common.errors.TimeoutException e) {
                 log.warn("broker {} at {} did not answer a metadata request within {} ms; not waiting for it to know {}",
@@ -193,20 +202,20 @@ public final class Topics {
         }
     }
 
-    private static KafkaConsumer<byte[], byte[]> probe(String address) {
+    private static KafkaConsumer<byte[], byte[]> probe(KafkaClientConfig kafka, String address) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, address);
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "im-topics-probe");
         p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(PROBE_MS));
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        return new KafkaConsumer<>(p);
+        return new KafkaConsumer<>(kafka.clientProperties(p));
     }
 
     /** Partition count per topic, in name order; topics that do not exist are absent from the map. */
-    public static Map<String, Integer> describe(String bootstrap, Collection<String> names) {
-        try (Admin admin = admin(bootstrap)) {
-            return describe(admin, new LinkedHashSet<>(names), bootstrap);
+    public static Map<String, Integer> describe(KafkaClientConfig kafka, Collection<String> names) {
+        try (Admin admin = admin(kafka)) {
+            return describe(admin, new LinkedHashSet<>(names), kafka.bootstrap());
         }
     }
 
@@ -229,12 +238,11 @@ public final class Topics {
         return out;
     }
 
-    private static Admin admin(String bootstrap) {
+    private static Admin admin(KafkaClientConfig kafka) {
         Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(TIMEOUT_MS / 2));
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Integer.toString(TIMEOUT_MS));
-        return Admin.create(p);
+        return Admin.create(kafka.clientProperties(p));
     }
 
     /** Waits a bounded time; any failure becomes IllegalStateException with the Kafka cause. */

@@ -2,6 +2,7 @@ package im.launcher.cli;
 
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
+import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.KafkaClients;
 import im.infra.kafka.TopicNames;
 import im.topics.EventRecord;
@@ -87,7 +88,7 @@ public final class EventsCommand {
             PrintWriter err = spec.commandLine().getErr();
             err.println("connecting to Kafka at " + servers + " ...");
             err.flush();
-            try (KafkaConsumer<String, String> consumer = KafkaClients.assignedConsumer(servers, Map.of(
+            try (KafkaConsumer<String, String> consumer = KafkaClients.assignedConsumer(KafkaClientConfig.of(servers, env), Map.of(
                     ConsumerConfig.CLIENT_ID_CONFIG, "im-events-tail",
                     ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false"))) {
                 List<PartitionInfo> infos;

@@ -70,7 +70,7 @@ class TopicsConcurrentCreateIT {
                 }
                 Map<String, Integer> expected = new TreeMap<>();
                 names.forEach(n -> expected.put(n, 3));
-                assertEquals(expected, Topics.describe(bootstrap, names), "round " + round);
+                assertEquals(expected, Topics.describe(KafkaClientConfig.plain(bootstrap), names), "round " + round);
             }
         } finally {
             pool.shutdownNow();
@@ -94,7 +94,7 @@ class TopicsConcurrentCreateIT {
                             && refused.getMessage().contains("3") && refused.getMessage().contains("5"),
                     "the error names the topic and both counts: " + refused);
             int won = a == null ? 3 : 5;
-            assertEquals(Map.of(topic, won), Topics.describe(bootstrap, List.of(topic)));
+            assertEquals(Map.of(topic, won), Topics.describe(KafkaClientConfig.plain(bootstrap), List.of(topic)));
             assertThrows(IllegalStateException.class, () -> Topics.create(bootstrap, List.of(topic), won == 3 ? 5 : 3));
         } finally {
             pool.shutdownNow();
