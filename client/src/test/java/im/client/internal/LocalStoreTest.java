@@ -204,6 +204,20 @@ class LocalStoreTest {
     }
 
     @Test
+    void aKilledProcessLeavesEveryCommittedBatchAfterTheWalRestartedSeveralTimes() throws IOException {
+        LocalStore s = store();
+        int batches = 3 * LocalStore.WAL_CHECKPOINT_PAGES; // a batch writes at least one page: the WAL restarts at least twice
+        for (int seq = 1; seq <= batches; seq++) {
+            s.applyPushes(List.of(ev("c", seq)));
+        }
+        Path killed = crashCopy("restarted"); // old frames of earlier WAL generations lie beyond the live ones
+        try (LocalStore r = LocalStore.open(killed)) {
+            assertEquals(batches, r.cursor("c"));
+            assertEquals(java.util.stream.LongStream.rangeClosed(1, batches).boxed().toList(), seqs(r, "c"));
+        }
+    }
+
+    @Test
     void aBatchTornByACrashIsCutOffWithItsCursorAndTheCommittedOnesStay() throws IOException {
         LocalStore s = store();
         s.applyPushes(List.of(ev("c", 1), ev("c", 2)));
