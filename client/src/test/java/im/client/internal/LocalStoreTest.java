@@ -129,6 +129,18 @@ class LocalStoreTest {
     }
 
     @Test
+    void pushesAfterAPageThatMovedTheCursorPastEveryStoredSeqAdvanceItAndFillGaps() throws IOException {
+        LocalStore s = store();
+        s.applyPage("c", 0, List.of(ev("c", 3)), false, 10); // cursor 10, highest stored seq 3
+        assertEquals(Map.of("c", 11L), s.applyPushes(List.of(ev("c", 11))).advanced());
+        assertEquals(Map.of(), s.applyPushes(List.of(ev("c", 13))).advanced(), "13 without 12 keeps the cursor");
+        assertTrue(s.applyPushes(List.of(ev("c", 11))).added().isEmpty(), "11 again is a duplicate");
+        assertEquals(Map.of("c", 13L), s.applyPushes(List.of(ev("c", 12))).advanced(), "12 fills the gap below the held 13");
+        assertEquals(List.of(3L, 11L, 12L, 13L), seqs(s, "c"));
+        assertEquals(13, store().cursor("c"));
+    }
+
+    @Test
     void survivesReopen() throws IOException {
         LocalStore s = store();
         s.applyPushes(List.of(ev("a", 1), ev("a", 2), ev("a", 4), ev("b", 1)));
@@ -200,6 +212,20 @@ class LocalStoreTest {
         try (LocalStore r = LocalStore.open(killed)) {
             assertEquals(2, r.cursor("c"));
             assertEquals(List.of(1L, 2L, 4L), seqs(r, "c"));
+        }
+    }
+
+    @Test
+    void aKilledProcessLeavesEveryCommittedBatchAfterTheWalRestartedSeveralTimes() throws IOException {
+        LocalStore s = store();
+        int batches = 3 * LocalStore.WAL_CHECKPOINT_PAGES; // a batch writes at least one page: the WAL restarts at least twice
+        for (int seq = 1; seq <= batches; seq++) {
+            s.applyPushes(List.of(ev("c", seq)));
+        }
+        Path killed = crashCopy("restarted"); // old frames of earlier WAL generations lie beyond the live ones
+        try (LocalStore r = LocalStore.open(killed)) {
+            assertEquals(batches, r.cursor("c"));
+            assertEquals(java.util.stream.LongStream.rangeClosed(1, batches).boxed().toList(), seqs(r, "c"));
         }
     }
 
