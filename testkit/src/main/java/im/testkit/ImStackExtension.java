@@ -3,6 +3,10 @@ package im.testkit;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import im.infra.db.Database;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
@@ -47,7 +51,12 @@ public final class ImStackExtension implements ParameterResolver {
         return new TestStack(shared, db, "t" + ProcessHandle.current().pid() + "-" + n + ".", ds);
     }
 
-    /** Closes the test's pool when its scope ends. */
+    /**
+     * Closes the test's pool when its scope ends, and drops the replication slots its relays left on
+     * its database: a slot outlives its relay by design (the relay never drops it), and the shared
+     * PostgreSQL has room for {@code max_replication_slots} (20) only, which a test JVM running more
+     * relays than that in turn would otherwise exhaust ("all replication slots are in use").
+     */
     private static final class Handle implements ExtensionContext.Store.CloseableResource, AutoCloseable {
         final TestStack stack;
 
@@ -58,6 +67,15 @@ public final class ImStackExtension implements ParameterResolver {
         @Override
         public void close() {
             ((HikariDataSource) stack.dataSource()).close();
+            SharedStack shared = SharedStack.get();
+            try (Connection c = DriverManager.getConnection(shared.jdbcUrl(stack.database()), shared.pgUser(), shared.pgPassword());
+                 PreparedStatement ps = c.prepareStatement(
+                         "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = ? AND NOT active")) {
+                ps.setString(1, stack.database());
+                ps.execute();
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot drop the replication slots of test database " + stack.database(), e);
+            }
         }
     }
 }
