@@ -46,7 +46,10 @@ public final class TestCertificates {
     public record PrivateCa(Path caFile, Path certFile, Path keyFile, X509Certificate ca, X509Certificate leaf) {}
 
     public static PrivateCa privateCa(Path dir, String name, String ip) throws IOException {
-        KeyPair caKeys = keyPair();
+        return privateCa(dir, name, ip, keyPair());
+    }
+
+    private static PrivateCa privateCa(Path dir, String name, String ip, KeyPair caKeys) throws IOException {
         X500Name caName = new X500Name("CN=" + name + " test CA");
         X509Certificate ca = sign(new JcaX509v3CertificateBuilder(caName, serial(), notBefore(), notAfter(), caName, caKeys.getPublic()),
                 true, null, caKeys.getPrivate());
@@ -57,6 +60,25 @@ public final class TestCertificates {
         Files.writeString(out.caFile(), pem("CERTIFICATE", encoded(ca)), StandardCharsets.US_ASCII);
         Files.writeString(out.certFile(), pem("CERTIFICATE", encoded(leaf)) + pem("CERTIFICATE", encoded(ca)), StandardCharsets.US_ASCII);
         Files.writeString(out.keyFile(), pem("PRIVATE KEY", leafKeys.getPrivate().getEncoded()), StandardCharsets.US_ASCII);
+        return out;
+    }
+
+    /**
+     * As {@link #privateCa(Path, String, String)}, plus a client certificate for {@code clientCn}
+     * signed by the same CA: {@code <name>-client.pem} and its key as PKCS#8 DER in
+     * {@code <name>-client.pk8} (the form PostgreSQL's JDBC driver reads from {@code sslkey}).
+     */
+    public record WithClient(PrivateCa ca, Path clientCertFile, Path clientKeyFile) {}
+
+    public static WithClient privateCaWithClient(Path dir, String name, String ip, String clientCn) throws IOException {
+        KeyPair caKeys = keyPair();
+        PrivateCa ca = privateCa(dir, name, ip, caKeys);
+        KeyPair clientKeys = keyPair();
+        X509Certificate client = sign(new JcaX509v3CertificateBuilder(new X500Name("CN=" + name + " test CA"), serial(), notBefore(), notAfter(),
+                new X500Name("CN=" + clientCn), clientKeys.getPublic()), false, ip, caKeys.getPrivate());
+        WithClient out = new WithClient(ca, dir.resolve(name + "-client.pem"), dir.resolve(name + "-client.pk8"));
+        Files.writeString(out.clientCertFile(), pem("CERTIFICATE", encoded(client)), StandardCharsets.US_ASCII);
+        Files.write(out.clientKeyFile(), clientKeys.getPrivate().getEncoded());
         return out;
     }
 
