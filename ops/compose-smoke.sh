@@ -265,7 +265,9 @@ setup_conversation() {
   admin_on gateway-2 admin user create u-bo >/dev/null
   ANA=$(admin_on gateway-1 admin device register u-ana d-ana 2>/dev/null)
   BO=$(admin_on gateway-2 admin device register u-bo d-bo 2>/dev/null)
-  admin_on gateway-1 admin conv create c-smoke u-ana u-bo | head -1
+  local created
+  created=$(admin_on gateway-1 admin conv create c-smoke u-ana u-bo)   # not `| head -1`: SIGPIPE under pipefail
+  echo "${created%%$'\n'*}"
   SENT+=(1 2)   # the two joins
 }
 
