@@ -5,6 +5,7 @@ import static im.bench.BenchEnv.loadAvg;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import im.protocol.Ack;
 import im.protocol.Acked;
@@ -135,6 +136,13 @@ public final class ConnectionsBench implements Callable<Integer> {
     int topThreads = 12;
     @Option(names = "--no-empty", description = "skip the empty platform (N = 0)")
     boolean noEmpty;
+    @Option(names = "--groups-per-device", description = "besides its direct conversation, each device is in K groups of 10"
+            + " (created with the bulk admin API, no messages): how idle cost and sub grow with conversations per device;"
+            + " default ${DEFAULT-VALUE}")
+    int groupsPerDevice;
+    /** How long each sub took (auth'd connection: sub sent to subbed received), ns; printed per size. */
+    private final List<Long> subNanos = new CopyOnWriteArrayList<>();
+
     @Option(names = "--no-ack", description = "idle devices do not ack the join events (they stay lagging and get hinted)")
     boolean noAck;
     @Option(names = "--im", description = "the im launcher; default ${DEFAULT-VALUE} (run from the repository root)")
@@ -252,11 +260,15 @@ public final class ConnectionsBench implements Callable<Integer> {
         } else {
             launcher = List.of(im);
         }
+        if (groupsPerDevice < 0 || groupsPerDevice > 1000 || (groupsPerDevice > 0 && reconnect)) {
+            System.err.println("--groups-per-device: 0 to 1000, and not with --reconnect");
+            return 2;
+        }
         List<Integer> ordered = new ArrayList<>(sizes);
         Collections.sort(ordered);
         long runStart = System.nanoTime();
         System.out.printf("# connections bench: sizes=%s settle=%d s window=%d s pushes=%d (+%d warm-up) ack-joins=%s"
-                        + " platform-env=%s%s%n", ordered, settle, window, messages, warmupMessages, !noAck, platformEnv,
+                        + " groups-per-device=%d platform-env=%s%s%n", ordered, settle, window, messages, warmupMessages, !noAck, groupsPerDevice, platformEnv,
                 reconnect ? String.format(Locale.ROOT, " reconnect: pending=%d window=%d s converge-timeout=%d s", pendingMsgs,
                         reconnectWindowS, convergeTimeoutS) : "");
         System.out.printf("# date %s%n", ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME));
@@ -306,6 +318,13 @@ public final class ConnectionsBench implements Callable<Integer> {
                 setupS = secs(s0);
                 System.out.printf("#   setup: %d users + %d devices + %d direct conversations (each with %s) + the sender,"
                         + " %d admin requests, %d threads: %.1f s%n", n, n, n, SENDER_USER, 3 * n + 2, setupThreads, setupS);
+                if (groupsPerDevice > 0) {
+                    long g0 = System.nanoTime();
+                    int groups = groups(p, n);
+                    System.out.printf("#   groups: %d groups of 10 (one create request each), each device in %d (%d memberships): %.1f s%n",
+                            groups, groupsPerDevice, (long) n * groupsPerDevice, secs(g0));
+                }
+                subNanos.clear();
                 wsExec = Executors.newFixedThreadPool(4, daemon("bench-ws-"));
                 wsHttp = HttpClient.newBuilder().executor(wsExec).connectTimeout(Duration.ofSeconds(20)).build();
                 long c0 = System.nanoTime();
@@ -317,6 +336,13 @@ public final class ConnectionsBench implements Callable<Integer> {
                         conns.size(), n, noAck ? "" : " and acked", connectS, connectThreads, errors,
                         errorSamples.isEmpty() ? "" : ", e.g. " + errorSamples.subList(0, Math.min(3, errorSamples.size())));
                 if (conns.isEmpty()) throw new IllegalStateException("no connection could be opened");
+                List<Long> subs = new ArrayList<>(subNanos);
+                Collections.sort(subs);
+                if (!subs.isEmpty()) {
+                    System.out.printf(Locale.ROOT, "#   sub (%d conversations per device): p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d subs%n",
+                            groupsPerDevice + 1, subs.get(subs.size() / 2) / 1e6, subs.get((int) Math.min(subs.size() - 1, Math.ceil(subs.size() * 0.99) - 1)) / 1e6,
+                            subs.get(subs.size() - 1) / 1e6, subs.size());
+                }
                 System.out.printf("#   platform after connect: %d threads, %d open files, im_connections_open %s%n",
                         p.threadCount(), p.openFiles(), p.metric("im_connections_open"));
             }
@@ -409,6 +435,37 @@ public final class ConnectionsBench implements Callable<Integer> {
             pool.shutdownNow();
         }
         return senderToken;
+    }
+
+    /**
+     * {@code --groups-per-device K}: K rounds of n/10 groups of 10 ({@code g-<round>-<i>}), each
+     * device in one group per round; round r groups the users shifted by 3r, so rounds differ.
+     * One create request per group, then nothing else (the groups carry no messages).
+     */
+    private int groups(Platform p, int n) throws Exception {
+        Admin admin = new Admin(p.adminPort);
+        int perRound = Math.max(1, n / 10);
+        ExecutorService pool = Executors.newFixedThreadPool(setupThreads, daemon("bench-groups-"));
+        try {
+            List<Future<?>> fs = new ArrayList<>();
+            for (int r = 0; r < groupsPerDevice; r++) {
+                for (int b = 0; b < perRound; b++) {
+                    int round = r;
+                    int group = b;
+                    fs.add(pool.submit(() -> {
+                        ObjectNode body = JSON.createObjectNode().put("conv", "g-" + round + "-" + group).put("kind", "group");
+                        ArrayNode members = body.putArray("members");
+                        for (int j = 0; j < 10 && group * 10 + j < n; j++) members.add("u-" + ((group * 10 + j + 3 * round) % n));
+                        admin.post("/admin/conversations", body, true);
+                        return null;
+                    }));
+                }
+            }
+            for (Future<?> f : fs) f.get(600, TimeUnit.SECONDS);
+            return fs.size();
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     /** The admin HTTP API, with retries of what may succeed later (503, I/O errors). */
@@ -534,12 +591,20 @@ public final class ConnectionsBench implements Callable<Integer> {
         void authSubAck(String token) throws Exception {
             ServerFrame f = call(new Auth("a" + rids.incrementAndGet(), token));
             if (!(f instanceof Authed)) throw new IllegalStateException("auth: " + f);
+            long sub0 = System.nanoTime();
             f = call(new Sub("s" + rids.incrementAndGet()));
+            subNanos.add(System.nanoTime() - sub0);
             if (!(f instanceof Subbed s)) throw new IllegalStateException("sub: " + f);
-            if (s.convs().size() != 1 || !s.convs().get(0).conv().equals(conv)) {
-                throw new IllegalStateException("subbed lists " + s.convs() + ", expected only " + conv);
+            if (s.convs().size() != 1 + groupsPerDevice || s.convs().stream().noneMatch(c -> c.conv().equals(conv))) {
+                throw new IllegalStateException("subbed lists " + s.convs().size() + " conversations, expected " + conv + " and "
+                        + groupsPerDevice + " groups");
             }
-            ConvState st = s.convs().get(0);
+            for (ConvState g : s.convs()) {   // the groups' joins: acked at once, so that no device lags in them
+                if (g.conv().equals(conv) || noAck || g.delivered() >= g.head()) continue;
+                f = call(new Ack("k" + rids.incrementAndGet(), g.conv(), g.head()));
+                if (!(f instanceof Acked)) throw new IllegalStateException("ack " + g.conv() + ": " + f);
+            }
+            ConvState st = s.convs().stream().filter(c -> c.conv().equals(conv)).findFirst().orElseThrow();
             cursor = noAck ? st.delivered() : Math.max(st.delivered(), st.head());
             if (noAck || st.delivered() >= st.head()) return;
             f = call(new Ack("k" + rids.incrementAndGet(), conv, st.head()));
