@@ -63,10 +63,12 @@ export type EventSource = 'push' | 'sync';
 export type ConnectionState = 'idle' | 'connecting' | 'online' | 'offline' | 'closed' | 'failed';
 /**
  * Why the state changed: `lost` (the socket closed; `code` and the server's `message` if any),
- * `disconnect` (the app asked), `close`, `fatal` (with the `error`).
+ * `replaced` (closed 4009: a newer connection of this device took over, so the client does not
+ * reconnect on its own; `connect()` takes the device back), `disconnect` (the app asked), `close`,
+ * `fatal` (with the `error`).
  */
 export interface StateDetail {
-  reason?: 'lost' | 'disconnect' | 'close' | 'fatal';
+  reason?: 'lost' | 'replaced' | 'disconnect' | 'close' | 'fatal';
   code?: number;
   message?: string;
   error?: ImError;

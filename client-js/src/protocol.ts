@@ -17,7 +17,7 @@ export type ErrorCode =
 /** Codes after which the same request may succeed unchanged; INTERNAL only a bounded number of times. */
 export const RETRIABLE: ReadonlySet<string> = new Set(['RATE_LIMITED', 'UNAVAILABLE', 'INTERNAL']);
 /** Codes after which the server closes the socket; reconnecting with the same token is pointless. */
-export const CLOSES: Readonly<Record<string, number>> = { BAD_TOKEN: 4001, STALE_INSTALL: 4003 };
+export const CLOSES: Readonly<Record<string, number>> = { BAD_TOKEN: 4001, STALE_INSTALL: 4003, REPLACED: 4009 };
 
 export interface Event {
   conv: string;

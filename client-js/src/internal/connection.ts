@@ -226,6 +226,10 @@ export class Connection {
       this.fail(new ImError(code === CLOSES.BAD_TOKEN ? 'BAD_TOKEN' : 'STALE_INSTALL', `closed with ${code}`));
       return;
     }
+    if (code === CLOSES.REPLACED) {   // a newer connection of this device took over: reconnecting would take it back
+      this.setState('offline', { reason: 'replaced', code, ...(serverReason ? { message: serverReason } : {}) });
+      return;
+    }
     this.setState('offline', { reason, code, ...(serverReason ? { message: serverReason } : {}) });
     if (!core.o.autoReconnect || this.offlineWanted) return;
     const delayMs = core.backoff(this.reconnectAttempt++);

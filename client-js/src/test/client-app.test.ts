@@ -279,6 +279,23 @@ test('state changes say why; an aborted send leaves the outbox and is never sent
   await server.close();
 });
 
+test('a connection replaced by a newer one of the same device (4009) is not reconnected until the app asks', async () => {
+  const server = await FakeServer.start();
+  server.handler = committing(1);
+  const c = await ImClient.open(base(server));
+  const states: string[] = [];
+  c.on('state', (s, d) => states.push(`${s}${d.reason ? `/${d.reason}` : ''}${d.code ? `/${d.code}` : ''}`));
+  await c.connect();
+  server.sockets[0].close(4009, 'replaced by a newer connection of this device');
+  await server.until(() => c.connectionState === 'offline', 'offline after the replacement');
+  await new Promise((r) => setTimeout(r, 300));   // well past the first backoff step (base(server) uses short ones)
+  assert.equal(server.sockets.length, 1, 'no reconnect of its own');
+  assert.deepEqual(states, ['connecting', 'online', 'offline/replaced/4009']);
+  await c.connect();
+  assert.equal(server.sockets.length, 2, 'the app takes the device back with connect()');
+  await c.close(); await server.close();
+});
+
 test('a send cancelled while its attempt is in flight stays out of the store when that attempt then fails', async () => {
   const server = await FakeServer.start();
   let answer: (() => void) | null = null;

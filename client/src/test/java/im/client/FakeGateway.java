@@ -73,6 +73,11 @@ final class FakeGateway implements AutoCloseable {
         return received.stream().filter(r -> type.isInstance(r.frame())).toList();
     }
 
+    /** Closes every open socket with {@code status} (a WebSocket close frame), the server staying up. */
+    void closeOpen(int status, String reason) {
+        for (WebSocketChannel ch : open) WebSockets.sendClose(status, reason, ch, null);
+    }
+
     /**
      * The server goes away: every open socket is closed (the peer sees the TCP close at once),
      * then the server stops. Stopping alone shuts the I/O threads down without always closing the

@@ -95,6 +95,22 @@ class ImClientConnectionStateTest {
     }
 
     @Test
+    void aConnectionReplacedByANewerOneOfTheDeviceIsNotReconnectedUntilTheAppAsks() throws Exception {
+        States states = new States();
+        try (FakeGateway gw = new FakeGateway(FakeGateway::oneUnstoredEvent); ImClient c = ImClient.open(options(gw))) {
+            c.addListener(states);
+            c.connect();
+            gw.closeOpen(ConnectionReplacedException.STATUS, "replaced by a newer connection of this device");
+            assertInstanceOf(ConnectionReplacedException.class, states.lost.get(10, TimeUnit.SECONDS));
+            Thread.sleep(600);   // three times the longest backoff of options(gw): a reconnect would have happened
+            assertEquals(1, gw.received(Auth.class).size(), "no reconnect of its own");
+            assertEquals(ConnectionState.DISCONNECTED, c.state());
+            c.connect();
+            assertEquals(2, gw.received(Auth.class).size(), "the app takes the device back with connect()");
+        }
+    }
+
+    @Test
     void disconnectReportsNoCauseAndARefusedTokenReportsTheServersError() throws Exception {
         States states = new States();
         try (FakeGateway gw = new FakeGateway(FakeGateway::oneUnstoredEvent); ImClient c = ImClient.open(options(gw))) {

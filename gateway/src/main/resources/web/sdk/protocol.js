@@ -10,7 +10,7 @@ export const Limits = {
 /** Codes after which the same request may succeed unchanged; INTERNAL only a bounded number of times. */
 export const RETRIABLE = new Set(['RATE_LIMITED', 'UNAVAILABLE', 'INTERNAL']);
 /** Codes after which the server closes the socket; reconnecting with the same token is pointless. */
-export const CLOSES = { BAD_TOKEN: 4001, STALE_INSTALL: 4003 };
+export const CLOSES = { BAD_TOKEN: 4001, STALE_INSTALL: 4003, REPLACED: 4009 };
 /** An error frame's code and message; `retriable` per the protocol's table. */
 export class ImError extends Error {
     code;

@@ -1,6 +1,7 @@
 package im.client.internal;
 
 import im.client.ConnectionLostException;
+import im.client.ConnectionReplacedException;
 import im.client.DeviceInfo;
 import im.client.ImErrorException;
 import im.protocol.ClientFrame;
@@ -221,6 +222,10 @@ final class Connection implements WebSocket.Listener {
     }
 
     private static IOException causeForClose(int status, String reason) {
+        if (status == ConnectionReplacedException.STATUS) {
+            return new ConnectionReplacedException("replaced by a newer connection of this device (" + status
+                    + (reason == null || reason.isEmpty() ? "" : " " + reason) + "); not reconnecting");
+        }
         for (ErrorCode code : ErrorCode.values()) {
             if (code.closesConnection() && code.closeStatus() == status) {
                 return new ImErrorException(code, null, "server closed the connection with status " + status);

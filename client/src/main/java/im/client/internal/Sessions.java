@@ -3,6 +3,7 @@ package im.client.internal;
 import im.client.ClientListener;
 import im.client.CaFile;
 import im.client.CertificateRejectedException;
+import im.client.ConnectionReplacedException;
 import im.client.ClientOptions;
 import im.client.ConnectionLostException;
 import im.client.ConnectionState;
@@ -306,8 +307,8 @@ public final class Sessions {
                 return; // a handshake that failed, or a connection the client already dropped
             }
             current = null;
-            if (isTerminal(cause)) {
-                reconnectActive = false;
+            if (isTerminal(cause) || cause instanceof ConnectionReplacedException) {
+                reconnectActive = false;   // a replaced connection: reconnecting would take the device back from the newer one
             }
             reconnect = reconnectActive && !closed;
             gen = session;
