@@ -14,6 +14,13 @@ import { FakeServer, msg } from './fake-server.js';
 const base = (server: FakeServer): ClientOptions => ({ url: server.url, token: 't', storage: new MemoryStorage(),
   webSocket: WebSocket as never, reconnectMinMs: 5, reconnectMaxMs: 20, requestTimeoutMs: 1000 });
 
+/** Every state change of `c` as `state/reason/code`. */
+const stateLog = (c: ImClient): string[] => {
+  const states: string[] = [];
+  c.on('state', (st, d) => states.push(`${st}${d.reason ? `/${d.reason}` : ''}${d.code ? `/${d.code}` : ''}`));
+  return states;
+};
+
 const rec = (conv: string, cursor: number): ConvRecord => ({ conv, cursor, held: [], last: null, readMark: 0, unread: 0 });
 
 const subbed = (convs: object[] = []) => (f: Record<string, unknown>, reply: (o: object) => void) => {
@@ -250,8 +257,7 @@ test('state changes say why; an aborted send leaves the outbox and is never sent
   const server = await FakeServer.start();
   server.handler = committing(1);
   const c = await ImClient.open(base(server));
-  const states: string[] = [];
-  c.on('state', (s, d) => states.push(`${s}${d.reason ? `/${d.reason}` : ''}${d.code ? `/${d.code}` : ''}`));
+  const states = stateLog(c);
   await c.connect();
   server.sockets[0].close(4000, 'going away');
   await server.until(() => server.sockets.length === 2 && c.connectionState === 'online', 'reconnected');
@@ -283,8 +289,7 @@ test('a connection replaced by a newer one of the same device (4009) is not reco
   const server = await FakeServer.start();
   server.handler = committing(1);
   const c = await ImClient.open(base(server));
-  const states: string[] = [];
-  c.on('state', (s, d) => states.push(`${s}${d.reason ? `/${d.reason}` : ''}${d.code ? `/${d.code}` : ''}`));
+  const states = stateLog(c);
   await c.connect();
   server.sockets[0].close(4009, 'replaced by a newer connection of this device');
   await server.until(() => c.connectionState === 'offline', 'offline after the replacement');
