@@ -45,11 +45,14 @@ RUN mvn -B -DskipTests -pl launcher -am package
 
 # ---- runtime: JRE only, non-root ------------------------------------------------------------
 FROM ${RUNTIME_IMAGE}
-# curl runs the compose health checks (GET /readyz).
+# curl runs the compose health checks (GET /readyz); /usr/local/bin/im is the CLI for operators
+# inside the container (`docker compose exec gateway-1 im admin ...`: the admin listener is not published).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends curl \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --user-group --uid 10001 --no-create-home --shell /usr/sbin/nologin im
+    && useradd --system --user-group --uid 10001 --no-create-home --shell /usr/sbin/nologin im \
+    && printf '#!/bin/sh\nexec java -XX:TieredStopAtLevel=1 -jar /app/im.jar "$@"\n' > /usr/local/bin/im \
+    && chmod 755 /usr/local/bin/im
 WORKDIR /app
 COPY --from=build /src/launcher/target/im.jar /app/im.jar
 USER im

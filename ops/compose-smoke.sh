@@ -230,7 +230,7 @@ IM=(java -XX:TieredStopAtLevel=1 -jar "$ROOT/launcher/target/im.jar")
 im() { "${IM[@]}" "$@"; }
 # admin_on SERVICE ARGS...: `im ARGS` inside a gateway's container, as an operator reaches the admin
 # listener (it is not published; the container has IM_ADMIN_TOKEN and the default IM_ADMIN_PORT).
-admin_on() { local svc=$1; shift; podman exec "$(ctr "$svc")" java -XX:TieredStopAtLevel=1 -jar /app/im.jar "$@"; }
+admin_on() { local svc=$1; shift; podman exec "$(ctr "$svc")" im "$@"; }
 SENT=()   # every seq acknowledged (`sent ... seq=N`) by a gateway
 
 # send TOKEN GATEWAY TEXT: one message; records the acknowledged seq.
