@@ -150,11 +150,12 @@ public final class Gateway implements AutoCloseable {
                     scrape(ex);
                 });
         SSLContext tls = cfg.tlsCert().map(c -> TlsFiles.load(c, cfg.tlsKey().orElseThrow())).orElse(null);
-        server = listener(cfg.host(), cfg.port(), tls, Math.max(2, Runtime.getRuntime().availableProcessors()), 8, publicRoutes);
         try {
-            adminServer = listener(cfg.adminHost(), cfg.adminPort(), tls, 1, 2, adminRoutes);
+            server = listener(cfg.host(), cfg.port(), "IM_GATEWAY_HOST/IM_GATEWAY_PORT", tls,
+                    Math.max(2, Runtime.getRuntime().availableProcessors()), 8, publicRoutes);
+            adminServer = listener(cfg.adminHost(), cfg.adminPort(), "IM_ADMIN_HOST/IM_ADMIN_PORT", tls, 1, 2, adminRoutes);
         } catch (RuntimeException e) {
-            server.stop();
+            close();   // what started above (workers, push hub, cursor writer, a listener already bound)
             throw e;
         }
         if (tls != null) {
@@ -167,8 +168,11 @@ public final class Gateway implements AutoCloseable {
         return this;
     }
 
-    /** A started Undertow listener on host:port (HTTPS when {@code tls} is set) with the request timeouts of the settings. */
-    private Undertow listener(String host, int port, SSLContext tls, int ioThreads, int workerThreads, HttpHandler routes) {
+    /**
+     * A started Undertow listener on host:port (HTTPS when {@code tls} is set) with the request
+     * timeouts of the settings; one that cannot bind fails naming {@code settings}.
+     */
+    private Undertow listener(String host, int port, String settings, SSLContext tls, int ioThreads, int workerThreads, HttpHandler routes) {
         Undertow.Builder builder = Undertow.builder()
                 .setServerOption(UndertowOptions.REQUEST_PARSE_TIMEOUT, (int) cfg.httpParseTimeout().toMillis())
                 .setServerOption(UndertowOptions.NO_REQUEST_TIMEOUT, (int) cfg.httpIdleTimeout().toMillis());
@@ -180,7 +184,12 @@ public final class Gateway implements AutoCloseable {
             builder.addHttpListener(port, host);
         }
         Undertow u = builder.setIoThreads(ioThreads).setWorkerThreads(workerThreads).setHandler(routes).build();
-        u.start();
+        try {
+            u.start();
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("the gateway cannot listen on " + host + ":" + port + " (" + settings
+                    + "; 0 = any free port): " + e.getMessage(), e);
+        }
         return u;
     }
 

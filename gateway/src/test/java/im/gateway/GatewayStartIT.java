@@ -6,9 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.fault.Faults;
+import im.infra.kafka.SharedTopics;
 import im.infra.kafka.TopicNames;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Clock;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -33,5 +36,23 @@ class GatewayStartIT {
         long ms = (System.nanoTime() - t0) / 1_000_000;
         assertTrue(e.getMessage().contains(notices) && e.getMessage().contains("SharedTopics"), e.getMessage());
         assertTrue(ms < 30_000, "failed after " + ms + " ms, not at once");
+    }
+
+    @Test
+    void aTakenAdminPortFailsTheStartNamingItsSettingAndReleasesThePublicPort(TestStack stack) throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             ServerSocket probe = new ServerSocket(0)) {
+            int publicPort = probe.getLocalPort();
+            probe.close();
+            Settings s = stack.settings(Map.of(ConfigKeys.GATEWAY_PORT.name(), Integer.toString(publicPort),
+                    ConfigKeys.ADMIN_PORT.name(), Integer.toString(taken.getLocalPort()), ConfigKeys.ADMIN_TOKEN.name(), "admin-token-for-the-test"));
+            s.optional(ConfigKeys.KAFKA_BOOTSTRAP).ifPresent(b -> SharedTopics.create(b, s));   // as the role runner does
+            IllegalStateException e = assertThrows(IllegalStateException.class,
+                    () -> new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.none(), Clock.systemUTC()).start().close());
+            assertTrue(e.getMessage().contains("127.0.0.1:" + taken.getLocalPort()) && e.getMessage().contains("IM_ADMIN_PORT"), e.getMessage());
+            try (ServerSocket again = new ServerSocket(publicPort, 50, InetAddress.getLoopbackAddress())) {
+                assertTrue(again.isBound(), "the public listener bound before the failure was released");
+            }
+        }
     }
 }
