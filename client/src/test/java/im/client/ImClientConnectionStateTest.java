@@ -26,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -100,9 +101,17 @@ class ImClientConnectionStateTest {
         try (FakeGateway gw = new FakeGateway(FakeGateway::oneUnstoredEvent); ImClient c = ImClient.open(options(gw))) {
             c.addListener(states);
             c.connect();
+            CompletableFuture<Void> reconnecting = new CompletableFuture<>();
+            c.addListener(new ClientListener() {
+                @Override
+                public void onStateChanged(ConnectionState state, Throwable cause) {
+                    if (state == ConnectionState.CONNECTING) reconnecting.complete(null);
+                }
+            });
             gw.closeOpen(ConnectionReplacedException.STATUS, "replaced by a newer connection of this device");
             assertInstanceOf(ConnectionReplacedException.class, states.lost.get(10, TimeUnit.SECONDS));
-            Thread.sleep(600);   // three times the longest backoff of options(gw): a reconnect would have happened
+            // three times the longest backoff of options(gw): an automatic reconnect would have begun by then
+            assertThrows(TimeoutException.class, () -> reconnecting.get(600, TimeUnit.MILLISECONDS), "no reconnect of its own");
             assertEquals(1, gw.received(Auth.class).size(), "no reconnect of its own");
             assertEquals(ConnectionState.DISCONNECTED, c.state());
             c.connect();
