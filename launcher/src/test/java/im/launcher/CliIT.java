@@ -23,9 +23,12 @@ import im.testkit.TestStack;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -38,6 +41,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /**
@@ -309,6 +313,46 @@ class CliIT {
         fails(2, "--admin-url: expected http://host:port or https://host:port, got ftp://x", im("admin", "user", "list", "--admin-url", "ftp://x", "--admin-token", ADMIN));
         fails(2, "Unknown options: '--gateway'", im("admin", "user", "list", "--gateway", url, "--admin-token", ADMIN));
         fails(2, "Invalid value for option '--limit'", im("admin", "user", "list", "--limit", "many"));
+    }
+
+    @Test
+    void importCreatesUsersDevicesAndMembersFromFilesInChunksAndRunsAgainWithoutHarm(TestStack stack, @TempDir Path dir) throws Exception {
+        Gateway gw = gateway(stack, stack.settings(Map.of(ConfigKeys.GATEWAY_PORT.name(), "0", ConfigKeys.ADMIN_TOKEN.name(), ADMIN)), "");
+        String[] admin = {"--admin-url", "http://127.0.0.1:" + gw.adminPort(), "--admin-token", ADMIN, "--chunk", "10"};
+        StringBuilder users = new StringBuilder("# user,display name\n\n");
+        StringBuilder devices = new StringBuilder();
+        StringBuilder members = new StringBuilder();
+        for (int i = 0; i < 25; i++) {
+            users.append("u-").append(i).append(",User ").append(i).append('\n');
+            devices.append("u-").append(i).append(",d-").append(i).append('\n');
+            members.append("u-").append(i).append('\n');
+        }
+        Path usersFile = Files.writeString(dir.resolve("users.txt"), users);
+        Path devicesFile = Files.writeString(dir.resolve("devices.txt"), devices);
+        Path membersFile = Files.writeString(dir.resolve("members.txt"), members);
+
+        assertEquals("created 25 users\n", ok(im(with(new String[] {"admin", "import", "users", usersFile.toString()}, admin))).out());
+        assertEquals("created 0 users, 25 existed already\n",
+                ok(im(with(new String[] {"admin", "import", "users", usersFile.toString()}, admin))).out(), "run again without harm");
+        Run regs = ok(im(with(new String[] {"admin", "import", "devices", devicesFile.toString()}, admin)));
+        List<String> lines = List.of(regs.out().split("\n"));
+        assertEquals(25, lines.size(), regs.toString());
+        assertTrue(lines.get(24).matches("d-24 imt_\\S+"), "DEVICE TOKEN per new device: " + lines.get(24));
+        assertTrue(regs.err().contains("registered 25 devices"), regs.toString());
+        ok(im(with(new String[] {"admin", "conv", "create", "g-all", "u-0", "--kind", "group"}, Arrays.copyOf(admin, 4))));
+        assertEquals("added 24 members to g-all, 1 were members already; head 25\n",
+                ok(im(with(new String[] {"admin", "import", "members", "g-all", membersFile.toString()}, admin))).out());
+
+        StringBuilder late = new StringBuilder();
+        for (int i = 0; i < 14; i++) late.append("u-").append(i).append(",d-late-").append(i).append('\n');
+        Path bad = Files.writeString(dir.resolve("bad.txt"), late + "u-y\n");   // a bad line in the second chunk
+        fails(2, "line 15: expected USER,DEVICE, got: u-y", im(with(new String[] {"admin", "import", "devices", bad.toString()}, admin)));
+        assertFalse(ok(im(with(new String[] {"admin", "device", "list", "u-0"}, Arrays.copyOf(admin, 4)))).out().contains("d-late-0"),
+                "nothing was sent: the first chunk was not registered");
+        Path unknown = Files.writeString(dir.resolve("unknown.txt"), "u-1\nu-nobody\n");
+        fails(1, "admin API: 404 NOT_FOUND no user u-nobody (lines 1-2; the 0 lines before them were imported",
+                im(with(new String[] {"admin", "import", "members", "g-all", unknown.toString()}, admin)));
+        fails(1, "cannot read " + dir.resolve("none.txt"), im(with(new String[] {"admin", "import", "users", dir.resolve("none.txt").toString()}, admin)));
     }
 
     @Test

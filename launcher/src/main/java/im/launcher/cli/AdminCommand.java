@@ -17,7 +17,8 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "admin", mixinStandardHelpOptions = true,
         description = "Manage users, devices, conversations and membership of a running platform (admin API).",
-        subcommands = {AdminCommand.User.class, AdminCommand.Device.class, AdminCommand.Conv.class, AdminCommand.Member.class})
+        subcommands = {AdminCommand.User.class, AdminCommand.Device.class, AdminCommand.Conv.class, AdminCommand.Member.class,
+                ImportCommand.class})
 public final class AdminCommand {
 
     /**
