@@ -260,8 +260,8 @@ public final class ConnectionsBench implements Callable<Integer> {
         } else {
             launcher = List.of(im);
         }
-        if (groupsPerDevice < 0 || groupsPerDevice > 1000 || (groupsPerDevice > 0 && reconnect)) {
-            System.err.println("--groups-per-device: 0 to 1000, and not with --reconnect");
+        if (groupsPerDevice < 0 || groupsPerDevice > 10_000 || (groupsPerDevice > 0 && reconnect)) {
+            System.err.println("--groups-per-device: 0 to 10000, and not with --reconnect");
             return 2;
         }
         List<Integer> ordered = new ArrayList<>(sizes);
