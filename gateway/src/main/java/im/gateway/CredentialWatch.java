@@ -10,7 +10,6 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +30,8 @@ import org.slf4j.LoggerFactory;
  * the device's {@code updated_at} (the database clock at the update) in the same transaction.
  * Every {@code interval} the watch reads the devices updated since its previous pass (an indexed
  * range, minus {@link #LOOKBACK} for transactions that committed after a later one) and closes
- * the held connections whose install epoch or token hash is no longer the device's: a pass costs
+ * the held connections whose install epoch or credential number ({@code devices.credential}, the
+ * one every request compares too) is no longer the device's: a pass costs
  * O(changes), and a change committed on any gateway reaches this gateway's sockets within one
  * interval plus one query. Every {@link #FULL_EVERY}th pass, and the first, also reads the
  * credentials of every held device (one query per {@link #CHUNK}): the net for a transaction that
@@ -46,13 +46,13 @@ final class CredentialWatch implements AutoCloseable {
     /** Changes are read from this long before the previous pass's database time. */
     static final Duration LOOKBACK = Duration.ofSeconds(10);
     private static final Logger log = LoggerFactory.getLogger(CredentialWatch.class);
-    private static final String HELD = "SELECT device_id, install_epoch, token_hash FROM devices WHERE device_id = ANY(?::text[])";
+    private static final String HELD = "SELECT device_id, install_epoch, credential FROM devices WHERE device_id = ANY(?::text[])";
     private static final String CHANGED_SINCE =
             "SELECT now(), NULL, NULL, NULL UNION ALL "
-            + "(SELECT NULL, device_id, install_epoch, token_hash FROM devices WHERE updated_at >= ?)";
+            + "(SELECT NULL, device_id, install_epoch, credential FROM devices WHERE updated_at >= ?)";
 
     /** A device's credentials as the database has them now. */
-    private record Current(int epoch, byte[] tokenHash) {
+    private record Current(int epoch, long credential) {
     }
 
     private final DataSource db;
@@ -109,7 +109,7 @@ final class CredentialWatch implements AutoCloseable {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     if (rs.getString(2) == null) started = rs.getTimestamp(1);
-                    else changed.put(rs.getString(2), new Current(rs.getInt(3), rs.getBytes(4)));
+                    else changed.put(rs.getString(2), new Current(rs.getInt(3), rs.getLong(4)));
                 }
             }
             if (full) {
@@ -136,7 +136,7 @@ final class CredentialWatch implements AutoCloseable {
                 List<String> chunk = devices.subList(from, Math.min(devices.size(), from + CHUNK));
                 ps.setArray(1, c.createArrayOf("text", chunk.toArray()));
                 try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) current.put(rs.getString(1), new Current(rs.getInt(2), rs.getBytes(3)));
+                    while (rs.next()) current.put(rs.getString(1), new Current(rs.getInt(2), rs.getLong(3)));
                 }
             }
         }
@@ -156,7 +156,7 @@ final class CredentialWatch implements AutoCloseable {
                 if (complete) close(conn, ErrorCode.STALE_INSTALL, "device " + p.deviceId() + " was removed");
             } else if (now.epoch() != p.installEpoch()) {
                 close(conn, ErrorCode.STALE_INSTALL, "device " + p.deviceId() + " was reinstalled (install " + now.epoch() + ")");
-            } else if (!Arrays.equals(now.tokenHash(), conn.tokenHash())) {
+            } else if (now.credential() != p.credential()) {
                 close(conn, ErrorCode.BAD_TOKEN, "the token of device " + p.deviceId() + " was renewed or revoked");
             }
         }

@@ -82,8 +82,6 @@ final class DeviceConnection {
     /** When a frame (any, pongs included) last arrived; nanoTime. */
     volatile long lastRead = System.nanoTime();
     private volatile boolean authenticating;
-    /** The SHA-256 of the token this connection authenticated with (compared, never logged). */
-    private volatile byte[] tokenHash;
     /** Why the session ended (its credentials did), or null; requests on it are then refused. */
     private volatile ErrorFrame sessionEnd;
     private ScheduledFuture<?> expiry;
@@ -117,7 +115,6 @@ final class DeviceConnection {
 
     /** Authenticated with this token: the session lasts until the token expires (or is renewed, revoked, reinstalled). */
     synchronized void endAuth(AuthenticatedToken token) {
-        tokenHash = token.tokenHash();   // before the principal: whoever sees a principal sees its token
         principal = token.principal();
         authenticating = false;
         if (token.expires() != null && !ended) {
@@ -125,10 +122,6 @@ final class DeviceConnection {
             expiry = timers.schedule(() -> endSession(ErrorCode.BAD_TOKEN,
                     "the token expired at " + token.expires() + "; this connection's session is over"), ms, TimeUnit.MILLISECONDS);
         }
-    }
-
-    byte[] tokenHash() {
-        return tokenHash;
     }
 
     /** The refusal of every request on a session whose credentials ended; null while they hold. */

@@ -73,7 +73,7 @@ public final class Directory {
         return credential(token).principal();
     }
 
-    /** As {@link #authenticate}, with the token's hash and expiry (what a session watches). */
+    /** As {@link #authenticate}, with the token's expiry (what a session watches besides its principal's numbers). */
     public AuthenticatedToken credential(String token) {
         if (token == null || !token.startsWith(Tokens.PREFIX)) {
             throw new DirectoryException(DirectoryException.Code.BAD_TOKEN, "unknown token");
@@ -92,7 +92,7 @@ public final class Directory {
                                     + rs.getString(2) + "/token)");
                         }
                         return new AuthenticatedToken(new DevicePrincipal(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getLong(5)),
-                                hash, expires == null ? null : expires.toInstant());
+                                expires == null ? null : expires.toInstant());
                     }
                 }
             }
