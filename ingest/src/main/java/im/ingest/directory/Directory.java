@@ -16,6 +16,7 @@ import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
@@ -294,8 +295,9 @@ public final class Directory {
             Long current = currentFromSeq(c, conv, user);
             if (current != null) return new MembershipChange(conv, user, "join", current, false);
             if (members >= maxGroupMembers) throw onboarding.groupFull(conv, members, 1);
-            long seq = appendMembershipEvent(c, conv, user, "join");
-            return new MembershipChange(conv, user, "join", seq, true);
+            Map<String, Long> seqs = new HashMap<>();
+            onboarding.join(c, conv, List.of(user), seqs);   // the one place join events are written
+            return new MembershipChange(conv, user, "join", seqs.get(user), true);
         });
     }
 
@@ -308,7 +310,7 @@ public final class Directory {
             if (currentFromSeq(c, conv, user) == null) {
                 throw new DirectoryException(DirectoryException.Code.NOT_MEMBER, user + " is not a member of " + conv);
             }
-            long seq = appendMembershipEvent(c, conv, user, "leave");
+            long seq = appendLeave(c, conv, user);
             return new MembershipChange(conv, user, "leave", seq, true);
         });
     }
@@ -335,36 +337,27 @@ public final class Directory {
 
     // ---------------------------------------------------------------- internals
 
-    private long appendMembershipEvent(Connection c, String conv, String user, String kind) throws SQLException {
+    /** Appends a leave event of {@code user} and closes the user's membership period at it. */
+    private long appendLeave(Connection c, String conv, String user) throws SQLException {
         long seq = ConversationLog.nextSeq(c, conv).orElseThrow(
                 () -> new DirectoryException(DirectoryException.Code.NOT_FOUND, "no conversation " + conv));
         try (PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO events (conv_id, seq, kind, mid, sender, body) VALUES (?, ?, ?, ?::uuid, ?, '')")) {
+                "INSERT INTO events (conv_id, seq, kind, mid, sender, body) VALUES (?, ?, 'leave', ?::uuid, ?, '')")) {
             ps.setString(1, conv);
             ps.setLong(2, seq);
-            ps.setString(3, kind);
-            ps.setString(4, ConversationLog.newEventId(clock));
-            ps.setString(5, user);
+            ps.setString(3, ConversationLog.newEventId(clock));
+            ps.setString(4, user);
             ps.executeUpdate();
         }
-        try (PreparedStatement ps = c.prepareStatement("UPDATE conversations SET members = members + ? WHERE conv_id = ?")) {
-            ps.setInt(1, "join".equals(kind) ? 1 : -1);
+        try (PreparedStatement ps = c.prepareStatement("UPDATE conversations SET members = members - 1 WHERE conv_id = ?")) {
+            ps.setString(1, conv);
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement(
+                "UPDATE memberships SET to_seq = ? WHERE conv_id = ? AND user_id = ? AND to_seq IS NULL")) {
+            ps.setLong(1, seq);
             ps.setString(2, conv);
-            ps.executeUpdate();
-        }
-        String sql = "join".equals(kind)
-                ? "INSERT INTO memberships (conv_id, user_id, from_seq) VALUES (?, ?, ?)"
-                : "UPDATE memberships SET to_seq = ? WHERE conv_id = ? AND user_id = ? AND to_seq IS NULL";
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            if ("join".equals(kind)) {
-                ps.setString(1, conv);
-                ps.setString(2, user);
-                ps.setLong(3, seq);
-            } else {
-                ps.setLong(1, seq);
-                ps.setString(2, conv);
-                ps.setString(3, user);
-            }
+            ps.setString(3, user);
             ps.executeUpdate();
         }
         return seq;
