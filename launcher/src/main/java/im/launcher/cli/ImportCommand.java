@@ -40,8 +40,12 @@ final class ImportCommand {
                 description = "Lines per request, at most the gateway's IM_ADMIN_BULK_MAX (default: ${DEFAULT-VALUE}).")
         int chunk;
 
-        /** The lines of {@code file} without blanks and {@code #} comments, each with its line number. */
-        List<Line> lines(String file) {
+        /**
+         * The lines of {@code file} without blanks and {@code #} comments, each split at commas into
+         * {@code min}..{@code max} fields ({@code form} in the error): every line is checked before
+         * anything is sent.
+         */
+        List<Line> lines(String file, int min, int max, String form) {
             if (chunk < 1 || chunk > 100_000) throw admin.usage("--chunk: from 1 to 100000");
             List<Line> out = new ArrayList<>();
             try (BufferedReader r = file.equals("-")
@@ -52,7 +56,7 @@ final class ImportCommand {
                 while ((text = r.readLine()) != null) {
                     n++;
                     String t = text.strip();
-                    if (!t.isEmpty() && !t.startsWith("#")) out.add(new Line(n, t));
+                    if (!t.isEmpty() && !t.startsWith("#")) out.add(new Line(n, fields(n, t, min, max, form)));
                 }
             } catch (IOException e) {
                 throw new CliException("cannot read " + file + ": " + e.getMessage());
@@ -74,17 +78,16 @@ final class ImportCommand {
             }
         }
 
-        /** The fields of a line split at commas, exactly {@code min}..{@code max} of them. */
-        String[] fields(Line l, int min, int max, String form) {
-            String[] f = l.text().split(",", -1);
-            if (f.length < min || f.length > max) throw admin.usage("line " + l.number() + ": expected " + form + ", got: " + l.text());
+        private String[] fields(int number, String text, int min, int max, String form) {
+            String[] f = text.split(",", -1);
+            if (f.length < min || f.length > max) throw admin.usage("line " + number + ": expected " + form + ", got: " + text);
             for (int i = 0; i < f.length; i++) f[i] = f[i].strip();
             return f;
         }
     }
 
-    /** A line of the file (1-based number) and its text. */
-    record Line(int number, String text) {}
+    /** A line of the file: its number (1-based) and its fields. */
+    record Line(int number, String[] fields) {}
 
     @Command(name = "users", mixinStandardHelpOptions = true,
             description = "Create users, one per line: USER[,DISPLAY NAME]. Existing users are reported and left as they are.")
@@ -96,15 +99,12 @@ final class ImportCommand {
         public Integer call() {
             int[] created = {0};
             List<String> existing = new ArrayList<>();
-            List<Line> lines = lines(file);
-            for (Line l : lines) fields(l, 1, 2, "USER[,DISPLAY NAME]");   // every line checked before anything is sent
-            send(lines, "/admin/users/bulk", part -> {
+            send(lines(file, 1, 2, "USER[,DISPLAY NAME]"), "/admin/users/bulk", part -> {
                 ObjectNode b = AdminClient.JSON.createObjectNode();
                 ArrayNode us = b.putArray("users");
                 for (Line l : part) {
-                    String[] f = fields(l, 1, 2, "USER[,DISPLAY NAME]");
-                    ObjectNode u = us.addObject().put("user", f[0]);
-                    if (f.length == 2) u.put("name", f[1]);
+                    ObjectNode u = us.addObject().put("user", l.fields()[0]);
+                    if (l.fields().length == 2) u.put("name", l.fields()[1]);
                 }
                 return b;
             }, r -> {
@@ -128,15 +128,10 @@ final class ImportCommand {
         public Integer call() {
             List<String> existing = new ArrayList<>();
             int[] registered = {0};
-            List<Line> lines = lines(file);
-            for (Line l : lines) fields(l, 2, 2, "USER,DEVICE");   // every line checked before anything is sent
-            send(lines, "/admin/devices/bulk", part -> {
+            send(lines(file, 2, 2, "USER,DEVICE"), "/admin/devices/bulk", part -> {
                 ObjectNode b = AdminClient.JSON.createObjectNode();
                 ArrayNode ds = b.putArray("devices");
-                for (Line l : part) {
-                    String[] f = fields(l, 2, 2, "USER,DEVICE");
-                    ds.addObject().put("user", f[0]).put("device", f[1]);
-                }
+                for (Line l : part) ds.addObject().put("user", l.fields()[0]).put("device", l.fields()[1]);
                 return b;
             }, r -> {
                 for (JsonNode d : r.get("devices")) {
@@ -168,12 +163,10 @@ final class ImportCommand {
             int[] added = {0};
             int[] already = {0};
             long[] head = {0};
-            List<Line> lines = lines(file);
-            for (Line l : lines) fields(l, 1, 1, "USER");   // every line checked before anything is sent
-            send(lines, "/admin/conversations/" + AdminClient.segment(conv) + "/members", part -> {
+            send(lines(file, 1, 1, "USER"), "/admin/conversations/" + AdminClient.segment(conv) + "/members", part -> {
                 ObjectNode b = AdminClient.JSON.createObjectNode();
                 ArrayNode us = b.putArray("users");
-                for (Line l : part) us.add(fields(l, 1, 1, "USER")[0]);
+                for (Line l : part) us.add(l.fields()[0]);
                 return b;
             }, r -> {
                 added[0] += r.get("added").asInt();
