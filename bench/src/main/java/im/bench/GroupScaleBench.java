@@ -60,8 +60,9 @@ import picocli.CommandLine.Option;
  *   <li><b>cursors</b>: after each event, the cursor records of the online devices, coalesced as
  *       the ack throttle does (one record per device per 4 events, staggered), each catching up to
  *       the event's seq; CPU per cursor record in the sweeper;</li>
- *   <li><b>renewals</b>: one renewal (same connection version, later {@code at}) of every online
- *       device's interest: CPU per renewal, delivery and sweeper;</li>
+ *   <li><b>re-sends</b>: every online device's registration written again (same connection
+ *       version, later {@code at}), as a gateway does when a digest disagreed (rare; idle upkeep is
+ *       one digest per gateway and partition per interval): CPU per re-sent registration;</li>
  *   <li><b>sweep ticks</b>: with every cursor at the head, ticks of the sweeper's wall-clock
  *       punctuation: CPU per tick and hints emitted (expected 0). Then devices that lag only as
  *       the ack throttle makes them: events at 10/s of wall-clock time, every device gets every
@@ -74,7 +75,7 @@ import picocli.CommandLine.Option;
  * detail lines also give the process CPU of each whole phase.
  */
 @Command(name = "group-scale-bench", mixinStandardHelpOptions = true,
-        description = "CPU of the delivery and sweeper topologies per event, push, cursor, renewal and sweep tick as one group grows")
+        description = "CPU of the delivery and sweeper topologies per event, push, cursor, re-sent registration and sweep tick as one group grows")
 public final class GroupScaleBench implements Callable<Integer> {
     private static final TopicNames TOPICS = new TopicNames("gsb.");
     private static final Instant T0 = Instant.parse("2025-01-01T00:00:00Z");
@@ -210,8 +211,8 @@ public final class GroupScaleBench implements Callable<Integer> {
             new Col("push deliv us", "%13.2f", Result::push),
             new Col("push sweep us", "%13.2f", Result::pushSweeper),
             new Col("cursor us", "%9.1f", Result::cursor),
-            new Col("renew deliv us", "%14.1f", Result::renewDelivery),
-            new Col("renew sweep us", "%14.1f", Result::renewSweeper),
+            new Col("resend deliv us", "%14.1f", Result::renewDelivery),
+            new Col("resend sweep us", "%14.1f", Result::renewSweeper),
             new Col("tick ms", "%8.2f", Result::tickMs),
             new Col("lag tick ms", "%11.2f", Result::lagTickMs),
             new Col("hints/dev-min", "%13.1f", Result::hintsPerDevMin),
@@ -536,7 +537,7 @@ public final class GroupScaleBench implements Callable<Integer> {
             if (unexpected != 0) System.out.printf("#   WARNING: %d unexpected channel records (hints) in phases a, b%n", unexpected);
             String evPhase = pEv.line(dEv, sEv, sCur);
 
-            // ---------------------------------------------------------- c. renewals
+            // ---------------------------------------------------------- c. re-sends
             dl.advanceWithHeartbeats(renewMs);
             sw.advanceWithHeartbeats(renewMs);
             sw.drain();
@@ -548,7 +549,7 @@ public final class GroupScaleBench implements Callable<Integer> {
             long dOut = dl.drain().size();
             pipeTimed(sw, sw.interestIn, conv, renewals, sRen);
             long sOut = sw.drain().size();
-            if (dOut + sOut != 0) System.out.printf("#   WARNING: %d channel records after renewals%n", dOut + sOut);
+            if (dOut + sOut != 0) System.out.printf("#   WARNING: %d channel records after re-sends%n", dOut + sOut);
             long lastRenewal = sw.now;
             String renPhase = pRen.line(dRen, sRen);
 
@@ -608,10 +609,10 @@ public final class GroupScaleBench implements Callable<Integer> {
                 lagHints += listed;
                 dl.heartbeatIfDue();
                 sw.heartbeatIfDue();
-                if (sw.now - lastRenewal >= renewMs) {   // the gateways renew as they do every interval (not timed)
-                    renewals = renewals(grp, ver0, sw.now);
-                    pipeTimed(dl, dl.interestIn, conv, renewals, new Meter());
-                    pipeTimed(sw, sw.interestIn, conv, renewals, new Meter());
+                if (sw.now - lastRenewal >= renewMs) {   // the gateways write their digests as they do every interval (not timed)
+                    List<String> digests = digests(grp, ver0, sw.now);
+                    pipeTimed(dl, dl.interestIn, conv, digests, new Meter());
+                    pipeTimed(sw, sw.interestIn, conv, digests, new Meter());
                     lastRenewal = sw.now;
                 }
                 long[] before = held.clone();
@@ -652,8 +653,8 @@ public final class GroupScaleBench implements Callable<Integer> {
                         dEv.line("events"), pushes, pushRecords, r.push(), sEv.cpuUs(), sEv.wallUs());
                 System.out.printf(Locale.ROOT, "#   b. cursors: sweeper %s%n", sCur.line("cursor records"));
                 System.out.printf(Locale.ROOT, "#   a+b. %s%n", evPhase);
-                System.out.printf(Locale.ROOT, "#   c. renewals: delivery %s; sweeper %.1f us cpu (wall %.1f) each; %s%n",
-                        dRen.line("renewals"), sRen.cpuUs(), sRen.wallUs(), renPhase);
+                System.out.printf(Locale.ROOT, "#   c. re-sends: delivery %s; sweeper %.1f us cpu (wall %.1f) each; %s%n",
+                        dRen.line("re-sent registrations"), sRen.cpuUs(), sRen.wallUs(), renPhase);
                 System.out.printf(Locale.ROOT, "#   d. %d ticks, cursors at the head: %.3f ms cpu (wall %.3f) each,"
                                 + " %d hint device entries on the channels (hint counter: %d); %s%n",
                         tick.units, tick.cpuUs() / 1e3, tick.wallUs() / 1e3, headHints, headHintsAdder, tickPhase);
@@ -661,7 +662,7 @@ public final class GroupScaleBench implements Callable<Integer> {
                                 + " %d ticks at %.3f ms cpu (wall %.3f) each; %d hint device entries ="
                                 + " %.3f per device per s (%.1f per device-minute); needless (device held the hinted head"
                                 + " when it was emitted): %d = %.1f %%; hinted head already covered by the device's last"
-                                + " cursor record: %d; %s (incl. the untimed events, cursor records and renewals)%n",
+                                + " cursor record: %d; %s (incl. the untimed events, cursor records and digests)%n",
                         ackEvery, lagEvents, lagSecsRun, lagTick.units, lagTick.cpuUs() / 1e3,
                         lagTick.wallUs() / 1e3, lagHints, hintsPerDevSec, hintsPerDevSec * 60, needless, r.needlessPct(),
                         coveredByCursor, lagPhase);
@@ -682,7 +683,22 @@ public final class GroupScaleBench implements Callable<Integer> {
         }
     }
 
-    /** Every online device's interest again: same connection version, renewed at {@code at}. */
+    /** Each gateway's digest of the group's partition (the driver's only one): what it holds, so nothing is asked. */
+    private List<String> digests(Group grp, long ver0, long at) {
+        long[] count = new long[gateways];
+        long[] sum = new long[gateways];
+        for (int i = 0; i < grp.online; i++) {
+            count[i % gateways]++;
+            sum[i % gateways] += im.topics.InterestDigest.term(grp.conv, Group.device(grp.onlineMember[i]), ver0 + i);
+        }
+        List<String> out = new ArrayList<>(gateways);
+        for (int g = 0; g < gateways; g++) {
+            out.add(new im.topics.InterestDigest(gateway(g), GEN, 0, count[g], sum[g], at).toJson());
+        }
+        return out;
+    }
+
+    /** Every online device's interest again: same connection version, written again at {@code at} (a re-send). */
     private List<String> renewals(Group grp, long ver0, long at) {
         List<String> out = new ArrayList<>(grp.online);
         for (int i = 0; i < grp.online; i++) {
@@ -714,7 +730,7 @@ public final class GroupScaleBench implements Callable<Integer> {
         System.out.println();
         System.out.println("# cpu per unit (thread CPU): events to delivery / sweeper, per push (a device entry of the"
                 + " delivery's output; the same event CPU divided by the pushes it made, delivery / sweeper), per cursor record"
-                + " (sweeper), per renewal (delivery / sweeper), per sweep tick with every cursor at the head and with"
+                + " (sweeper), per re-sent registration (delivery / sweeper), per sweep tick with every cursor at the head and with"
                 + " throttled acks (lag), hints per device-minute in the lagging variant, share of them needless");
         StringBuilder h = new StringBuilder(String.format("%8s %6s %6s", "members", "online", "events"));
         for (Col c : COLS) h.append(' ').append(String.format("%" + width(c) + "s", c.head()));

@@ -71,9 +71,16 @@ final class DeviceConnection {
     long interestVersion;
     /**
      * The conversations this connection's interest was published for (by {@code sub} or a join
-     * notice); a repeated {@code sub} publishes only what is not in it. Renewals republish all.
+     * notice); a repeated {@code sub} publishes only what is not in it. A re-send that a digest asked
+     * for publishes them again.
      */
     final java.util.Set<String> registered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /**
+     * The device's previous connection on this gateway, replaced by this one while it still held
+     * registrations: as this connection registers a conversation, that one's registration leaves
+     * the gateway's interest digest (PushHub).
+     */
+    volatile DeviceConnection replaced;
     /** Counted by {@link ConnectionLimits} (guarded by that object). */
     boolean admitted;
     /** Set once when the socket closed; a closed connection is never registered again. Guarded by {@code this}. */

@@ -220,6 +220,10 @@ public final class Gateway implements AutoCloseable {
                 .description("event frames pushed to devices").tags(gw).register(meters);
         FunctionCounter.builder("im.hints.delivered", p == null ? NO_PUSHES : p.hintsDelivered, AtomicLong::get)
                 .description("hint frames pushed to devices").tags(gw).register(meters);
+        FunctionCounter.builder("im.interest.digests", p == null ? NO_PUSHES : p.digestsPublished, AtomicLong::get)
+                .description("interest digests written (one per partition of the interest topic per interval)").tags(gw).register(meters);
+        FunctionCounter.builder("im.interest.resends", p == null ? NO_PUSHES : p.resyncsServed, AtomicLong::get)
+                .description("partitions whose registrations were written again because a delivery node or the sweeper asked").tags(gw).register(meters);
         FunctionCounter.builder("im.pushes.dropped", endpoint.outbound.droppedPushes, AtomicLong::get)
                 .description("pushes not written: outbound queue full").tags(gw).tag("reason", "queue_full").register(meters);
         FunctionCounter.builder("im.pushes.dropped", p == null ? NO_PUSHES : p.droppedByFault, AtomicLong::get)
@@ -294,6 +298,11 @@ public final class Gateway implements AutoCloseable {
     }
 
     /** The admin listener's bound port (useful with IM_ADMIN_PORT=0). */
+    /** Partitions of the interest topic this gateway wrote again because a delivery node or the sweeper asked (im_interest_resends). */
+    long pushResends() {
+        return push == null ? 0 : push.resyncsServed.get();
+    }
+
     public int adminPort() {
         return ((InetSocketAddress) adminServer.getListenerInfo().get(0).getAddress()).getPort();
     }

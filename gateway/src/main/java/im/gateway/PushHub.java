@@ -13,6 +13,7 @@ import im.topics.ChannelRecord;
 import im.topics.EventRecord;
 import im.topics.Heartbeat;
 import im.topics.Interest;
+import im.topics.InterestDigest;
 import im.topics.InterestRecord;
 import im.topics.MalformedRecordException;
 import im.topics.MembershipNotice;
@@ -38,10 +39,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The gateway's side of delivery. On {@code sub} it publishes, per conversation, "device D of user
- * U is online here (gateway G, generation g, connection version v)" to the interest topic, renews
- * it every {@code IM_INTEREST_RENEW_MS} (at once after a failed publish or when it finds its own
- * timer ran late, i.e. it was frozen), and withdraws it when the connection closes; it announces
- * itself on the gateways topic so that delivery nodes skip its routes while it is silent. It
+ * U is online here (gateway G, generation g, connection version v)" to the interest topic, and
+ * withdraws it when the connection closes. It does not renew registrations one by one: every
+ * {@code IM_INTEREST_RENEW_MS} (at once after a failed publish or when it finds its own timer ran
+ * late, i.e. it was frozen) it writes one {@link InterestDigest} per partition of the interest
+ * topic (count and sum of the registrations it holds there, in order after them), and re-sends a
+ * partition's registrations when a delivery node or the sweeper asks ({@link ChannelRecord.Resync}):
+ * idle upkeep costs O(partitions), whatever the devices and conversations. It announces itself on
+ * the gateways topic so that delivery nodes skip its routes while it is silent. It
  * consumes its own channel (events and hints routed to its devices) and the notices topic (joins
  * and leaves, which keep each connection's {@link Visibility} up to date), and writes a frame only
  * to a device it still holds whose period covers the seq. Pushing is best effort: correctness
@@ -60,6 +65,12 @@ final class PushHub implements AutoCloseable {
     private long lastRenew;
     private final Map<String, DeviceConnection> byDevice = new ConcurrentHashMap<>();
     private final Map<String, Set<DeviceConnection>> byUser = new ConcurrentHashMap<>();
+    /** Every open connection with registrations (a replaced one too, until it closes): what a re-send covers. */
+    private final Set<DeviceConnection> registeredConns = ConcurrentHashMap.newKeySet();
+    /** Per partition of the interest topic: the digest of what this gateway holds there, and the lock that orders its writes. */
+    private InterestSlot[] slots;
+    final AtomicLong digestsPublished = new AtomicLong();
+    final AtomicLong resyncsServed = new AtomicLong();
     final AtomicLong pushed = new AtomicLong();
     final AtomicLong droppedByFault = new AtomicLong();
     final AtomicLong hintsDelivered = new AtomicLong();
@@ -96,6 +107,8 @@ final class PushHub implements AutoCloseable {
         // Never hold a request thread for long when Kafka is unreachable: pushes are best effort.
         producer = KafkaClients.durableProducer(kafka, Map.of(ProducerConfig.LINGER_MS_CONFIG, "0",
                 ProducerConfig.MAX_BLOCK_MS_CONFIG, "2000"));
+        slots = new InterestSlot[producer.partitionsFor(cfg.topics().interest()).size()];
+        for (int i = 0; i < slots.length; i++) slots[i] = new InterestSlot(i);
         publishHeartbeat();
         consumer = KafkaClients.assignedConsumer(kafka, Map.of(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, ConsumerDefaults.FETCH_MAX_WAIT_MS));
         List<TopicPartition> parts = List.of(new TopicPartition(cfg.topics().channel(cfg.gatewayId()), 0),
@@ -124,9 +137,9 @@ final class PushHub implements AutoCloseable {
     }
 
     /**
-     * One heartbeat tick; also renews every registration when the renewal interval has passed, a
-     * publish failed since the last renewal, or this tick ran late (the process was frozen or
-     * starved for longer than the heartbeat: its routes may have lapsed meanwhile).
+     * One heartbeat tick; also writes the digests when the interval has passed, a publish failed
+     * since the last ones, or this tick ran late (the process was frozen or starved for longer
+     * than the heartbeat: the Streams roles may have dropped what they took for gone).
      */
     private void tick() {
         try {
@@ -136,20 +149,51 @@ final class PushHub implements AutoCloseable {
             publishHeartbeat();
             if (late || now - lastRenew >= cfg.interestRenew().toMillis() || publishFailed.getAndSet(false)) {
                 lastRenew = now;
-                for (DeviceConnection c : byDevice.values()) renew(c);
+                for (InterestSlot slot : slots) publishDigest(slot, -1);
             }
         } catch (RuntimeException e) {
             log.warn("heartbeat tick: {}", e.toString());   // the next tick tries again
         }
     }
 
-    private void renew(DeviceConnection c) {
-        long ver;
-        synchronized (c) {
-            if (c.closed || c.interestVersion == 0) return;
-            ver = c.interestVersion;
+    /** Writes the slot's digest to its partition, after every registration written there before. */
+    private void publishDigest(InterestSlot slot, long since) {
+        synchronized (slot) {
+            String value = new InterestDigest(cfg.gatewayId(), gen, slot.partition, slot.count(), slot.sum(), since,
+                    System.currentTimeMillis()).toJson();
+            send(new ProducerRecord<>(cfg.topics().interest(), slot.partition, cfg.gatewayId(), value), "the digest of partition " + slot.partition);
+            digestsPublished.incrementAndGet();
         }
-        for (String conv : c.visibility.memberConvs()) publishInterest(c, conv, ver, true);
+    }
+
+    /** A delivery node or the sweeper disagrees with partition {@code p}'s digest: write its registrations again. */
+    private void resend(ChannelRecord.Resync r) {
+        if (r.gen() != gen || r.partition() >= slots.length) return;
+        InterestSlot slot = slots[r.partition()];
+        long now = System.currentTimeMillis();
+        synchronized (slot) {
+            if (now - slot.resentAt < RESEND_AT_MOST_EVERY_MS) return;   // the delivery nodes and the sweeper ask alike
+            slot.resentAt = now;
+        }
+        for (DeviceConnection c : registeredConns) {
+            for (String conv : List.copyOf(c.registered)) {
+                if (partition(conv) != slot.partition) continue;
+                synchronized (slot) {
+                    long ver;
+                    synchronized (c) {
+                        if (c.closed || !c.registered.contains(conv)) continue;
+                        ver = c.interestVersion;
+                    }
+                    publishInterest(c, conv, ver, true, slot.partition);
+                }
+            }
+        }
+        publishDigest(slot, now);
+        resyncsServed.incrementAndGet();
+    }
+
+    private int partition(String conv) {
+        return InterestDigest.partitionOf(conv, slots.length);
     }
 
     /**
@@ -160,7 +204,10 @@ final class PushHub implements AutoCloseable {
     void attach(DeviceConnection conn) {
         var p = conn.principal();
         DeviceConnection previous = byDevice.put(p.deviceId(), conn);
-        if (previous != null && previous != conn) removeFromUser(previous);
+        if (previous != null && previous != conn) {
+            removeFromUser(previous);
+            conn.replaced = previous;   // its registrations become this connection's as it registers them
+        }
         byUser.computeIfAbsent(p.userId(), u -> ConcurrentHashMap.newKeySet()).add(conn);
         if (!conn.isOpen()) unsubscribe(conn);   // closed meanwhile: its close handler may have run already
     }
@@ -173,14 +220,41 @@ final class PushHub implements AutoCloseable {
      */
     void subscribe(DeviceConnection conn, Map<String, Long> fromSeqByConv) {
         fromSeqByConv.forEach(conn.visibility::joined);
-        long ver;
         synchronized (conn) {
             if (conn.closed) return;   // a connection that has closed is never registered
             if (conn.interestVersion == 0) conn.interestVersion = nextVersion();
-            ver = conn.interestVersion;
         }
-        for (String conv : conn.visibility.memberConvs()) {
-            if (conn.registered.add(conv)) publishInterest(conn, conv, ver, true);
+        registeredConns.add(conn);
+        for (String conv : conn.visibility.memberConvs()) register(conn, conv);
+        synchronized (conn) {
+            if (conn.closed) registeredConns.remove(conn);   // closed meanwhile: its close handler has withdrawn what it held
+        }
+    }
+
+    /**
+     * Publishes the connection's registration for {@code conv} once, and counts it in the
+     * partition's digest; a registration the device's replaced connection on this gateway held
+     * for {@code conv} leaves the digest, as the newer version replaces it in the Streams roles.
+     */
+    private void register(DeviceConnection conn, String conv) {
+        InterestSlot slot = slots[partition(conv)];
+        String device = conn.principal().deviceId();
+        synchronized (slot) {
+            long ver;
+            synchronized (conn) {
+                if (conn.closed || conn.interestVersion == 0 || !conn.registered.add(conv)) return;
+                ver = conn.interestVersion;
+            }
+            DeviceConnection rep = conn.replaced;
+            if (rep != null) {
+                long repVer;
+                synchronized (rep) {
+                    repVer = rep.interestVersion;
+                }
+                if (rep.registered.remove(conv)) slot.remove(InterestDigest.term(conv, device, repVer));
+            }
+            slot.add(InterestDigest.term(conv, device, ver));
+            publishInterest(conn, conv, ver, true, slot.partition);
         }
     }
 
@@ -195,16 +269,27 @@ final class PushHub implements AutoCloseable {
         var p = conn.principal();
         if (p == null) return;
         long ver;
+        Set<String> convs;
         synchronized (conn) {
             if (conn.closed) return;
             conn.closed = true;
             ver = conn.interestVersion;
+            convs = new java.util.HashSet<>(conn.registered);   // no registration is added after closed
         }
         removeFromUser(conn);
         byDevice.remove(p.deviceId(), conn);
         if (ver != 0) {
-            for (String conv : conn.visibility.allConvs()) publishInterest(conn, conv, ver, false);
+            convs.addAll(conn.visibility.allConvs());
+            for (String conv : convs) {
+                InterestSlot slot = slots[partition(conv)];
+                synchronized (slot) {
+                    if (conn.registered.remove(conv)) slot.remove(InterestDigest.term(conv, p.deviceId(), ver));
+                    publishInterest(conn, conv, ver, false, slot.partition);
+                }
+            }
         }
+        registeredConns.remove(conn);
+        conn.replaced = null;
     }
 
     private void removeFromUser(DeviceConnection conn) {
@@ -212,20 +297,27 @@ final class PushHub implements AutoCloseable {
         if (s != null) s.remove(conn);
     }
 
-    private void publishInterest(DeviceConnection conn, String conv, long ver, boolean online) {
+    /** Writes a registration to {@code partition} (the conversation's, named so that it is ordered with the slot's digest). */
+    private void publishInterest(DeviceConnection conn, String conv, long ver, boolean online, int partition) {
+        if (faults.shouldDrop(FaultPoint.GW_INTEREST)) return;   // a test's lost publish: the digest finds it
         var p = conn.principal();
         String value = new InterestRecord(conv, p.deviceId(),
                 new Interest(p.userId(), cfg.gatewayId(), gen, ver, online, System.currentTimeMillis())).toJson();
+        send(new ProducerRecord<>(cfg.topics().interest(), partition, conv, value), "interest for " + conv);
+    }
+
+    /** A failed publish makes the next tick write the digests, so the Streams roles notice what is missing. */
+    private void send(ProducerRecord<String, String> record, String what) {
         try {
-            producer.send(new ProducerRecord<>(cfg.topics().interest(), conv, value), (md, e) -> {
+            producer.send(record, (md, e) -> {
                 if (e != null) {
                     publishFailed.set(true);
-                    log.warn("interest for {} not published (renewed at the next heartbeat): {}", conv, e.toString());
+                    log.warn("{} not published (found by the next digest): {}", what, e.toString());
                 }
             });
         } catch (org.apache.kafka.common.KafkaException e) {
             publishFailed.set(true);
-            log.warn("interest for {} not published (renewed at the next heartbeat): {}", conv, e.toString());
+            log.warn("{} not published (found by the next digest): {}", what, e.toString());
         }
     }
 
@@ -252,6 +344,10 @@ final class PushHub implements AutoCloseable {
     }
 
     private void onChannel(ChannelRecord msg) {
+        if (msg instanceof ChannelRecord.Resync r) {
+            resend(r);
+            return;
+        }
         if (msg instanceof ChannelRecord.HintFor h) {
             DeviceConnection.PushText hint = new DeviceConnection.PushText(new Hint(h.conv(), h.head(), h.why()));
             for (String d : h.devices()) {
@@ -284,16 +380,7 @@ final class PushHub implements AutoCloseable {
         DeviceConnection.PushText frame = new DeviceConnection.PushText(new EventPush(ev.toWire()));
         for (DeviceConnection c : conns) {
             if (msg.isJoin()) {
-                if (c.visibility.joined(ev.conv(), ev.seq())) {
-                    long ver;
-                    synchronized (c) {
-                        ver = c.closed ? 0 : c.interestVersion;
-                    }
-                    if (ver != 0) {
-                        c.registered.add(ev.conv());
-                        publishInterest(c, ev.conv(), ver, true);
-                    }
-                }
+                if (c.visibility.joined(ev.conv(), ev.seq())) register(c, ev.conv());
                 deliver(c, ev, frame);
             } else {
                 c.visibility.left(ev.conv(), ev.seq());
@@ -311,6 +398,19 @@ final class PushHub implements AutoCloseable {
             droppedByFault.incrementAndGet();
         } else if (c.push(frame)) {
             pushed.incrementAndGet();
+        }
+    }
+
+    /** At most one re-send of a partition within this long: every delivery node and sweeper task of it asks. */
+    private static final long RESEND_AT_MOST_EVERY_MS = 1_000;
+
+    /** One partition of the interest topic: count and sum of this gateway's registrations there. Guarded by itself. */
+    private static final class InterestSlot extends InterestDigest.Tally {
+        final int partition;
+        long resentAt;
+
+        InterestSlot(int partition) {
+            this.partition = partition;
         }
     }
 

@@ -68,6 +68,12 @@ final class RawSocket implements AutoCloseable {
         return JSON.readTree(s);
     }
 
+    /** The next frame within {@code wait}, or null. */
+    JsonNode poll(java.time.Duration wait) throws Exception {
+        String s = texts.poll(wait.toMillis(), TimeUnit.MILLISECONDS);
+        return s == null ? null : JSON.readTree(s);
+    }
+
     JsonNode request(String text) throws Exception {
         send(text);
         return next();

@@ -13,12 +13,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -30,7 +24,7 @@ class SubscribeIT {
         Fixture fx = new Fixture(stack);
         fx.dir.createConversation("c-g1", "group", List.of("u-ana", "u-bo", "u-cy"));
         fx.dir.createConversation("c-g2", "group", List.of("u-ana", "u-cy"));
-        // No renewal within the test: every registration on the topic comes from a sub.
+        // Registrations are never renewed (and no re-send is asked for): every one on the topic comes from a sub.
         try (Pipeline p = new Pipeline(stack, Map.of(ConfigKeys.INTEREST_RENEW_MS.name(), "600000"))) {
             Gateway gw = p.addGateway("gw-a", "");
             p.awaitRunning();
@@ -61,26 +55,9 @@ class SubscribeIT {
 
     /** Every interest record (registration or withdrawal) of {@code device} on the topic, from the beginning to the current end. */
     private static List<InterestRecord> interestOf(String bootstrap, String topic, String device) {
-        Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         List<InterestRecord> out = new ArrayList<>();
-        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(props)) {
-            List<TopicPartition> parts = c.partitionsFor(topic, Duration.ofSeconds(30)).stream()
-                    .map(i -> new TopicPartition(topic, i.partition())).toList();
-            c.assign(parts);
-            c.seekToBeginning(parts);
-            Map<TopicPartition, Long> end = c.endOffsets(parts, Duration.ofSeconds(30));
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
-                if (System.nanoTime() > deadline) throw new AssertionError("could not read " + topic + " to its end " + end);
-                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
-                    InterestRecord rec = InterestRecord.read(r.value());
-                    if (rec.device().equals(device)) out.add(rec);
-                }
-            }
+        for (im.topics.InterestMessage m : InterestDigestIT.interest(bootstrap, topic)) {
+            if (m instanceof InterestRecord rec && rec.device().equals(device)) out.add(rec);   // not a digest
         }
         return out;
     }

@@ -61,9 +61,9 @@ public final class GatewayLiveness {
     }
 
     /**
-     * How long (ms, behind the newest heartbeat of any gateway) a registration may go unrenewed
-     * before the delivery nodes and the sweeper remove it: six renewal intervals plus the gateway
-     * lease, so a few lost renewals or a frozen gateway never cost a live device its route.
+     * How long (ms, behind the newest heartbeat of any gateway) a withdrawal is kept, and a gateway
+     * may stay silent before the delivery nodes and the sweeper remove its registrations: six
+     * digest intervals plus the gateway lease, so a frozen gateway never costs a live device its route.
      */
     public static long garbageHorizon(Duration lease, Duration renew) {
         return 6 * renew.toMillis() + lease.toMillis();
@@ -94,6 +94,19 @@ public final class GatewayLiveness {
         public boolean restartedSince(String gateway, long gen) {
             Heartbeat h = stored(gateway);
             return h != null && h.gen() > gen;
+        }
+
+        @Override
+        public long lastSeen(String gateway, long gen) {
+            Heartbeat h = stored(gateway);
+            return h != null && h.gen() == gen ? h.at() : -1;
+        }
+
+        /** The gateway has not heartbeated for longer than {@code horizon} behind the newest heartbeat of any. */
+        public boolean goneFor(String gateway, long horizon) {
+            Heartbeat h = stored(gateway);
+            long newest = newest();
+            return h != null && newest >= 0 && h.at() < newest - horizon;
         }
 
         @Override

@@ -3,6 +3,7 @@ package im.sweeper;
 import im.infra.kafka.TopicNames;
 import im.routing.ConvLogStore;
 import im.routing.GatewayLiveness;
+import im.routing.InterestLedger;
 import im.routing.MalformedRecords;
 import im.routing.PairKey;
 import im.sweeper.PairState.Cursor;
@@ -11,6 +12,8 @@ import im.topics.ChannelRecord;
 import im.topics.CursorRecord;
 import im.topics.EventRecord;
 import im.topics.Interest;
+import im.topics.InterestDigest;
+import im.topics.InterestMessage;
 import im.topics.InterestRecord;
 import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
@@ -45,7 +48,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link ConvLogStore}: conv → head (max seq seen on the event topic), and per (conv, user)
  *       the latest visibility period, folded from the join/leave events of the same log;</li>
  *   <li>{@value #CURSORS_STORE}: pair → (epoch, delivered), never moving backwards within an epoch;</li>
- *   <li>{@value #ONLINE_STORE}: pair → {@link Interest} (merged by its one rule), from interest records;</li>
+ *   <li>{@value #ONLINE_STORE}: pair → {@link Interest} (merged by its one rule), from interest records,
+ *       kept true by the gateways' digests ({@link InterestLedger}, as in the delivery nodes);</li>
  *   <li>{@value #LAGGING_STORE}: pair → {@link Lag} (mark, since, last hint, hints), exactly the online pairs
  *       whose cursor is below the head their user may see ({@link ConvLogStore#visibleHead}: the head
  *       for a member, the leave for a former member, nothing for someone who never was one). Every
@@ -116,17 +120,18 @@ public final class SweeperTopology {
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
         t.addProcessor("heads-and-sweep", () -> new HeadsAndSweep(topics, sweep, ackThrottle, backoff, lease, renew, stats), "events-source");
         t.addProcessor("cursors-update", () -> new CursorUpdater(stats), "cursors-source");
-        t.addProcessor("interest-update", () -> new InterestUpdater(stats, 2 * renew.toMillis()), "interest-source");
+        t.addProcessor("interest-update", () -> new InterestUpdater(topics, stats, 2 * renew.toMillis()), "interest-source");
         // Every processor touches every store: that also puts the three sources in one sub-topology.
         String[] all = {"heads-and-sweep", "cursors-update", "interest-update"};
         ConvLogStore.addStores(t, all);
+        InterestLedger.addStores(t, all);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CURSORS_STORE), Serdes.String(), Serdes.String()), all);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(ONLINE_STORE), Serdes.String(), Serdes.String()), all);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LAGGING_STORE), Serdes.String(), Serdes.String()), all);
         t.addSink("out", (key, value, ctx) -> {
                     Header h = ctx.headers().lastHeader(RouteJson.DEST_HEADER);
                     return new String(h.value(), StandardCharsets.UTF_8);
-                }, Serdes.String().serializer(), Serdes.String().serializer(), "heads-and-sweep");
+                }, Serdes.String().serializer(), Serdes.String().serializer(), "heads-and-sweep", "interest-update");
         return t;
     }
 
@@ -221,6 +226,7 @@ public final class SweeperTopology {
         private final Duration lease;
         private final long horizon;
         private GatewayLiveness.View gateways;
+        private InterestLedger ledger;   // only to forget gateways gone for good
 
         HeadsAndSweep(TopicNames topics, Duration sweep, Duration ackThrottle, Duration backoff, Duration lease, Duration renew,
                       SweepStats stats) {
@@ -237,6 +243,7 @@ public final class SweeperTopology {
         public void init(ProcessorContext<String, String> context) {
             super.init(context);
             gateways = new GatewayLiveness.View(context.getStateStore(GATEWAYS_STORE), lease);
+            ledger = InterestLedger.of(context, ONLINE_STORE, 0);
             // One punctuator per task (only this processor schedules it), over this task's lagging pairs.
             context.schedule(Duration.ofMillis(sweep), PunctuationType.WALL_CLOCK_TIME, this::sweep);
         }
@@ -315,6 +322,7 @@ public final class SweeperTopology {
             })));
             stats.swept(context().taskId().toString(), byAge);
             if (!dead.isEmpty()) log.info("dropped {} lagging pairs of dead gateways", dead.size());
+            for (String g : ledger.gateways()) if (gateways.goneFor(g, horizon)) ledger.forget(g);
         }
 
         @Override
@@ -371,35 +379,54 @@ public final class SweeperTopology {
     }
 
     /**
-     * Applies interest records (docs/topics.md) by {@link Interest#merge}, the same rule as the
-     * delivery nodes; a new connection (a higher version) starts the pair's lag afresh, since a
-     * device that just subscribed syncs by itself. A withdrawal is kept (so a late registration of
-     * the closed connection cannot come back) and takes the pair out of the lagging index.
+     * Applies interest records and digests (docs/topics.md) through the {@link InterestLedger}, the
+     * same rules as the delivery nodes; a new connection (a higher version) starts the pair's lag
+     * afresh, since a device that just subscribed syncs by itself. A withdrawal (also one found by a
+     * digest: a registration its gateway no longer holds) is kept (so a late registration of the
+     * closed connection cannot come back) and takes the pair out of the lagging index.
      */
-    private static final class InterestUpdater extends PairProcessor<Void, Void> {
-        /** A renewal less than this much newer than the stored one is not written ({@link Interest#refreshes}). */
-        private final long refreshWithin;
+    private static final class InterestUpdater extends PairProcessor<String, String> {
+        private final TopicNames topics;
+        private final long askAgainAfter;
+        private InterestLedger ledger;
 
-        InterestUpdater(SweepStats stats, long refreshWithin) {
+        InterestUpdater(TopicNames topics, SweepStats stats, long askAgainAfter) {
             super(stats);
-            this.refreshWithin = refreshWithin;
+            this.topics = topics;
+            this.askAgainAfter = askAgainAfter;
+        }
+
+        @Override
+        public void init(ProcessorContext<String, String> context) {
+            super.init(context);
+            ledger = InterestLedger.of(context, ONLINE_STORE, askAgainAfter);
         }
 
         @Override
         public void process(Record<String, String> r) {
-            InterestRecord rec = read(r, InterestRecord::read);
-            if (rec == null) return;
-            String conv = rec.conv();
-            Interest in = rec.interest();
-            String pair = PairKey.of(conv, rec.device());
-            Interest prev = online(pair);
-            Interest merged = Interest.merge(prev, in);
-            if (merged.equals(prev) || merged.refreshes(prev, refreshWithin)) return;
-            online.put(pair, merged.toStoreJson());
-            // A renewal (same connection, still online) changes nothing about the lag.
+            InterestMessage m = read(r, InterestMessage::read);
+            long now = context().currentSystemTimeMs();
+            if (m instanceof InterestRecord rec) {
+                InterestLedger.Change c = ledger.apply(rec.conv(), rec);
+                if (c != null) changed(rec.conv(), c, now);
+            } else if (m instanceof InterestDigest d) {
+                InterestLedger.Outcome o = ledger.digest(d, now);
+                for (InterestLedger.Change c : o.withdrawn()) changed(PairKey.conv(c.pair()), c, now);
+                if (o.ask() != null) {
+                    Record<String, String> out = new Record<>(d.gateway(), o.ask().toJson(), r.timestamp());
+                    out.headers().add(RouteJson.DEST_HEADER, topics.channel(d.gateway()).getBytes(StandardCharsets.UTF_8));
+                    context().forward(out);
+                }
+            }
+        }
+
+        private void changed(String conv, InterestLedger.Change c, long now) {
+            Interest prev = c.before();
+            Interest merged = c.after();
+            // A re-send (same connection, still online) changes nothing about the lag.
             if (prev != null && merged.ver() == prev.ver() && merged.online() == prev.online()) return;
-            if (prev == null || merged.ver() != prev.ver()) lagging.delete(pair);
-            reevaluate(conv, pair, merged, context().currentSystemTimeMs());
+            if (prev == null || merged.ver() != prev.ver()) lagging.delete(c.pair());
+            reevaluate(conv, c.pair(), merged, now);
         }
     }
 }

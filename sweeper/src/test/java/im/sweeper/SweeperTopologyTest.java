@@ -572,6 +572,41 @@ class SweeperTopologyTest {
 
     // ---------------------------------------------------------------- helpers
 
+    /**
+     * The sweeper keeps its registrations true by the gateways' digests, as the delivery nodes do:
+     * a pair whose withdrawal was lost is withdrawn (and leaves the lagging index) when the
+     * re-send it asked for ends without it; one whose registration was lost is hinted after it.
+     */
+    @Test
+    void aResendAskedForByTwoDigestsWithdrawsWhatTheGatewayNoLongerHoldsAndRegistersWhatWasLost() {
+        start();
+        heartbeat("gw-a", GEN, now);
+        online("c1", "d1", "gw-a");               // its withdrawal will be lost
+        events("c1", 1, 3);
+        assertEquals(1, count(lagging()), "d1 lags");
+        long v2 = versions.size() + 1L;            // d2's registration: lost on its way
+        versions.put("c1/d2/gw-a/" + GEN, v2);
+        member("c1", "u-d2");
+        long term = im.topics.InterestDigest.term("c1", "d2", v2);
+        for (int i = 0; i < 2; i++) {
+            interest.pipeInput("gw-a", new im.topics.InterestDigest("gw-a", GEN, 0, 1, term, now).toJson());
+        }
+        List<TestRecord<String, String>> asked = gwA.readRecordsToList();
+        assertEquals(1, asked.size(), "two disagreeing digests: one request");
+        assertEquals(new im.topics.ChannelRecord.Resync(0, GEN), im.topics.ChannelRecord.read(asked.get(0).value()));
+        advance(10);
+        long since = now;
+        interest.pipeInput("c1", new im.topics.InterestRecord("c1", "d2",
+                new im.topics.Interest("u-d2", "gw-a", GEN, v2, true, now)).toJson());   // the re-send
+        interest.pipeInput("gw-a", new im.topics.InterestDigest("gw-a", GEN, 0, 1, term, since, now).toJson());
+        assertFalse(online().get(PairKey.of("c1", "d1")).contains("\"online\":true"), "d1 withdrawn: " + online().get(PairKey.of("c1", "d1")));
+        events("c1", 4, 4);
+        advance(1000);
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        assertEquals(1, hints.size(), "" + hints);
+        assertHint(hints.get(0), "c1", 4, "d2");
+    }
+
     private void advance(long ms) {
         now += ms;
         driver.advanceWallClockTime(Duration.ofMillis(ms));

@@ -9,13 +9,15 @@ import java.util.Objects;
 /**
  * A record of a gateway's channel {@code <prefix>gw.<gatewayId>} ({@code v:1}, internal): an
  * event to push to some of the gateway's devices ({@link Push}, written by the delivery nodes) or
- * a hint for them ({@link HintFor}, written by the sweeper).
+ * a hint for them ({@link HintFor}, written by the sweeper), or a request to re-send the
+ * registrations the gateway holds in one partition of the interest topic ({@link Resync}, written
+ * by a delivery node or the sweeper whose store disagrees with the gateway's {@link InterestDigest}).
  */
-public sealed interface ChannelRecord permits ChannelRecord.Push, ChannelRecord.HintFor {
+public sealed interface ChannelRecord permits ChannelRecord.Push, ChannelRecord.HintFor, ChannelRecord.Resync {
     /** Schema version written as {@code "v"}. */
     int VERSION = 1;
 
-    /** The devices of this gateway the record is for; never empty. */
+    /** The devices of this gateway the record is for; never empty for a push or a hint. */
     List<String> devices();
 
     String toJson();
@@ -60,9 +62,33 @@ public sealed interface ChannelRecord permits ChannelRecord.Push, ChannelRecord.
         }
     }
 
+    /**
+     * Re-send every registration of generation {@code gen} in partition {@code partition} of the
+     * interest topic, then a digest that ends the re-send ({@link InterestDigest#since}).
+     */
+    record Resync(int partition, long gen) implements ChannelRecord {
+        @Override
+        public List<String> devices() {
+            return List.of();
+        }
+
+        @Override
+        public String toJson() {
+            ObjectNode o = RouteJson.JSON.createObjectNode().put("v", VERSION);
+            o.putObject("resync").put("partition", partition).put("gen", gen);
+            return o.toString();
+        }
+    }
+
     /** Reads a record value strictly; throws {@link MalformedRecordException} naming the field. */
     static ChannelRecord read(String json) {
         Fields f = Fields.parse("channel record", json).version(VERSION);
+        if (f.has("resync")) {
+            Fields r = Fields.of("channel resync", f.object("resync"));
+            long partition = r.integral("partition");
+            if (partition < 0 || partition > Integer.MAX_VALUE) throw new MalformedRecordException("channel resync", "field 'partition' is out of range");
+            return new Resync((int) partition, r.integral("gen"));
+        }
         List<String> devices = f.ids("devices");
         if (f.has("ev") == f.has("hint")) throw new MalformedRecordException("channel record", "needs exactly one of 'ev' and 'hint'");
         if (f.has("hint")) {

@@ -13,11 +13,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * of a connection that has closed can never override anything; a renewal of the same connection
  * only refreshes {@code at}. Versions grow with every new connection of a device, on any gateway.
  *
- * <p>A registration is a lease: the gateway re-publishes it every renewal interval; it routes
- * while {@link #live} (online and its gateway alive per {@link Gateways}), and is removed
- * as {@link #garbage} once it has not been renewed for far longer than that. Nothing is deleted
- * merely for being silent: when a frozen gateway heartbeats again, its routes are back; a
- * registration lost any other way comes back with the next renewal.
+ * <p>A registration lives under its gateway's lease: it routes while {@link #live} (online and
+ * its gateway alive per {@link Gateways}), and is removed as {@link #garbage} once its gateway has
+ * restarted or been silent for far longer than the lease. Nothing is deleted merely for being
+ * silent: when a frozen gateway heartbeats again, its routes are back. Registrations are not
+ * renewed one by one; the gateway's {@link InterestDigest} per partition finds one that was lost
+ * (or a withdrawal that was), and the partition's registrations are written again.
  */
 public record Interest(String user, String gateway, long gen, long ver, boolean online, long at) {
 
@@ -31,6 +32,9 @@ public record Interest(String user, String gateway, long gen, long ver, boolean 
 
         /** The newest heartbeat time of any gateway, -1 if none. */
         long newest();
+
+        /** The time of the gateway's newest heartbeat if it is of generation {@code gen}, else -1. */
+        long lastSeen(String gateway, long gen);
     }
 
     /** The registration that stands after {@code incoming} arrived on top of {@code current} (may be null). */
@@ -40,18 +44,6 @@ public record Interest(String user, String gateway, long gen, long ver, boolean 
         if (!current.online) return current;                  // that connection has closed: final
         if (!incoming.online) return incoming;
         return incoming.at >= current.at ? incoming : current; // a renewal
-    }
-
-    /**
-     * Whether this registration is {@code stored} renewed less than {@code within} ms later: the
-     * same connection in the same state, only {@code at} moved on by less than that. The Streams
-     * roles keep such a renewal out of their stores (and changelogs): {@code at} matters only for
-     * {@link #garbage}, whose horizon is six renewal intervals and the lease, so a stored {@code at}
-     * up to two intervals old changes nothing, and a renewal costs a read instead of a write.
-     */
-    public boolean refreshes(Interest stored, long within) {
-        return stored != null && user.equals(stored.user) && gateway.equals(stored.gateway) && gen == stored.gen
-                && ver == stored.ver && online == stored.online && at - stored.at < within;
     }
 
     /**
@@ -65,14 +57,17 @@ public record Interest(String user, String gateway, long gen, long ver, boolean 
     }
 
     /**
-     * Garbage: a withdrawal or registration so old that nothing can still depend on it (older
-     * than {@code horizon} behind the newest heartbeat of any gateway), or of an older generation
-     * of a gateway that has restarted since.
+     * Garbage: of an older generation of a gateway that has restarted since; a withdrawal older
+     * than {@code horizon} behind the newest heartbeat of any gateway (nothing can still depend on
+     * it); or a registration whose gateway has not heartbeated (nor written it) for that long: a
+     * gateway gone for good. A registration of a gateway that keeps heartbeating is never garbage.
      */
     public boolean garbage(Gateways gateways, long horizon) {
         if (gateways.restartedSince(gateway, gen)) return true;
         long newest = gateways.newest();
-        return newest >= 0 && at < newest - horizon;
+        if (newest < 0) return false;
+        long seen = online ? Math.max(at, gateways.lastSeen(gateway, gen)) : at;
+        return seen < newest - horizon;
     }
 
     /** The compact form kept in state stores (read back by {@link #fromStoreJson}). */

@@ -4,12 +4,15 @@ import im.infra.kafka.TopicNames;
 import im.routing.ConvLogStore;
 import im.routing.DecodedValues;
 import im.routing.GatewayLiveness;
+import im.routing.InterestLedger;
 import im.routing.MalformedRecords;
 import im.routing.PairKey;
 import im.routing.Period;
 import im.topics.ChannelRecord;
 import im.topics.EventRecord;
 import im.topics.Interest;
+import im.topics.InterestDigest;
+import im.topics.InterestMessage;
 import im.topics.InterestRecord;
 import im.topics.MembershipNotice;
 import im.topics.RouteJson;
@@ -50,11 +53,13 @@ import org.slf4j.LoggerFactory;
  *   <li>a {@code join} or {@code leave} also goes to the notices topic, which every gateway reads
  *       (a new member's devices have no registration yet; a leaver's gateway ends the period);</li>
  *   <li>interest records are merged by {@link Interest#merge} into one entry per (conversation,
- *       device) ({@link PairKey}), so a registration, renewal or withdrawal rewrites that entry
- *       only, and an event reads the registrations of its own conversation as one prefix range;
- *       a wall-clock sweep removes only garbage (withdrawals and registrations long expired, older
- *       generations of restarted gateways). A gateway that is merely silent (frozen, cut off) keeps
- *       its entries and gets its routes back as soon as it heartbeats and renews.</li>
+ *       device) ({@link PairKey}), so a registration or withdrawal rewrites that entry only, and an
+ *       event reads the registrations of its own conversation as one prefix range; the gateways'
+ *       digests keep them true without renewing each one ({@link InterestLedger}: a disagreement
+ *       asks the gateway for the partition's registrations on its channel); a wall-clock sweep
+ *       removes only garbage (old withdrawals, registrations of restarted or long-gone gateways).
+ *       A gateway that is merely silent (frozen, cut off) keeps its entries and gets its routes
+ *       back as soon as it heartbeats.</li>
  * </ul>
  * An event therefore costs O(1) store writes and O(registrations of its conversation) reads,
  * whatever the number of members; a member with no online device costs nothing.
@@ -77,8 +82,8 @@ public final class DeliveryTopology {
 
     /**
      * @param lease gateway heartbeat lease ({@code IM_GATEWAY_LEASE_MS})
-     * @param renew how often gateways renew their interest ({@code IM_INTEREST_RENEW_MS}); a
-     *              registration not renewed for {@link GatewayLiveness#garbageHorizon} is garbage
+     * @param renew how often gateways write their interest digests ({@code IM_INTEREST_RENEW_MS});
+     *              a withdrawal, or a gateway silent, for {@link GatewayLiveness#garbageHorizon} is garbage
      */
     public static Topology build(TopicNames topics, Duration lease, Duration renew) {
         long horizon = GatewayLiveness.garbageHorizon(lease, renew);
@@ -86,36 +91,43 @@ public final class DeliveryTopology {
         GatewayLiveness.addStore(t, topics);
         t.addSource("interest-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.interest());
         t.addSource("events-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.events());
-        t.addProcessor("interest-update", () -> new InterestUpdater(lease, horizon, 2 * renew.toMillis()), "interest-source");
+        t.addProcessor("interest-update", () -> new InterestUpdater(topics, lease, horizon, 2 * renew.toMillis()), "interest-source");
         t.addProcessor("router", () -> new Router(topics, lease), "events-source");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INTEREST_STORE), Serdes.String(), Serdes.String()),
                 "interest-update", "router");
+        InterestLedger.addStores(t, "interest-update");
         ConvLogStore.addStores(t, "router");
         t.addSink("out", (key, value, ctx) -> {
                     Header h = ctx.headers().lastHeader(RouteJson.DEST_HEADER);
                     return new String(h.value(), StandardCharsets.UTF_8);
-                }, Serdes.String().serializer(), Serdes.String().serializer(), "router");
+                }, Serdes.String().serializer(), Serdes.String().serializer(), "router", "interest-update");
         return t;
     }
 
-    /** Applies interest records and periodically removes garbage registrations. */
-    private static final class InterestUpdater extends ContextualProcessor<String, String, Void, Void> {
+    /**
+     * Applies registrations and digests ({@link InterestLedger}), asks a gateway whose digest
+     * disagrees twice for its registrations, and periodically removes garbage registrations.
+     */
+    private static final class InterestUpdater extends ContextualProcessor<String, String, String, String> {
+        private final TopicNames topics;
         private final Duration lease;
         private final long horizon;
-        /** A renewal less than this much newer than the stored one is not written ({@link Interest#refreshes}). */
-        private final long refreshWithin;
+        private final long askAgainAfter;
         private KeyValueStore<String, String> interest;
+        private InterestLedger ledger;
 
-        InterestUpdater(Duration lease, long horizon, long refreshWithin) {
+        InterestUpdater(TopicNames topics, Duration lease, long horizon, long askAgainAfter) {
+            this.topics = topics;
             this.lease = lease;
             this.horizon = horizon;
-            this.refreshWithin = refreshWithin;
+            this.askAgainAfter = askAgainAfter;
         }
 
         @Override
-        public void init(ProcessorContext<Void, Void> context) {
+        public void init(ProcessorContext<String, String> context) {
             super.init(context);
             interest = context.getStateStore(INTEREST_STORE);
+            ledger = InterestLedger.of(context, INTEREST_STORE, askAgainAfter);
             GatewayLiveness.View gateways = new GatewayLiveness.View(context.getStateStore(GATEWAY_STORE), lease);
             context.schedule(lease.dividedBy(2), PunctuationType.WALL_CLOCK_TIME, now -> {
                 List<String> garbage = new ArrayList<>();
@@ -126,17 +138,23 @@ public final class DeliveryTopology {
                     }
                 }
                 garbage.forEach(interest::delete);
+                for (String g : ledger.gateways()) if (gateways.goneFor(g, horizon)) ledger.forget(g);
             });
         }
 
         @Override
         public void process(Record<String, String> r) {
-            InterestRecord in = MalformedRecords.readKeyed(log, context(), r, InterestRecord::read, "interest record");
-            if (in == null) return;
-            String pair = PairKey.of(r.key(), in.device());
-            Interest prev = Interest.fromStoreJson(interest.get(pair));
-            Interest merged = Interest.merge(prev, in.interest());
-            if (!merged.equals(prev) && !merged.refreshes(prev, refreshWithin)) interest.put(pair, merged.toStoreJson());
+            InterestMessage m = MalformedRecords.readKeyed(log, context(), r, InterestMessage::read, "interest record");
+            if (m instanceof InterestRecord in) {
+                ledger.apply(r.key(), in);
+            } else if (m instanceof InterestDigest d) {
+                ChannelRecord.Resync ask = ledger.digest(d, context().currentSystemTimeMs()).ask();
+                if (ask != null) {
+                    Record<String, String> out = new Record<>(d.gateway(), ask.toJson(), r.timestamp());
+                    out.headers().add(RouteJson.DEST_HEADER, topics.channel(d.gateway()).getBytes(StandardCharsets.UTF_8));
+                    context().forward(out);
+                }
+            }
         }
     }
 

@@ -43,14 +43,14 @@ import org.junit.jupiter.api.io.TempDir;
  * {@link DeliveryTopology} under {@link TopologyTestDriver}: routing once per gateway to exactly
  * the devices whose user may see the seq per the conversation's own log (join/leave events),
  * CDC dedup by (conv, seq), the interest merge rule (versions, withdrawals are final), membership
- * notices, gateway liveness that skips silent gateways without forgetting them, the renewal lease,
+ * notices, gateway liveness that skips silent gateways without forgetting them, the interest digests,
  * garbage removal, and tolerance of malformed input. Brief §5 "Routing", issue 10.
  */
 class DeliveryTopologyTest {
     private static final TopicNames TOPICS = new TopicNames("t.");
     /** The sweep runs every lease/2 = 5 s of wall-clock time. */
     private static final Duration LEASE = Duration.ofSeconds(10);
-    /** Renewal interval: a registration not renewed for 2 x 3 s + the lease is garbage. */
+    /** Digest interval: a withdrawal, or a gateway silent, for 6 x 1 s + the lease is garbage. */
     private static final Duration RENEW = Duration.ofSeconds(1);
     private static final Instant T0 = Instant.parse("2025-01-01T00:00:00Z");
 
@@ -297,7 +297,7 @@ class DeliveryTopologyTest {
     // ---------------------------------------------------------------- liveness and lease
 
     @Test
-    void aSilentGatewayIsSkippedAndGetsItsRoutesBackWhenItHeartbeatsAndRenews() {
+    void aSilentGatewayIsSkippedAndGetsItsRoutesBackWhenItHeartbeats() {
         heartbeat("gw-a", 1, now);
         heartbeat("gw-b", 1, now);
         joins("c1", "u1", "u2");
@@ -306,60 +306,124 @@ class DeliveryTopologyTest {
         gwA.readRecordsToList();
         gwB.readRecordsToList();
 
-        // gw-a freezes for 12 s (> lease 10 s) while gw-b keeps beating and renewing.
+        // gw-a freezes for 12 s (> lease 10 s) while gw-b keeps beating.
         for (int i = 0; i < 12; i++) {
             advance(Duration.ofSeconds(1));
             heartbeat("gw-b", 1, now);
-            renew("c1", "d2", "u2", "gw-b", 1);
         }
         events.pipeInput("c1", event("c1", 3, "msg", "u1"));
         assertTrue(gwA.isEmpty(), "no route to a gateway silent for longer than the lease");
         assertEquals(Set.of("d2"), devices(gwB.readRecordsToList().get(0)));
         assertEquals(Set.of("d1", "d2"), storedDevices("c1").keySet(), "a silent gateway's entries are kept");
 
-        // gw-a thaws: heartbeat and renewal. Routes are back without the device reconnecting.
+        // gw-a thaws: a heartbeat, nothing else. Routes are back without the device reconnecting.
         heartbeat("gw-a", 1, now);
-        renew("c1", "d1", "u1", "gw-a", 1);
         events.pipeInput("c1", event("c1", 4, "msg", "u1"));
         assertEquals(Set.of("d1"), devices(gwA.readRecordsToList().get(0)));
     }
 
+    /** A registration whose publish was lost is found by the gateway's digest and comes back with the re-send. */
     @Test
-    void aRegistrationNotRenewedBecomesGarbageAndARenewalBringsItBack() {
+    void aLostRegistrationIsFoundByTwoDisagreeingDigestsAndComesBackWithTheResend() {
         heartbeat("gw-a", 1, now);
         joins("c1", "u1", "u2");
-        online("c1", "d1", "u1", "gw-a", 1);
-        online("c1", "d2", "u2", "gw-a", 1);
+        long v1 = ++version;                       // d1's registration: published by the gateway, lost on the way
+        versionOf.put("c1/d1", v1);
+        long v2 = online("c1", "d2", "u2", "gw-a", 1);
         gwA.readRecordsToList();
-        for (int i = 0; i < 20; i++) {         // 20 s of heartbeats; only d2 is renewed (d1's publish was lost)
-            advance(Duration.ofSeconds(1));
-            heartbeat("gw-a", 1, now);
-            renew("c1", "d2", "u2", "gw-a", 1);
-        }
-        assertEquals(Set.of("d2"), storedDevices("c1").keySet(), "d1 is garbage past 2 x 3 s + 10 s");
+        List<long[]> held = List.of(term("c1", "d1", v1), term("c1", "d2", v2));
+
+        digest("gw-a", 1, -1, held);
+        assertTrue(gwA.isEmpty(), "one disagreeing digest asks nothing (a registration may be on its way)");
+        advance(RENEW);
+        digest("gw-a", 1, -1, held);
+        List<TestRecord<String, String>> asked = gwA.readRecordsToList();
+        assertEquals(1, asked.size(), "the second in a row asks the gateway for the partition: " + asked);
+        assertEquals(new im.topics.ChannelRecord.Resync(0, 1), im.topics.ChannelRecord.read(asked.get(0).value()));
+        digest("gw-a", 1, -1, held);
+        assertTrue(gwA.isEmpty(), "not asked again while the re-send is on its way");
+
+        long since = now;
+        renew("c1", "d1", "u1", "gw-a", 1);        // the re-send
+        renew("c1", "d2", "u2", "gw-a", 1);
+        digest("gw-a", 1, since, held);
         events.pipeInput("c1", event("c1", 3, "msg", "u1"));
-        assertEquals(Set.of("d2"), devices(gwA.readRecordsToList().get(0)));
-        renew("c1", "d1", "u1", "gw-a", 1);     // the gateway's periodic renewal
-        events.pipeInput("c1", event("c1", 4, "msg", "u1"));
         assertEquals(Set.of("d1", "d2"), devices(gwA.readRecordsToList().get(0)));
+        advance(RENEW);
+        digest("gw-a", 1, -1, held);
+        assertTrue(gwA.isEmpty(), "the digests agree again");
     }
 
-    /** A renewal is stored only when the stored one is two intervals old: renewals cost a read, not a write. */
+    /** A registration whose withdrawal was lost is withdrawn when a re-send ends without it. */
     @Test
-    void aRenewalIsWrittenOnlyWhenTheStoredOneIsTwoIntervalsOld() {
+    void aRegistrationTheGatewayNoLongerHoldsIsWithdrawnWhenAResendEndsWithoutIt() {
         heartbeat("gw-a", 1, now);
-        joins("c1", "u1");
-        online("c1", "d1", "u1", "gw-a", 1);
-        long registered = now;
-        advance(Duration.ofSeconds(1));
-        renew("c1", "d1", "u1", "gw-a", 1);
-        assertEquals(registered, storedAt("c1", "d1"), "one interval later: not written");
-        advance(Duration.ofSeconds(1));
-        renew("c1", "d1", "u1", "gw-a", 1);
-        assertEquals(now, storedAt("c1", "d1"), "two intervals later: written");
-        offline("c1", "d1", "u1", "gw-a", 1, versionOf.get("c1/d1"));
+        joins("c1", "u1", "u2");
+        online("c1", "d1", "u1", "gw-a", 1);      // its withdrawal will be lost
+        long v2 = online("c1", "d2", "u2", "gw-a", 1);
+        gwA.readRecordsToList();
+        List<long[]> held = List.of(term("c1", "d2", v2));
+        digest("gw-a", 1, -1, held);
+        advance(RENEW);
+        digest("gw-a", 1, -1, held);
+        assertEquals(1, gwA.readRecordsToList().size(), "asked for the re-send");
+        advance(Duration.ofMillis(10));
+        long since = now;
+        renew("c1", "d2", "u2", "gw-a", 1);
+        digest("gw-a", 1, since, held);
         assertFalse(RouteJson.parse(interestStore().get(PairKey.of("c1", "d1"))).get("online").asBoolean(),
-                "a withdrawal is always written");
+                "d1 was not written again: withdrawn");
+        events.pipeInput("c1", event("c1", 3, "msg", "u1"));
+        assertEquals(Set.of("d2"), devices(gwA.readRecordsToList().get(0)));
+    }
+
+    /**
+     * Digests that agree cost no write and ask nothing, also while a device's old socket lingers on
+     * another gateway (each gateway counts what it holds) and after a same-gateway reconnect.
+     */
+    @Test
+    void agreeingDigestsAskNothingAndRewriteNothing() {
+        heartbeat("gw-a", 1, now);
+        heartbeat("gw-b", 1, now);
+        joins("c1", "u1", "u2");
+        long a1 = online("c1", "d1", "u1", "gw-a", 1);
+        long a2 = online("c1", "d2", "u2", "gw-a", 1);
+        long b1 = online("c1", "d1", "u1", "gw-b", 1);   // d1 moved to gw-b; its old socket on gw-a is still open
+        long a2b = online("c1", "d2", "u2", "gw-a", 1);  // d2 reconnected to gw-a: the newer connection replaces the older
+        gwA.readRecordsToList();
+        gwB.readRecordsToList();
+        long stored = storedAt("c1", "d1");
+        for (int i = 0; i < 5; i++) {
+            advance(RENEW);
+            digest("gw-a", 1, -1, List.of(term("c1", "d1", a1), term("c1", "d2", a2b)));
+            digest("gw-b", 1, -1, List.of(term("c1", "d1", b1)));
+        }
+        assertTrue(gwA.isEmpty() && gwB.isEmpty(), "nothing asked");
+        assertEquals(stored, storedAt("c1", "d1"), "nothing rewritten");
+        offline("c1", "d1", "u1", "gw-a", 1, a1);       // the old socket on gw-a closes
+        offline("c1", "d2", "u2", "gw-a", 1, a2);       // the replaced connection closes
+        for (int i = 0; i < 3; i++) {
+            advance(RENEW);
+            digest("gw-a", 1, -1, List.of(term("c1", "d2", a2b)));
+        }
+        assertTrue(gwA.isEmpty(), "still nothing asked");
+        events.pipeInput("c1", event("c1", 3, "msg", "u1"));
+        assertEquals(Set.of("d2"), devices(gwA.readRecordsToList().get(0)));
+        assertEquals(Set.of("d1"), devices(gwB.readRecordsToList().get(0)));
+    }
+
+    @Test
+    void aGatewayGoneForGoodLosesItsEntriesAndOneThatKeepsBeatingKeepsThemUnrenewed() {
+        heartbeat("gw-a", 1, now);
+        heartbeat("gw-b", 1, now);
+        joins("c1", "u1", "u2");
+        online("c1", "d1", "u1", "gw-a", 1);
+        online("c1", "d2", "u2", "gw-b", 1);
+        for (int i = 0; i < 20; i++) {             // horizon = 6 x 1 s + 10 s; gw-a is gone, gw-b beats
+            advance(Duration.ofSeconds(1));
+            heartbeat("gw-b", 1, now);
+        }
+        assertEquals(Set.of("d2"), storedDevices("c1").keySet());
     }
 
     private long storedAt(String conv, String device) {
@@ -390,13 +454,12 @@ class DeliveryTopologyTest {
         long v = online("c1", "d1", "u1", "gw-a", 1);
         online("c1", "d2", "u2", "gw-b", 1);
         offline("c1", "d1", "u1", "gw-a", 1, v);
-        // horizon = 2 x 3 s + 10 s = 16 s behind the newest heartbeat; gw-b keeps beating and renewing.
+        // horizon = 6 x 1 s + 10 s = 16 s behind the newest heartbeat; gw-b keeps beating.
         for (int i = 0; i < 20; i++) {
             advance(Duration.ofSeconds(1));
             heartbeat("gw-b", 1, now);
-            renew("c1", "d2", "u2", "gw-b", 1);
         }
-        assertEquals(Set.of("d2"), storedDevices("c1").keySet(), "the old withdrawal is swept, the renewed entry kept");
+        assertEquals(Set.of("d2"), storedDevices("c1").keySet(), "the old withdrawal is swept, the live gateway's entry kept");
     }
 
     @Test
@@ -466,7 +529,19 @@ class DeliveryTopologyTest {
         return v;
     }
 
-    /** The same connection renews its registration now. */
+    /** A registration's term in a gateway's digest: {conv, device, ver} folded as the gateway does. */
+    private static long[] term(String conv, String device, long ver) {
+        return new long[] {im.topics.InterestDigest.term(conv, device, ver)};
+    }
+
+    /** The gateway's digest of partition 0 (the driver's only one) over {@code held}; {@code since} >= 0 ends a re-send. */
+    private void digest(String gw, long gen, long since, List<long[]> held) {
+        long sum = 0;
+        for (long[] t : held) sum += t[0];
+        interest.pipeInput(gw, new im.topics.InterestDigest(gw, gen, 0, held.size(), sum, since, now).toJson());
+    }
+
+    /** The same connection's registration, written again now (a re-send). */
     private void renew(String conv, String device, String user, String gw, long gen) {
         interest.pipeInput(conv, new im.topics.InterestRecord(conv, device, new Interest(user, gw, gen, versionOf.get(conv + "/" + device), true, now)).toJson());
     }

@@ -150,8 +150,8 @@ public final class ConfigKeys {
             "How often a gateway announces it is alive on the gateways topic.");
     public static final ConfigKey<Duration> GATEWAY_LEASE_MS = ms("IM_GATEWAY_LEASE_MS", "10000", 1000, 600_000,
             "Delivery nodes and the sweeper skip the routes of a gateway not heard from for this long (its entries come back when it heartbeats again; entries of a restarted or long-gone gateway are removed).");
-    public static final ConfigKey<Duration> INTEREST_RENEW_MS = ms("IM_INTEREST_RENEW_MS", "10000", 200, 600_000,
-            "How often a gateway re-publishes the interest of every device it holds (a lease: a registration not renewed for 2 x 3 intervals + the gateway lease is removed). Bounds how long a device can stay silent after anything the gateway cannot see went wrong with its route; must be the same for gateways, delivery nodes and sweepers.");
+    public static final ConfigKey<Duration> INTEREST_RENEW_MS = ms("IM_INTEREST_RENEW_MS", "2000", 200, 600_000,
+            "How often a gateway writes, per partition of the interest topic, a digest of the registrations it holds there; two digests in a row that a delivery node or sweeper disagrees with make it ask for the partition's registrations again, so a lost registration is repaired within about three intervals. Withdrawals, and registrations of a gateway silent, for 6 intervals + the gateway lease are removed. Must be the same for gateways, delivery nodes and sweepers.");
     public static final ConfigKey<String> STATE_DIR = key("IM_STATE_DIR", "",
             "Kafka Streams state directory of a delivery node or sweeper. Empty: a fresh temporary directory per start.");
 

@@ -21,7 +21,9 @@ public enum FaultPoint {
     /** An {@code ack} frame arriving at the gateway: dropped as if lost on the way (nothing written, no reply). */
     GW_ACK("gw.ack"),
     /** The gateway writing an {@code event} push. */
-    GW_PUSH("gw.push");
+    GW_PUSH("gw.push"),
+    /** The gateway writing a device's interest registration: dropped as if the publish failed unseen (the digest still counts it). */
+    GW_INTEREST("gw.interest");
 
     private final String wireName;
 
