@@ -19,16 +19,18 @@ import org.apache.kafka.streams.state.Stores;
  * The registrations of one Streams task (one partition of the interest topic), as the delivery
  * nodes and the sweeper keep them, and the lease that keeps them true without renewing each one.
  *
- * <p>Three stores, each logged:
+ * <p>Three stores:
  * <ul>
  *   <li>the routing view (the caller's store): {@link PairKey}(conv, device) → the registration
  *       that stands by {@link Interest#merge} (the device's newest connection, on any gateway);</li>
  *   <li>{@value #BY_GATEWAY}: gateway, conv, device → the newest registration <em>that gateway</em>
  *       reported online and has not withdrawn: what the gateway believes it holds here (a device's
  *       old socket on another gateway stays in it until that gateway withdraws it);</li>
- *   <li>{@value #DIGESTS}: gateway → its generation, the count and the sum of
- *       {@link InterestDigest#term}s of its {@value #BY_GATEWAY} entries, kept up to date with
- *       every registration (O(1)), and how many digests in a row disagreed.</li>
+ *   <li>{@value #DIGESTS} (in memory, not logged: recounted from {@value #BY_GATEWAY} the first
+ *       time a gateway is seen after a start, so a registration costs no changelog record here):
+ *       gateway → its generation, the count and the sum of {@link InterestDigest#term}s of its
+ *       {@value #BY_GATEWAY} entries, kept up to date with every registration (O(1)), and how many
+ *       digests in a row disagreed.</li>
  * </ul>
  * A gateway writes its own digest of the same set to the partition every
  * {@code IM_INTEREST_RENEW_MS}, after every registration it wrote before (one producer, one
@@ -64,10 +66,11 @@ public final class InterestLedger {
                 context.getStateStore(DIGESTS), askAgainAfter);
     }
 
-    /** Adds the ledger's two stores (persistent, logged) and connects them to {@code processors}. */
+    /** Adds the ledger's two stores ({@value #BY_GATEWAY} persistent and logged, {@value #DIGESTS} in memory) and connects them to {@code processors}. */
     public static void addStores(Topology t, String... processors) {
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(BY_GATEWAY), Serdes.String(), Serdes.String()), processors);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(DIGESTS), Serdes.String(), Serdes.String()), processors);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(DIGESTS), Serdes.String(), Serdes.String())
+                .withLoggingDisabled(), processors);
     }
 
     /** A registration that changed the routing view: what stood before (may be null) and what stands now. */
@@ -166,8 +169,9 @@ public final class InterestLedger {
      */
     private Sum sum(String gateway, long gen) {
         Sum s = Sum.decode(digests.get(gateway));
-        if (s != null && s.gen > gen) return null;
-        if (s != null && s.gen == gen) return s;
+        if (s == null) s = recount(gateway, gen);   // first seen since this task started: from the logged entries
+        if (s.gen > gen) return null;
+        if (s.gen == gen) return s;
         if (s != null) {
             List<String> old = new ArrayList<>();
             try (KeyValueIterator<String, String> it = byGateway.prefixScan(gatewayPrefix(gateway), KEY_SER)) {
@@ -206,19 +210,28 @@ public final class InterestLedger {
         return withdrawn;
     }
 
-    /** The gateway's digest recomputed from its {@value #BY_GATEWAY} entries. */
+    /**
+     * The gateway's digest recomputed from its {@value #BY_GATEWAY} entries of generation
+     * {@code gen}, or of the newest generation found there if that is newer (stored, so that an
+     * older generation's records are recognised as such).
+     */
     private Sum recount(String gateway, long gen) {
-        Sum s = new Sum(gen);
         String prefix = gatewayPrefix(gateway);
+        List<KeyValue<String, Interest>> held = new ArrayList<>();
+        long newest = gen;
         try (KeyValueIterator<String, String> it = byGateway.prefixScan(prefix, KEY_SER)) {
             while (it.hasNext()) {
                 KeyValue<String, String> kv = it.next();
-                Interest held = Interest.fromStoreJson(kv.value);
-                if (held.gen() != gen) continue;
-                String pair = kv.key.substring(prefix.length());
-                s.add(InterestDigest.term(PairKey.conv(pair), PairKey.second(pair), held.ver()));
+                Interest h = Interest.fromStoreJson(kv.value);
+                newest = Math.max(newest, h.gen());
+                held.add(KeyValue.pair(kv.key.substring(prefix.length()), h));
             }
         }
+        Sum s = new Sum(newest);
+        for (KeyValue<String, Interest> h : held) {
+            if (h.value.gen() == newest) s.add(InterestDigest.term(PairKey.conv(h.key), PairKey.second(h.key), h.value.ver()));
+        }
+        digests.put(gateway, s.encode());
         return s;
     }
 

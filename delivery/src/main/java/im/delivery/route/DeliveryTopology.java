@@ -131,14 +131,19 @@ public final class DeliveryTopology {
             GatewayLiveness.View gateways = new GatewayLiveness.View(context.getStateStore(GATEWAY_STORE), lease);
             context.schedule(lease.dividedBy(2), PunctuationType.WALL_CLOCK_TIME, now -> {
                 List<String> garbage = new ArrayList<>();
+                java.util.Set<String> gone = new java.util.HashSet<>(ledger.gateways());
                 try (KeyValueIterator<String, String> it = interest.all()) {
                     while (it.hasNext()) {
                         KeyValue<String, String> kv = it.next();
-                        if (Interest.fromStoreJson(kv.value).garbage(gateways, horizon)) garbage.add(kv.key);
+                        Interest i = Interest.fromStoreJson(kv.value);
+                        if (i.garbage(gateways, horizon)) {
+                            garbage.add(kv.key);
+                            gone.add(i.gateway());   // also one not seen since this task started
+                        }
                     }
                 }
                 garbage.forEach(interest::delete);
-                for (String g : ledger.gateways()) if (gateways.goneFor(g, horizon)) ledger.forget(g);
+                for (String g : gone) if (gateways.goneFor(g, horizon)) ledger.forget(g);
             });
         }
 

@@ -412,6 +412,23 @@ class DeliveryTopologyTest {
         assertEquals(Set.of("d1"), devices(gwB.readRecordsToList().get(0)));
     }
 
+    /** The digests are kept in memory; after a restart they are recounted from the logged entries, so nothing is asked. */
+    @Test
+    void digestsLostWithARestartAreRecountedFromTheLoggedEntries() {
+        heartbeat("gw-a", 1, now);
+        joins("c1", "u1", "u2");
+        long v1 = online("c1", "d1", "u1", "gw-a", 1);
+        long v2 = online("c1", "d2", "u2", "gw-a", 1);
+        gwA.readRecordsToList();
+        org.apache.kafka.streams.state.KeyValueStore<String, String> digests = driver.getKeyValueStore(im.routing.InterestLedger.DIGESTS);
+        digests.delete("gw-a");                     // what a restart of the task leaves: the in-memory store is empty
+        for (int i = 0; i < 3; i++) {
+            advance(RENEW);
+            digest("gw-a", 1, -1, List.of(term("c1", "d1", v1), term("c1", "d2", v2)));
+        }
+        assertTrue(gwA.isEmpty(), "nothing asked: " + digests.get("gw-a"));
+    }
+
     @Test
     void aGatewayGoneForGoodLosesItsEntriesAndOneThatKeepsBeatingKeepsThemUnrenewed() {
         heartbeat("gw-a", 1, now);
