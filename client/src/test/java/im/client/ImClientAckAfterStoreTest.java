@@ -59,12 +59,25 @@ class ImClientAckAfterStoreTest {
         }
     }
 
-    /** The cursor of {@code conv} as another connection sees it: only what a committed transaction wrote. */
+    /**
+     * The cursor of {@code conv} as a client restarted now would read it: a copy of the database and
+     * its WAL, opened apart (the SDK holds its file in exclusive locking mode, so no second connection
+     * reads it while it is open); recovery keeps only committed transactions.
+     */
     private static long committedCursor(Path db, String conv) {
         if (!Files.exists(db)) {
             return 0;
         }
-        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+        Path copy;
+        try {
+            copy = Files.createTempDirectory("committed").resolve("client.db");
+            Files.copy(db, copy);
+            Path wal = db.resolveSibling(db.getFileName() + "-wal");
+            if (Files.exists(wal)) Files.copy(wal, copy.resolveSibling("client.db-wal"));
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + copy);
              PreparedStatement ps = c.prepareStatement("SELECT cursor FROM convs WHERE conv = ?")) {
             ps.setString(1, conv);
             try (ResultSet rs = ps.executeQuery()) {
