@@ -264,8 +264,9 @@ public final class Directory {
     // ---------------------------------------------------------------- conversations
 
     /**
-     * Creates a conversation; every initial member gets a join event (seq 1, 2, ... in the order
-     * given), so the log alone tells who could see what. A direct conversation has exactly two members.
+     * Creates a conversation; its initial members join by one bulk join event at seq 1 (more than
+     * {@link Onboarding#MAX_USERS_PER_EVENT}: the fewest such events), so the log alone tells who
+     * could see what. A direct conversation has exactly two members.
      */
     public ConversationInfo createConversation(String conv, String kind, List<String> members) {
         checkId("conv", conv);
