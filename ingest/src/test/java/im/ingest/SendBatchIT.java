@@ -53,15 +53,15 @@ class SendBatchIT extends SendTestBase {
                 new SendService.Request(ana, "c-ab", "cm-1", "one"),
                 new SendService.Request(ana, "c-ab", "cm-2", "two")));
         SendResult first = ok(out.get(0));
-        assertEquals(2, first.seq());
+        assertEquals(3, first.seq());
         assertFalse(first.dup());
-        assertEquals(3, ok(out.get(1)).seq(), "a cmid is per sender");
+        assertEquals(4, ok(out.get(1)).seq(), "a cmid is per sender");
         SendResult again = ok(out.get(2));
         assertTrue(again.dup(), "the same cmid later in the same batch is a dup of the first");
-        assertEquals(2, again.seq());
+        assertEquals(3, again.seq());
         assertEquals(first.mid(), again.mid());
-        assertEquals(4, ok(out.get(3)).seq());
-        assertEquals(List.of(1L, 2L, 3L, 4L), msgSeqs("c-ab"));
+        assertEquals(5, ok(out.get(3)).seq());
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L), msgSeqs("c-ab"));
     }
 
     @Test
@@ -74,14 +74,14 @@ class SendBatchIT extends SendTestBase {
                 new SendService.Request(ana, "c-ab", "cm-1", "same cmid, another body"),
                 new SendService.Request(ana, "c-ac", "cm-2", "another conversation"),
                 new SendService.Request(ana, "c-ab", "cm-3", "three")));
-        assertEquals(2, ok(out.get(0)).seq());
+        assertEquals(3, ok(out.get(0)).seq());
         assertEquals(ErrorCode.NOT_MEMBER, refused(out.get(1)));
         assertEquals(ErrorCode.UNKNOWN_CONV, refused(out.get(2)));
         assertEquals(ErrorCode.CMID_CONFLICT, refused(out.get(3)));
-        assertEquals(2, ok(out.get(4)).seq());
-        assertEquals(3, ok(out.get(5)).seq());
-        assertEquals(List.of(1L, 2L, 3L), msgSeqs("c-ab"));
-        assertEquals(3, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"));
+        assertEquals(3, ok(out.get(4)).seq());
+        assertEquals(4, ok(out.get(5)).seq());
+        assertEquals(List.of(1L, 2L, 3L, 4L), msgSeqs("c-ab"));
+        assertEquals(4, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"));
     }
 
     @Test
@@ -93,12 +93,12 @@ class SendBatchIT extends SendTestBase {
                     new SendService.Request(ana, "c-ab", "cm-1", "one"),
                     new SendService.Request(ana, "c-ab", "cm-2", "fails"),
                     new SendService.Request(bo, "c-ab", "cm-3", "three")));
-            assertEquals(2, ok(out.get(0)).seq());
+            assertEquals(3, ok(out.get(0)).seq());
             java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
                     () -> out.get(1).get(10, java.util.concurrent.TimeUnit.SECONDS));
             assertTrue(e.getCause() instanceof Faults.InjectedFailure, "the failing send gets its own failure: " + e.getCause());
-            assertEquals(3, ok(out.get(2)).seq());
-            assertEquals(List.of(1L, 2L, 3L), msgSeqs("c-ab"));
+            assertEquals(4, ok(out.get(2)).seq());
+            assertEquals(List.of(1L, 2L, 3L, 4L), msgSeqs("c-ab"));
             assertEquals(0, count("SELECT count(*) FROM events WHERE cmid = 'cm-2'"));
             assertEquals(1, failing.transactions(), "the rest committed in one transaction");
         } finally {
@@ -114,7 +114,7 @@ class SendBatchIT extends SendTestBase {
             try (var st = holder.createStatement()) {
                 st.execute("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab' FOR UPDATE");
                 // ana leaves in the transaction that holds the lock, as Directory.leave does
-                st.execute("UPDATE memberships SET to_seq = 1 WHERE conv_id = 'c-ab' AND user_id = 'u-ana'");
+                st.execute("UPDATE memberships SET to_seq = 2 WHERE conv_id = 'c-ab' AND user_id = 'u-ana'");
             }
             Future<List<java.util.concurrent.CompletableFuture<SendResult>>> batch = pool.submit(() -> sends.sendAsOneBatch(List.of(
                     new SendService.Request(ana, "c-ab", "cm-1", "checked before the leave, inserted after"),
@@ -123,9 +123,9 @@ class SendBatchIT extends SendTestBase {
             holder.commit();
             var out = batch.get(10, java.util.concurrent.TimeUnit.SECONDS);
             assertEquals(ErrorCode.NOT_MEMBER, refused(out.get(0)));
-            assertEquals(2, ok(out.get(1)).seq(), "the seq the refused send had allocated is given back");
-            assertEquals(List.of(1L, 2L), msgSeqs("c-ab"));
-            assertEquals(2, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"));
+            assertEquals(3, ok(out.get(1)).seq(), "the seq the refused send had allocated is given back");
+            assertEquals(List.of(1L, 2L, 3L), msgSeqs("c-ab"));
+            assertEquals(3, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"));
         } finally {
             pool.shutdownNow();
         }
@@ -147,7 +147,7 @@ class SendBatchIT extends SendTestBase {
             try (var st = holder.createStatement()) {
                 st.execute("UPDATE conversations SET head_seq = head_seq + 1 WHERE conv_id = 'c-ac'");
                 st.execute("INSERT INTO events (conv_id, seq, kind, mid, sender, sender_device, cmid, body)"
-                        + " VALUES ('c-ac', 2, 'msg', '018f0000-0000-7000-8000-000000000001', 'u-ana', 'd-ana', 'cm-race', 'elsewhere')");
+                        + " VALUES ('c-ac', 3, 'msg', '018f0000-0000-7000-8000-000000000001', 'u-ana', 'd-ana', 'cm-race', 'elsewhere')");
             }
             Future<List<java.util.concurrent.CompletableFuture<SendResult>>> batch = pool.submit(() -> sends.sendAsOneBatch(List.of(
                     new SendService.Request(ana, "c-ab", "cm-1", "one"),
@@ -156,10 +156,10 @@ class SendBatchIT extends SendTestBase {
             awaitABackendWaitingOnALock("the batch's insert waits on the uncommitted key");
             holder.commit();
             var out = batch.get(10, java.util.concurrent.TimeUnit.SECONDS);
-            assertEquals(2, ok(out.get(0)).seq());
+            assertEquals(3, ok(out.get(0)).seq());
             assertEquals(ErrorCode.CMID_CONFLICT, refused(out.get(1)));
-            assertEquals(3, ok(out.get(2)).seq());
-            assertEquals(List.of(1L, 2L, 3L), msgSeqs("c-ab"));
+            assertEquals(4, ok(out.get(2)).seq());
+            assertEquals(List.of(1L, 2L, 3L, 4L), msgSeqs("c-ab"));
         } finally {
             pool.shutdownNow();
         }
@@ -182,17 +182,17 @@ class SendBatchIT extends SendTestBase {
                 new SendService.Request(ana, "c-ab", "cm-2", "two")));
         assertEquals(ErrorCode.NOT_MEMBER, refused(out.get(0)));
         SendResult one = ok(out.get(1));
-        assertEquals(2, one.seq(), "cy's cmid cm-1 was refused, so ana's cm-1 is a new send and the first seq");
+        assertEquals(3, one.seq(), "cy's cmid cm-1 was refused, so ana's cm-1 is a new send and the first seq");
         assertFalse(one.dup());
         assertEquals(ErrorCode.STALE_INSTALL, refused(out.get(2)));
         SendResult dup = ok(out.get(3));
         assertTrue(dup.dup());
         assertEquals(List.of(one.seq(), one.mid(), one.at()), List.of(dup.seq(), dup.mid(), dup.at()));
         assertEquals(ErrorCode.CMID_CONFLICT, refused(out.get(4)));
-        assertEquals(3, ok(out.get(5)).seq());
-        assertEquals(List.of(1L, 2L, 3L), msgSeqs("c-ab"));
-        assertEquals(3, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"));
-        assertEquals(one.at(), ((java.sql.Timestamp) single("SELECT created_at FROM events WHERE seq = 2 AND conv_id = 'c-ab'")).toInstant());
+        assertEquals(4, ok(out.get(5)).seq());
+        assertEquals(List.of(1L, 2L, 3L, 4L), msgSeqs("c-ab"));
+        assertEquals(4, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"));
+        assertEquals(one.at(), ((java.sql.Timestamp) single("SELECT created_at FROM events WHERE seq = 3 AND conv_id = 'c-ab'")).toInstant());
     }
 
     /**
@@ -207,13 +207,13 @@ class SendBatchIT extends SendTestBase {
                 new SendService.Request(bo, "c-ab", "cm-2", "two"),
                 new SendService.Request(ana, "c-ab", "cm-3", "a NUL \u0000 the codec would have refused"),
                 new SendService.Request(bo, "c-ab", "cm-4", "four")));
-        assertEquals(2, ok(out.get(0)).seq());
-        assertEquals(3, ok(out.get(1)).seq());
+        assertEquals(3, ok(out.get(0)).seq());
+        assertEquals(4, ok(out.get(1)).seq());
         java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
                 () -> out.get(2).get(10, java.util.concurrent.TimeUnit.SECONDS));
         assertTrue(e.getCause() instanceof IllegalStateException, "its own failure: " + e.getCause());
-        assertEquals(4, ok(out.get(3)).seq());
-        assertEquals(List.of(1L, 2L, 3L, 4L), msgSeqs("c-ab"));
+        assertEquals(5, ok(out.get(3)).seq());
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L), msgSeqs("c-ab"));
         assertEquals(0, count("SELECT count(*) FROM events WHERE cmid = 'cm-3'"));
     }
 
@@ -248,8 +248,8 @@ class SendBatchIT extends SendTestBase {
             for (Future<List<Long>> f : fs) all.addAll(f.get(60, java.util.concurrent.TimeUnit.SECONDS));
             int n = threads * perThread;
             assertEquals(n, all.size(), "every send got its own seq");
-            assertEquals(2L, all.iterator().next());
-            assertEquals(n + 1L, ((TreeSet<Long>) all).last(), "seqs 2.." + (n + 1) + ", no gap");
+            assertEquals(3L, all.iterator().next());
+            assertEquals(n + 2L, ((TreeSet<Long>) all).last(), "seqs 3.." + (n + 2) + ", no gap");
             assertEquals(n, batched.committedSends());
             assertTrue(batched.transactions() < n, "concurrent sends shared transactions: " + batched.transactions() + " for " + n);
             System.out.printf("group commit: %d sends in %d transactions%n", n, batched.transactions());

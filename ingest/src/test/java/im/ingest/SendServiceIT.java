@@ -23,17 +23,17 @@ class SendServiceIT extends SendTestBase {
     @Test
     void sendCommitsBeforeReturningAndResendIsADup() throws Exception {
         SendResult first = sends.send(ana, "c-ab", "cm-1", "hello");
-        assertEquals(2, first.seq());
+        assertEquals(3, first.seq());
         assertFalse(first.dup());
         assertEquals(1, first.epoch());
         // Committed: visible from another connection the moment send returned (D1).
-        assertEquals(1, count("SELECT count(*) FROM events WHERE conv_id = 'c-ab' AND seq = 2 AND cmid = 'cm-1'"));
+        assertEquals(1, count("SELECT count(*) FROM events WHERE conv_id = 'c-ab' AND seq = 3 AND cmid = 'cm-1'"));
         SendResult again = sends.send(ana, "c-ab", "cm-1", "hello");
         assertTrue(again.dup());
         assertEquals(first.seq(), again.seq());
         assertEquals(first.mid(), again.mid());
         assertEquals(1, messages(), "exactly one row (D2)");
-        assertEquals(2, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"), "a dup allocates no seq");
+        assertEquals(3, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"), "a dup allocates no seq");
     }
 
     @Test
@@ -62,7 +62,7 @@ class SendServiceIT extends SendTestBase {
         SendRejectedException uc = assertThrows(SendRejectedException.class, () -> sends.send(ana, "c-none", "cm-y", "hi"));
         assertEquals(ErrorCode.UNKNOWN_CONV, uc.errorCode());
         assertEquals(0, messages());
-        assertEquals(1, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"));
+        assertEquals(2, count("SELECT head_seq FROM conversations WHERE conv_id = 'c-ab'"));
     }
 
     @Test
@@ -94,7 +94,7 @@ class SendServiceIT extends SendTestBase {
             }
             c.rollback();
         }
-        assertEquals(2, sends.send(ana, "c-ab", "cm-1", "after a rollback").seq());
+        assertEquals(3, sends.send(ana, "c-ab", "cm-1", "after a rollback").seq());
     }
 
     @Test
@@ -126,8 +126,8 @@ class SendServiceIT extends SendTestBase {
         pool.shutdown();
         assertEquals(threads * perThread, n);
         assertEquals(threads * perThread, all.size(), "no seq handed out twice");
-        assertEquals(2L, ((TreeSet<Long>) all).first());
-        assertEquals(1L + threads * perThread, ((TreeSet<Long>) all).last(), "no gap");
+        assertEquals(3L, ((TreeSet<Long>) all).first());
+        assertEquals(2L + threads * perThread, ((TreeSet<Long>) all).last(), "no gap");
         assertEquals(threads * perThread, count("SELECT count(DISTINCT seq) FROM events WHERE kind = 'msg'"));
     }
 
@@ -153,7 +153,7 @@ class SendServiceIT extends SendTestBase {
         }
         pool.shutdown();
         assertEquals(1, fresh, "exactly one attempt wrote the row");
-        assertEquals(Set.of(2L), seqs);
+        assertEquals(Set.of(3L), seqs);
         assertEquals(1, messages());
     }
 

@@ -37,7 +37,7 @@ abstract class SendTestBase {
         ana = register("u-ana", "d-ana");
         bo = register("u-bo", "d-bo");
         cy = register("u-cy", "d-cy");
-        dir.createConversation("c-ab", "direct", List.of("u-ana", "u-bo"));   // one join event of both: seq 1
+        dir.createConversation("c-ab", "direct", List.of("u-ana", "u-bo"));   // join events: seq 1, 2
     }
 
     /** The service under test: group commit with the default lanes. */

@@ -134,6 +134,15 @@ class OnboardingIT {
     }
 
     @Test
+    void aDirectConversationsTwoMembersKeepASingleJoinEach() {
+        bulk.createUsers(users(ids("u-", 0, 2)));
+        assertEquals(2, dir.createConversation("d-01", "direct", ids("u-", 0, 2)).head());
+        assertEquals(0, count("SELECT count(*) FROM events WHERE conv_id = 'd-01' AND users IS NOT NULL"));
+        assertEquals(2, count("SELECT count(*) FROM events e JOIN memberships m ON m.conv_id = e.conv_id AND m.user_id = e.sender"
+                + " AND m.from_seq = e.seq WHERE e.conv_id = 'd-01'"));
+    }
+
+    @Test
     void aFullGroupRefusesTheWholeAdd() {
         Directory small = new Directory(db, Clock.systemUTC(), Directory.DEFAULT_TOKEN_TTL, 5);
         bulk.createUsers(users(ids("u-", 0, 10)));
