@@ -16,9 +16,9 @@ import org.apache.kafka.streams.state.Stores;
  *   <li>{@value #PERIODS}: {@link PairKey}(conv, user) → that user's latest {@link Period}.</li>
  * </ul>
  * An event costs one head write and, for a join or leave, one period write per user it adds or
- * removes (one, or each user of a bulk join), whatever the size of the conversation; "may user u see seq s" is one lookup. (Before, head and every member's period
- * were one JSON value rewritten and re-read whole, so each event and each cursor record in a group
- * of thousands cost thousands.)
+ * removes (one, or each user of a bulk join), whatever the size of the conversation; "may user u
+ * see seq s" is one lookup. (Before, head and every member's period were one JSON value rewritten
+ * and re-read whole, so each event and each cursor record in a group of thousands cost thousands.)
  *
  * <p>A period is written before the head, and {@link Period#after} ignores a change it already
  * holds, so a membership event at or below the head is still applied: after a crash that kept the
