@@ -28,6 +28,8 @@ export interface Event {
   cmid?: string;
   body: string;
   at: number;
+  /** A bulk join only: how many users it added at once (at least 2; `sender` is the first). The list is never sent. */
+  count?: number;
 }
 
 export interface ConvState { conv: string; head: number; delivered: number }

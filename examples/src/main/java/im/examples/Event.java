@@ -13,9 +13,16 @@ import java.util.Objects;
  * @param device null for join/leave
  * @param cmid   null for join/leave
  * @param at     the row's created_at in epoch milliseconds (microseconds truncated)
+ * @param users  a bulk join's users (its {@code users} array, column {@code events.users}); null
+ *               for every other event
  */
 public record Event(String conv, long seq, String kind, String mid, String sender, String device,
-                    String cmid, String body, long at) {
+                    String cmid, String body, long at, List<String> users) {
+
+    /** An event without a users list: a message, or a join or leave of one user. */
+    public Event(String conv, long seq, String kind, String mid, String sender, String device, String cmid, String body, long at) {
+        this(conv, seq, kind, mid, sender, device, cmid, body, at, null);
+    }
 
     /** The schema version this reader understands. */
     public static final int VERSION = 1;
@@ -53,7 +60,24 @@ public record Event(String conv, long seq, String kind, String mid, String sende
         long seq = integer(v, "seq");
         if (seq < 1) throw new BadRecordException("seq " + seq + " is below 1");
         return new Event(conv, seq, text(v, "kind", false), text(v, "mid", false), text(v, "sender", false),
-                text(v, "device", true), text(v, "cmid", true), text(v, "body", false), integer(v, "at"));
+                text(v, "device", true), text(v, "cmid", true), text(v, "body", false), integer(v, "at"), users(v));
+    }
+
+    /** The optional {@code users} array of a bulk join (absent or null: none); its {@code count} is its length. */
+    private static List<String> users(JsonNode v) throws BadRecordException {
+        JsonNode n = v.get("users");
+        if (n == null || n.isNull()) return null;
+        if (!n.isArray()) throw new BadRecordException("field users is " + n.getNodeType().toString().toLowerCase() + ", expected an array");
+        List<String> out = new ArrayList<>(n.size());
+        for (JsonNode u : n) {
+            if (!u.isTextual()) throw new BadRecordException("field users holds a " + u.getNodeType().toString().toLowerCase() + ", expected strings");
+            out.add(u.textValue());
+        }
+        JsonNode count = v.get("count");
+        if (count == null || !count.isInt() || count.intValue() != out.size()) {
+            throw new BadRecordException("field count is " + count + ", expected the " + out.size() + " users listed");
+        }
+        return List.copyOf(out);
     }
 
     /** The names of the fields in which this event and {@code other} differ, in schema order. */
@@ -68,6 +92,7 @@ public record Event(String conv, long seq, String kind, String mid, String sende
         if (!Objects.equals(cmid, other.cmid)) out.add("cmid");
         if (!body.equals(other.body)) out.add("body");
         if (at != other.at) out.add("at");
+        if (!Objects.equals(users, other.users)) out.add("users");
         return out;
     }
 
@@ -83,6 +108,7 @@ public record Event(String conv, long seq, String kind, String mid, String sende
             case "cmid" -> quote(cmid);
             case "body" -> quote(body);
             case "at" -> Long.toString(at);
+            case "users" -> users == null ? "null" : users.size() + " users " + quote(String.join(",", users));
             default -> throw new IllegalArgumentException("no field " + field);
         };
     }

@@ -16,7 +16,7 @@ import java.util.TreeMap;
  */
 public final class PostgresHistory {
     private static final String COLUMNS =
-            "SELECT conv_id, seq, kind, mid::text AS mid, sender, sender_device, cmid, body, created_at FROM events";
+            "SELECT conv_id, seq, kind, mid::text AS mid, sender, sender_device, cmid, body, created_at, users FROM events";
 
     private PostgresHistory() {
     }
@@ -41,6 +41,11 @@ public final class PostgresHistory {
         }
     }
 
+    /** A bulk join's users (text[]), or null. */
+    private static java.util.List<String> users(java.sql.Array a) throws SQLException {
+        return a == null ? null : java.util.List.of((String[]) a.getArray());
+    }
+
     private static Map<String, NavigableMap<Long, Event>> read(PreparedStatement st) throws SQLException {
         // With autocommit off, pgjdbc streams the rows in batches of the fetch size instead of
         // loading the whole result at once.
@@ -53,7 +58,7 @@ public final class PostgresHistory {
                 Event e = new Event(rs.getString("conv_id"), rs.getLong("seq"), rs.getString("kind"),
                         rs.getString("mid"), rs.getString("sender"), rs.getString("sender_device"),
                         rs.getString("cmid"), rs.getString("body"),
-                        rs.getObject("created_at", OffsetDateTime.class).toInstant().toEpochMilli());
+                        rs.getObject("created_at", OffsetDateTime.class).toInstant().toEpochMilli(), users(rs.getArray("users")));
                 out.computeIfAbsent(e.conv(), k -> new TreeMap<>()).put(e.seq(), e);
             }
         } finally {

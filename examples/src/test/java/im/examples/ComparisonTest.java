@@ -44,4 +44,19 @@ class ComparisonTest {
         Event b = new Event("c1", 1, "join", "other", "u-bo", null, null, "", 7);
         assertEquals(List.of("kind", "mid", "sender", "device", "cmid", "body", "at"), a.differences(b));
     }
+
+    @Test
+    void aBulkJoinsUsersAreComparedAndReadStrictly() throws Exception {
+        Event bulk = new Event("c1", 1, "join", "m", "u-ana", null, null, "", 7, List.of("u-ana", "u-bo"));
+        Event other = new Event("c1", 1, "join", "m", "u-ana", null, null, "", 7, List.of("u-ana", "u-cy"));
+        assertEquals(List.of("users"), bulk.differences(other));
+        assertEquals(List.of("users"), bulk.differences(new Event("c1", 1, "join", "m", "u-ana", null, null, "", 7)),
+                "a bulk join whose list went missing differs");
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        String value = "{\"v\":1,\"conv\":\"c1\",\"seq\":1,\"kind\":\"join\",\"mid\":\"m\",\"sender\":\"u-ana\","
+                + "\"device\":null,\"cmid\":null,\"body\":\"\",\"at\":7,\"count\":2,\"users\":[\"u-ana\",\"u-bo\"]}";
+        assertEquals(bulk, Event.fromJson("c1", json.readTree(value)));
+        org.junit.jupiter.api.Assertions.assertThrows(Event.BadRecordException.class,
+                () -> Event.fromJson("c1", json.readTree(value.replace("\"count\":2", "\"count\":3"))));
+    }
 }

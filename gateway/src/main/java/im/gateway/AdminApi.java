@@ -211,7 +211,9 @@ final class AdminApi implements HttpHandler {
             if (r.added().isEmpty()) {
                 o.putNull("first").putNull("last");
             } else {
-                o.put("first", r.head() - r.added().size() + 1).put("last", r.head());
+                // the seqs of the join events that added them: one bulk join (first = last), or the fewest above its cap
+                long first = java.util.Collections.min(r.added().values());
+                o.put("first", first).put("last", r.head());
             }
             ArrayNode already = o.putArray("already");
             r.already().forEach((user, from) -> already.addObject().put("user", user).put("from", from));

@@ -372,18 +372,24 @@ final class PushHub implements AutoCloseable {
         }
     }
 
-    /** A join registers the new member's connections here and pushes the join; a leave ends their period. */
+    /**
+     * A join registers each new member's connections here and pushes the join (a bulk join: every
+     * listed user's, one notice for them all); a leave ends their period.
+     */
     private void onNotice(MembershipNotice msg) {
         EventRecord ev = msg.ev();
-        Set<DeviceConnection> conns = byUser.get(msg.user());
-        if (conns == null) return;
-        DeviceConnection.PushText frame = new DeviceConnection.PushText(new EventPush(ev.toWire()));
-        for (DeviceConnection c : conns) {
-            if (msg.isJoin()) {
-                if (c.visibility.joined(ev.conv(), ev.seq())) register(c, ev.conv());
-                deliver(c, ev, frame);
-            } else {
-                c.visibility.left(ev.conv(), ev.seq());
+        DeviceConnection.PushText frame = null;
+        for (String user : msg.users()) {
+            Set<DeviceConnection> conns = byUser.get(user);
+            if (conns == null) continue;
+            if (frame == null) frame = new DeviceConnection.PushText(new EventPush(ev.toWire()));
+            for (DeviceConnection c : conns) {
+                if (msg.isJoin()) {
+                    if (c.visibility.joined(ev.conv(), ev.seq())) register(c, ev.conv());
+                    deliver(c, ev, frame);
+                } else {
+                    c.visibility.left(ev.conv(), ev.seq());
+                }
             }
         }
     }

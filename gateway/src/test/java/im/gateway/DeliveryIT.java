@@ -2,6 +2,7 @@ package im.gateway;
 
 import im.testkit.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -81,7 +82,7 @@ class DeliveryIT {
     void devicesConvergeAndAnOfflineDeviceCatchesUp(TestStack stack, @TempDir Path dir) throws Exception {
         Fixture fx = new Fixture(stack);
         String boTablet = fx.dir.registerDevice("u-bo", "d-bo-tablet").token();
-        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo", "u-cy"));   // joins 1..3
+        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo", "u-cy"));   // one join of the three: seq 1
         try (Pipeline p = new Pipeline(stack, Map.of())) {
             Gateway gw1 = p.addGateway("gw-1", "");
             Gateway gw2 = p.addGateway("gw-2", "");
@@ -91,7 +92,7 @@ class DeliveryIT {
                  ImClient tablet = client(gw2, boTablet, dir.resolve("tablet"))) {
                 for (int i = 0; i < 40; i++) ana.send("g1", "message " + i);
                 long head = fx.head("g1");
-                Map<ImClient, Long> joinedAt = Map.of(ana, 1L, bo, 2L, tablet, 2L);
+                Map<ImClient, Long> joinedAt = Map.of(ana, 1L, bo, 1L, tablet, 1L);
                 for (Map.Entry<ImClient, Long> e : joinedAt.entrySet()) {
                     ImClient c = e.getKey();
                     Await.until(CONVERGE, () -> c.cursor("g1") == head, "a device converged to " + head);
@@ -101,7 +102,7 @@ class DeliveryIT {
                 // cy was offline the whole time: sub + sync on connect brings it to the head.
                 try (ImClient cy = client(gw2, fx.cyToken, dir.resolve("cy"))) {
                     Await.until(CONVERGE, () -> cy.cursor("g1") == head, "offline device caught up");
-                    assertEquals(range(3, head), seqs(cy, "g1"), "cy sees from its join (seq 3) on");
+                    assertEquals(range(1, head), seqs(cy, "g1"), "cy sees from its join (seq 1) on");
                     Await.until(CONVERGE, () -> cursorRow(fx, "d-cy", "g1") == head, "cy acked the head");
                 }
                 for (String d : List.of("d-bo", "d-bo-tablet", "d-ana")) {
@@ -116,7 +117,7 @@ class DeliveryIT {
     void aDeviceOfflineWhenItsUserLeftCatchesUpToTheLeaveAndNoFurther(TestStack stack, @TempDir Path dir) throws Exception {
         Fixture fx = new Fixture(stack);
         String boTablet = fx.dir.registerDevice("u-bo", "d-bo-tablet").token();
-        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo", "u-cy"));  // joins 1..3
+        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo", "u-cy"));  // one join of the three: seq 1
         try (Pipeline p = new Pipeline(stack, Map.of())) {
             Gateway gw = p.addGateway("gw-a", "");
             p.awaitRunning();
@@ -124,20 +125,20 @@ class DeliveryIT {
             try (ImClient ana = client(gw, fx.anaToken, dir.resolve("ana"));
                  ImClient cy = client(gw, fx.cyToken, dir.resolve("cy"))) {
                 cy.addListener(pushRecorder("g1", cyPushed));
-                for (int i = 0; i < 3; i++) ana.send("g1", "while the tablet is off " + i);   // 4..6
-                long leave = fx.dir.removeMember("g1", "u-bo").seq();                         // 7
-                ana.send("g1", "bo is gone");                                                 // 8
+                for (int i = 0; i < 3; i++) ana.send("g1", "while the tablet is off " + i);   // 2..4
+                long leave = fx.dir.removeMember("g1", "u-bo").seq();                         // 5
+                ana.send("g1", "bo is gone");                                                 // 6
                 List<Long> pushed = new CopyOnWriteArrayList<>();
                 try (ImClient tablet = client(gw, boTablet, dir.resolve("tablet"))) {
                     tablet.addListener(pushRecorder("g1", pushed));
                     Await.until(CONVERGE, () -> cursorRow(fx, "d-bo-tablet", "g1") >= leave,
                             "the tablet acknowledged up to bo's leave");
-                    assertEquals(range(2, leave), seqs(tablet, "g1"), "everything bo could see, nothing after");
-                    long later = ana.send("g1", "still gone").seq();                          // 9
-                    // cy, on the same gateway, got 9 pushed: the gateway has routed it to every subscriber.
-                    Await.until(CONVERGE, () -> cyPushed.contains(later), "9 pushed to cy on the same gateway");
+                    assertEquals(range(1, leave), seqs(tablet, "g1"), "everything bo could see, nothing after");
+                    long later = ana.send("g1", "still gone").seq();                          // 7
+                    // cy, on the same gateway, got 7 pushed: the gateway has routed it to every subscriber.
+                    Await.until(CONVERGE, () -> cyPushed.contains(later), "7 pushed to cy on the same gateway");
                     assertTrue(pushed.stream().noneMatch(s -> s > leave), "nothing after the leave pushed: " + pushed);
-                    assertEquals(range(2, leave), seqs(tablet, "g1"));
+                    assertEquals(range(1, leave), seqs(tablet, "g1"));
                 }
                 // Acknowledged: sub no longer lists g1 for the tablet.
                 try (RawSocket raw = new RawSocket(Pipeline.ws(gw))) {
@@ -152,7 +153,7 @@ class DeliveryIT {
     @Test
     void visibilityLeaveStopsPushesJoinStartsThem(TestStack stack, @TempDir Path dir) throws Exception {
         Fixture fx = new Fixture(stack);
-        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo"));
+        fx.dir.createConversation("g1", "group", List.of("u-ana", "u-bo"));   // one join of both: seq 1
         try (Pipeline p = new Pipeline(stack, Map.of())) {
             Gateway gw = p.addGateway("gw-a", "");
             p.awaitRunning();
@@ -163,16 +164,16 @@ class DeliveryIT {
                  ImClient cy = client(gw, fx.cyToken, dir.resolve("cy"))) {
                 bo.addListener(pushRecorder("g1", boPushed));
                 cy.addListener(pushRecorder("g1", cyPushed));
-                long before = ana.send("g1", "before cy joins").seq();                 // 3
-                Await.until(CONVERGE, () -> bo.cursor("g1") == before, "bo has 3");
-                long join = fx.dir.addMember("g1", "u-cy").seq();                      // 4
+                long before = ana.send("g1", "before cy joins").seq();                 // 2
+                Await.until(CONVERGE, () -> bo.cursor("g1") == before, "bo has 2");
+                long join = fx.dir.addMember("g1", "u-cy").seq();                      // 3
                 Await.until(CONVERGE, () -> cy.cursor("g1") == join, "cy got its join");
-                long during = ana.send("g1", "cy is in").seq();                        // 5
+                long during = ana.send("g1", "cy is in").seq();                        // 4
                 Await.until(CONVERGE, () -> cy.cursor("g1") == during, "cy got the message after its join");
-                long leave = fx.dir.removeMember("g1", "u-bo").seq();                  // 6
+                long leave = fx.dir.removeMember("g1", "u-bo").seq();                  // 5
                 Await.until(CONVERGE, () -> bo.cursor("g1") == leave, "bo got its own leave");
-                long after = ana.send("g1", "bo is gone").seq();                       // 7
-                Await.until(CONVERGE, () -> cy.cursor("g1") == after, "cy got 7");
+                long after = ana.send("g1", "bo is gone").seq();                       // 6
+                Await.until(CONVERGE, () -> cy.cursor("g1") == after, "cy got 6");
                 assertTrue(cyPushed.contains(during), "pushed to the new member: " + cyPushed);
                 assertTrue(cyPushed.stream().allMatch(s -> s >= join), "nothing before the join was pushed to cy: " + cyPushed);
                 assertTrue(boPushed.stream().noneMatch(s -> s > leave), "nothing after the leave was pushed to bo: " + boPushed);
@@ -203,7 +204,7 @@ class DeliveryIT {
                  ImClient cy = client(gw, fx.cyToken, dir.resolve("cy"))) {
                 cy.addListener(pushRecorder("g1", cyPushed));
                 bo.addListener(pushRecorder("g1", boPushed));
-                Await.until(CONVERGE, () -> cy.cursor("g1") == 3, "cy holds the three joins");
+                Await.until(CONVERGE, () -> cy.cursor("g1") == 1, "cy holds the join of the three");
                 for (int i = 0; i < 20; i++) {
                     fx.dir.removeMember("g1", "u-cy");
                     fx.dir.addMember("g1", "u-cy");
@@ -235,7 +236,7 @@ class DeliveryIT {
             try (ImClient ana = client(gw, fx.anaToken, dir.resolve("ana"));
                  ImClient cy = client(gw, fx.cyToken, dir.resolve("cy"))) {
                 cy.addListener(pushRecorder("g1", cyPushed));
-                Await.until(CONVERGE, () -> cy.cursor("g1") == 3, "cy holds the three joins");
+                Await.until(CONVERGE, () -> cy.cursor("g1") == 1, "cy holds the join of the three");
                 for (int i = 0; i < 5; i++) {
                     fx.dir.removeMember("g1", "u-cy");
                     fx.dir.addMember("g1", "u-cy");
@@ -298,6 +299,110 @@ class DeliveryIT {
                 node.destroyForcibly();
             }
         }
+    }
+
+    /**
+     * A bulk add of 51 users is one join event: the online devices of the added members (connected
+     * before the add, so with no interest in the conversation yet) get the next message pushed and
+     * hold the log from that join on; a member added in bulk who then leaves gets nothing after its
+     * leave; the existing member gets the join as one compact event.
+     */
+    @Test
+    void aBulkAddIsOneEventAndEveryAddedMembersOnlineDeviceGetsTheNextPushAndAnyLeaverNothingAfter(TestStack stack,
+                                                                                                 @TempDir Path dir) throws Exception {
+        Fixture fx = new Fixture(stack);
+        List<String> added = new ArrayList<>(List.of("u-bo"));
+        added.addAll(createUsers(fx, "u-b", 0, 50));
+        List<String> tokens = new ArrayList<>();
+        for (int i = 0; i < 3; i++) tokens.add(fx.dir.registerDevice("u-b" + i, "d-b" + i).token());
+        fx.dir.createConversation("g1", "group", List.of("u-ana"));                         // seq 1: a single join
+        try (Pipeline p = new Pipeline(stack, Map.of())) {
+            Gateway gw = p.addGateway("gw-a", "");
+            p.awaitRunning();
+            List<List<Long>> pushed = List.of(new CopyOnWriteArrayList<>(), new CopyOnWriteArrayList<>(), new CopyOnWriteArrayList<>());
+            try (ImClient ana = client(gw, fx.anaToken, dir.resolve("ana"));
+                 ImClient b0 = client(gw, tokens.get(0), dir.resolve("b0"));
+                 ImClient b1 = client(gw, tokens.get(1), dir.resolve("b1"));
+                 ImClient b2 = client(gw, tokens.get(2), dir.resolve("b2"))) {
+                List<ImClient> bs = List.of(b0, b1, b2);
+                for (int i = 0; i < 3; i++) bs.get(i).addListener(pushRecorder("g1", pushed.get(i)));
+                Await.until(CONVERGE, () -> ana.cursor("g1") == 1, "ana holds its join");
+
+                im.ingest.directory.Onboarding.AddedMembers r = fx.dir.onboarding().addMembers("g1", added);
+                assertEquals(2, r.head(), "one event for the 51");
+                assertTrue(r.added().values().stream().allMatch(s -> s == 2), "every period starts at that event: " + r.added());
+                assertEquals(2, fx.count("SELECT count(*) FROM events WHERE conv_id = ?", "g1"));
+
+                // The one notice of the bulk join registers each added member's connections on its
+                // gateway and pushes the join to them; wait for it, as for a single join, then send.
+                for (ImClient b : bs) Await.until(CONVERGE, () -> b.cursor("g1") == 2, "an added member's device got its join");
+                long welcome = ana.send("g1", "welcome, all 51").seq();                      // 3
+                for (int i = 0; i < 3; i++) {
+                    ImClient b = bs.get(i);
+                    List<Long> got = pushed.get(i);
+                    Await.until(CONVERGE, () -> got.contains(welcome) && b.cursor("g1") == welcome,
+                            "an added member's online device got the next message pushed");
+                    assertEquals(List.of(2L, welcome), seqs(b, "g1"), "its store: from the bulk join on");
+                }
+                ReceivedEvent join = ana.events("g1").stream().filter(e -> e.seq() == 2).findFirst().orElseThrow();
+                assertEquals("join", join.kind());
+                assertEquals("u-bo", join.sender(), "the first user of the bulk");
+
+                long leave = fx.dir.removeMember("g1", "u-b1").seq();                        // 4
+                long after = ana.send("g1", "b1 is gone").seq();                             // 5
+                Await.until(CONVERGE, () -> pushed.get(0).contains(after) && pushed.get(2).contains(after), "the others got 5");
+                Await.until(CONVERGE, () -> b1.cursor("g1") >= leave, "b1 caught up to its leave");
+                assertTrue(pushed.get(1).stream().noneMatch(s -> s > leave), "nothing after b1's leave was pushed: " + pushed.get(1));
+                assertEquals(List.of(2L, welcome, leave), seqs(b1, "g1"), "b1's store ends at its leave");
+            }
+        }
+    }
+
+    /**
+     * Goal 5: reading messages never requires downloading the roster. A group created with 10,000
+     * members is two join events (5,000 each, the per-event cap); a device's first sync gets the
+     * join that added its user, then the messages, in one small page: not 10,000 events, not the list.
+     */
+    @Test
+    void aFirstSyncAfterATenThousandMemberCreateGetsTheMessagesAfterOneJoinEvent(TestStack stack) throws Exception {
+        Fixture fx = new Fixture(stack);
+        List<String> members = new ArrayList<>(List.of("u-ana"));
+        members.addAll(createUsers(fx, "u-m", 1, 10_000));
+        String last = fx.dir.registerDevice("u-m9999", "d-m9999").token();
+        assertEquals(2, fx.dir.createConversation("g-big", "group", members).head(), "10,000 members: two join events");
+        try (InProcessGateway gw = new InProcessGateway(stack);
+             RawSocket ana = new RawSocket(gw.ws());
+             RawSocket m = new RawSocket(gw.ws())) {
+            ana.auth(fx.anaToken);
+            for (int i = 0; i < 5; i++) {
+                JsonNode sent = ana.request("{\"t\":\"send\",\"rid\":\"s" + i + "\",\"conv\":\"g-big\",\"cmid\":\"c" + i
+                        + "\",\"body\":\"hello " + i + "\"}");
+                assertEquals(3 + i, sent.get("seq").asLong(), sent.toString());
+            }
+            m.auth(last);
+            JsonNode page = m.request("{\"t\":\"sync\",\"rid\":\"y\",\"conv\":\"g-big\",\"after\":0,\"limit\":100}");
+            JsonNode events = page.get("events");
+            assertFalse(page.get("more").asBoolean(), page.toString());
+            assertEquals(6, events.size(), "one join event, then the 5 messages: " + page);
+            assertEquals(2, events.get(0).get("seq").asLong(), "the join that added u-m9999");
+            assertEquals("join", events.get(0).get("kind").asText());
+            assertEquals(5_000, events.get(0).get("count").asInt());
+            assertFalse(events.get(0).has("users"), "never the roster");
+            for (int i = 1; i < 6; i++) assertEquals("msg", events.get(i).get("kind").asText());
+            assertTrue(page.toString().length() < 4_000, "a small page: " + page.toString().length() + " chars");
+        }
+    }
+
+    /** Creates users {@code prefix + from} .. {@code prefix + (to - 1)} in one bulk call; returns their ids. */
+    private static List<String> createUsers(Fixture fx, String prefix, int from, int to) {
+        List<String> ids = new ArrayList<>();
+        List<im.ingest.directory.Onboarding.NewUser> users = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            ids.add(prefix + i);
+            users.add(new im.ingest.directory.Onboarding.NewUser(prefix + i, null));
+        }
+        fx.dir.onboarding().createUsers(users);
+        return ids;
     }
 
     static ClientListener pushRecorder(String conv, List<Long> into) {

@@ -340,7 +340,7 @@ class CliIT {
         assertTrue(lines.get(24).matches("d-24 imt_\\S+"), "DEVICE TOKEN per new device: " + lines.get(24));
         assertTrue(regs.err().contains("registered 25 devices"), regs.toString());
         ok(im(with(new String[] {"admin", "conv", "create", "g-all", "u-0", "--kind", "group"}, Arrays.copyOf(admin, 4))));
-        assertEquals("added 24 members to g-all, 1 were members already; head 25\n",
+        assertEquals("added 24 members to g-all, 1 were members already; head 4\n",   // one join event per chunk of 10 lines
                 ok(im(with(new String[] {"admin", "import", "members", "g-all", membersFile.toString()}, admin))).out());
 
         StringBuilder late = new StringBuilder();
@@ -371,6 +371,6 @@ class CliIT {
         assertTrue(r.err().contains("resend with --cmid m-lost"), r.toString());
         Matcher m = Pattern.compile("head (\\d+)").matcher(ok(im(with(new String[] {"admin", "conv", "show", "c-ab"}, admin))).out());
         assertTrue(m.find());
-        assertEquals("3", m.group(1), "the send was committed although its reply was lost");
+        assertEquals("2", m.group(1), "the send was committed although its reply was lost (after the one join of both)");
     }
 }

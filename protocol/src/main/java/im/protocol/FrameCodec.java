@@ -206,7 +206,7 @@ public final class FrameCodec {
 
     private static Event event(Fields e) {
         return new Event(e.string("conv"), e.anyLong("seq"), e.string("kind"), e.string("mid"), e.string("sender"),
-                e.optionalString("cmid"), e.optionalString("body"), e.anyLong("at"));
+                e.optionalString("cmid"), e.optionalString("body"), e.anyLong("at"), e.optionalInt("count", 0, Integer.MAX_VALUE, 0));
     }
 
     /** Encodes a server frame. */
@@ -252,6 +252,7 @@ public final class FrameCodec {
         putIfNotNull(o, "cmid", e.cmid());
         putIfNotNull(o, "body", e.body());
         o.put("at", e.at());
+        if (e.count() > 0) o.put("count", e.count());
     }
 
     // ------------------------------------------------------------------ helpers

@@ -43,7 +43,9 @@ public final class ConversationReader {
             + " WHERE c.conv_id = ? GROUP BY c.conv_id, c.head_seq";
 
     private static final String PAGE =
-            "SELECT e.seq, e.kind, e.mid, e.sender, e.cmid, e.body, e.created_at FROM events e"
+            // users_count, never users: a device reading the log gets a bulk join as one compact
+            // event, not the roster it added (docs/protocol.md).
+            "SELECT e.seq, e.kind, e.mid, e.sender, e.cmid, e.body, e.created_at, COALESCE(e.users_count, 0) FROM events e"
             + " WHERE e.conv_id = ? AND e.seq > ? AND e.seq <= ?"
             + " AND EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = e.conv_id AND m.user_id = ?"
             + "             AND e.seq >= m.from_seq AND (m.to_seq IS NULL OR e.seq <= m.to_seq))"
@@ -190,7 +192,7 @@ public final class ConversationReader {
                             }
                             Event e = new Event(conv, rs.getLong(1), rs.getString(2), rs.getString(3),
                                     rs.getString(4), rs.getString(5), rs.getString(6),
-                                    rs.getTimestamp(7).getTime());
+                                    rs.getTimestamp(7).getTime(), rs.getInt(8));
                             bytes += frameBytes(e);
                             if (!events.isEmpty() && bytes > maxBytes) {
                                 more = true;

@@ -4,6 +4,8 @@ import im.infra.kafka.TopicNames;
 import im.topics.CursorRecord;
 import im.topics.EventRecord;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.connect.data.Struct;
@@ -54,10 +56,24 @@ public final class ChangeMapper {
 
     private ProducerRecord<String, String> event(Struct row) {
         String conv = row.getString("conv_id");
+        List<String> users = users(row);
         EventRecord v = new EventRecord(conv, row.getInt64("seq"), row.getString("kind"), row.getString("mid"),
                 row.getString("sender"), row.getString("sender_device"), row.getString("cmid"), row.getString("body"),
-                millis(row.get("created_at")));
+                millis(row.get("created_at")), users == null ? 0 : users.size(), users);
         return new ProducerRecord<>(topics.events(), conv, v.toJson());
+    }
+
+    /**
+     * The users of a bulk join (column {@code users}, text[]), or null: for every other event, and
+     * for a row decoded with the table's shape from before the column existed (migration V8).
+     */
+    static List<String> users(Struct row) {
+        if (row.schema().field("users") == null) return null;
+        List<Object> a = row.getArray("users");
+        if (a == null) return null;
+        List<String> out = new ArrayList<>(a.size());
+        for (Object u : a) out.add((String) u);
+        return out;
     }
 
     private ProducerRecord<String, String> cursor(Struct row) {

@@ -23,6 +23,7 @@ import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -67,7 +68,7 @@ class CdcRelayIT {
         ana = dir.authenticate(dir.registerDevice("u-ana", "d-ana").token());
         dir.registerDevice("u-bo", "d-bo");
         dir.createConversation("c1", "direct", List.of("u-ana", "u-bo"));
-        dir.createConversation("c2", "group", List.of("u-ana", "u-bo"));
+        dir.createConversation("c2", "group", List.of("u-ana", "u-bo"));   // one bulk join of both: seq 1
         sends = new SendService(stack.dataSource(), Faults.none(), Clock.systemUTC());
     }
 
@@ -76,7 +77,7 @@ class CdcRelayIT {
         try (CdcRelay relay = new CdcRelay(RelayConfig.from(settings), topics).start();
              TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events())) {
             for (int i = 0; i < 30; i++) sends.send(ana, i % 3 == 0 ? "c2" : "c1", "m" + i, "body " + i);
-            Map<String, Long> heads = Map.of("c1", 22L, "c2", 12L);
+            Map<String, Long> heads = Map.of("c1", 22L, "c2", 11L);
             List<ConsumerRecord<String, String>> records = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, heads));
             assertCompleteAndOrdered(records, heads);
             JsonNode first = records.stream().map(TopicReader::json)
@@ -88,8 +89,23 @@ class CdcRelayIT {
             assertFalse(first.has("before") || first.has("payload") || first.has("source"), "not the Debezium envelope");
             assertEquals("u-ana", first.get("sender").asText());
             assertTrue(first.get("at").asLong() > 1_700_000_000_000L, "at is epoch millis");
-            JsonNode join = TopicReader.json(records.get(0));
-            assertTrue(join.get("kind").asText().equals("join") && join.get("cmid").isNull());
+            Map<String, List<JsonNode>> joins = new HashMap<>();
+            for (ConsumerRecord<String, String> r : records) {
+                JsonNode v = TopicReader.json(r);
+                if (v.get("kind").asText().equals("join")) joins.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(v);
+            }
+            assertEquals(2, joins.get("c1").size(), "a direct conversation: a single join each: " + joins);
+            for (JsonNode join : joins.get("c1")) {
+                assertTrue(join.get("cmid").isNull() && !join.has("count") && !join.has("users"), "the single shape: " + join);
+            }
+            assertEquals(1, joins.get("c2").size(), "a group created with two members: one bulk join: " + joins);
+            JsonNode bulk = joins.get("c2").get(0);
+            assertEquals(1, bulk.get("seq").asLong());
+            assertEquals("u-ana", bulk.get("sender").asText(), "the first of its users");
+            assertEquals(2, bulk.get("count").asInt());
+            assertEquals("[\"u-ana\",\"u-bo\"]", bulk.get("users").toString(), "the CDC'd record carries the users, in order");
+            assertEquals(List.of("u-ana", "u-bo"), im.topics.EventRecord.read(bulk.toString()).members(), "and the strict reader takes it");
+            assertFalse(first.has("count") || first.has("users"), "a message has the single shape: " + first);
             assertTrue(relay.isActive());
         }
     }
@@ -114,10 +130,10 @@ class CdcRelayIT {
             // Changes made before the slot exists are not streamed: wait until the relay streams,
             // using an event as the marker.
             sends.send(ana, "c1", "marker", "marker");
-            events.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 2L)));
+            events.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 1L)));
             st.execute("INSERT INTO device_cursors (device_id, conv_id, install_epoch, delivered_seq) VALUES ('d-bo', 'c1', 1, 1)");
             st.execute("UPDATE device_cursors SET delivered_seq = 2 WHERE device_id = 'd-bo'");
-            st.execute("INSERT INTO device_cursors (device_id, conv_id, install_epoch, delivered_seq) VALUES ('d-bo', 'c2', 1, 2)");
+            st.execute("INSERT INTO device_cursors (device_id, conv_id, install_epoch, delivered_seq) VALUES ('d-bo', 'c2', 1, 1)");
             dir.reinstallDevice("d-bo");
             List<ConsumerRecord<String, String>> rs = reader.readUntil(Duration.ofSeconds(60), r -> r.size() >= 2);
             Map<String, JsonNode> byConv = new HashMap<>();
@@ -144,13 +160,13 @@ class CdcRelayIT {
             Await.until(Duration.ofSeconds(60), first::isActive, "first relay active");
             second.start();
             sends.send(ana, "c1", "before", "before takeover");
-            reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 2L)));
+            reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 1L)));
             assertFalse(second.isActive(), "one active relay per slot; the second waits");
             first.close();
             Await.until(Duration.ofSeconds(60), second::isActive, "standby took over");
             sends.send(ana, "c1", "after", "after takeover");
-            List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 4L, "c2", 2L)));
-            assertCompleteAndOrdered(all, Map.of("c1", 4L, "c2", 2L));
+            List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 4L, "c2", 1L)));
+            assertCompleteAndOrdered(all, Map.of("c1", 4L, "c2", 1L));
         }
     }
 
@@ -196,7 +212,7 @@ class CdcRelayIT {
                 }, "the holder keeps its lock, and the standby waits, while the holder's engine is being built");
                 built.countDown();
                 sends.send(ana, "c1", "after", "after a slow engine build");
-                Map<String, Long> heads = Map.of("c1", 3L, "c2", 2L);
+                Map<String, Long> heads = Map.of("c1", 3L, "c2", 1L);
                 List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, heads));
                 assertEquals(0, assertCompleteAndOrdered(all, heads), "each event published once: no takeover, no replay");
                 assertEquals(1, all.stream().map(TopicReader::publisher).distinct().count(), "one relay published everything");
@@ -248,7 +264,7 @@ class CdcRelayIT {
         try (TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events());
              RelayProcess a = RelayProcess.start("relay-a", env)) {
             sends.send(ana, "c1", "before", "before the freeze");
-            reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 2L)));
+            reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 1L)));
             Await.until(Duration.ofSeconds(10), () -> a.meter("im_relay_active") == 1, "relay-a active");
             String relayA = publisher(reader.records.get(0));
             try (RelayProcess b = RelayProcess.start("relay-b", env)) {
@@ -272,7 +288,7 @@ class CdcRelayIT {
                 sending.set(false);
                 sender.join(30_000);
                 if (senderFailed.get() != null) throw new AssertionError("a send failed", senderFailed.get());
-                Map<String, Long> heads = Map.of("c1", 3L + sent.get("c1").get(), "c2", 2L + sent.get("c2").get());
+                Map<String, Long> heads = Map.of("c1", 3L + sent.get("c1").get(), "c2", 1L + sent.get("c2").get());
                 List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, heads));
                 int dups = assertCompleteAndOrdered(all, heads);
                 List<ConsumerRecord<String, String>> afterThaw = all.stream()
@@ -344,7 +360,7 @@ class CdcRelayIT {
             relay = startRelayProcess(env);
             for (Thread t : senders) t.join(120_000);
             assertEquals(total, sent.get());
-            Map<String, Long> heads = Map.of("c1", 2L + total / 2, "c2", 2L + total / 2);
+            Map<String, Long> heads = Map.of("c1", 2L + total / 2, "c2", 1L + total / 2);
             List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(120), r -> reached(r, heads));
             int dups = assertCompleteAndOrdered(all, heads);
             System.out.printf("relay kill -9 (%s): %d committed, %d on the topic before the kill, %d records in all, %d duplicates%n",

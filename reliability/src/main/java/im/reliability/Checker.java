@@ -238,17 +238,19 @@ public final class Checker {
             for (CommittedEvent e : evs.values()) {
                 boolean join = "join".equals(e.kind());
                 if (!join && !"leave".equals(e.kind())) continue;
-                List<Period> ps = byUser.computeIfAbsent(e.sender(), k -> new ArrayList<>());
-                boolean member = !ps.isEmpty() && ps.get(ps.size() - 1).to() == OPEN;
-                String where = "conv=" + conv + " seq=" + e.seq() + " user=" + e.sender();
-                if (join && member) {
-                    out.add(new Violation(Kind.MEMBERSHIP_MISMATCH, where + ": join event of a user who is already a member"));
-                } else if (join) {
-                    ps.add(new Period(e.seq(), OPEN));
-                } else if (member) {
-                    ps.set(ps.size() - 1, new Period(ps.get(ps.size() - 1).from(), e.seq()));
-                } else {
-                    out.add(new Violation(Kind.MEMBERSHIP_MISMATCH, where + ": leave event of a user who is not a member"));
+                for (String user : e.members()) {   // a bulk join opens a period for each of its users
+                    List<Period> ps = byUser.computeIfAbsent(user, k -> new ArrayList<>());
+                    boolean member = !ps.isEmpty() && ps.get(ps.size() - 1).to() == OPEN;
+                    String where = "conv=" + conv + " seq=" + e.seq() + " user=" + user;
+                    if (join && member) {
+                        out.add(new Violation(Kind.MEMBERSHIP_MISMATCH, where + ": join event of a user who is already a member"));
+                    } else if (join) {
+                        ps.add(new Period(e.seq(), OPEN));
+                    } else if (member) {
+                        ps.set(ps.size() - 1, new Period(ps.get(ps.size() - 1).from(), e.seq()));
+                    } else {
+                        out.add(new Violation(Kind.MEMBERSHIP_MISMATCH, where + ": leave event of a user who is not a member"));
+                    }
                 }
             }
             byUser.values().removeIf(List::isEmpty);
@@ -278,7 +280,7 @@ public final class Checker {
         for (MembershipOp op : ops) {
             if (!op.changed()) continue;
             CommittedEvent e = bySeq.getOrDefault(op.conv(), Map.of()).get(op.seq());
-            if (e == null || !op.kind().equals(e.kind()) || !op.user().equals(e.sender())) {
+            if (e == null || !op.kind().equals(e.kind()) || !e.members().contains(op.user())) {
                 out.add(new Violation(Kind.MEMBERSHIP_MISMATCH, "conv=" + op.conv() + " seq=" + op.seq() + " user=" + op.user()
                         + ": the admin API answered " + op.kind() + " at this seq, the log has "
                         + (e == null ? "nothing" : e.kind() + " of " + e.sender())));

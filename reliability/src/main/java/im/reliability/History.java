@@ -50,7 +50,19 @@ public record History(
      * One conversation event: a row of {@code events}, or the same fields as a device saw or stored
      * them. {@code cmid} is null for join/leave; {@code body} may be null or empty for join/leave.
      */
-    public record CommittedEvent(String conv, long seq, String kind, String mid, String sender, String cmid, String body) {}
+    /** A committed row of {@code events}; {@code users} lists the users of a bulk join (null for every other event). */
+    public record CommittedEvent(String conv, long seq, String kind, String mid, String sender, String cmid, String body,
+                                 List<String> users) {
+        /** A single event: a message, or a join or leave of one user ({@code sender}). */
+        public CommittedEvent(String conv, long seq, String kind, String mid, String sender, String cmid, String body) {
+            this(conv, seq, kind, mid, sender, cmid, body, null);
+        }
+
+        /** The users a join or leave adds or removes: each of a bulk join's, else the sender. */
+        public List<String> members() {
+            return users != null ? users : List.of(sender);
+        }
+    }
 
     public record TopicRecord(String conv, long seq) {}
 

@@ -98,10 +98,12 @@ final class Observer {
             }
         }
         Map<String, List<History.CommittedEvent>> committed = new TreeMap<>();
-        db.query("SELECT conv_id, seq, kind, mid::text, sender, cmid, body FROM events ORDER BY conv_id, seq", rs ->
-                committed.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(DeviceDriver.committedOf(
-                        rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
-                        rs.getString(7))));
+        db.query("SELECT conv_id, seq, kind, mid::text, sender, cmid, body, users FROM events ORDER BY conv_id, seq", rs -> {
+            java.sql.Array users = rs.getArray(8);
+            committed.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(new History.CommittedEvent(
+                    rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
+                    rs.getString(7), users == null ? null : List.of((String[]) users.getArray())));
+        });
         Map<String, Long> heads = db.heads();
         Map<String, Map<String, List<History.Period>>> visibility = new TreeMap<>();
         db.query("SELECT conv_id, user_id, from_seq, to_seq FROM memberships ORDER BY conv_id, user_id, from_seq", rs -> {

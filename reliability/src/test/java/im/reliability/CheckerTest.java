@@ -250,6 +250,43 @@ class CheckerTest {
         assertNames(only(h, Kind.MEMBERSHIP_MISMATCH), "conv=c-g", "seq=6", "user=cy", "answered leave", "msg of ana");
     }
 
+    /** c-b: one bulk join at seq 1 adds dan, eve and fay; eve leaves at 2. */
+    private static History withBulkJoin() {
+        History h = valid();
+        h.committed().put("c-b", new ArrayList<>(List.of(
+                new CommittedEvent("c-b", 1, "join", "m-c-b-1", "dan", null, "", List.of("dan", "eve", "fay")),
+                member("c-b", 2, "leave", "eve"))));
+        h.topic().add(new TopicRecord("c-b", 1));
+        h.topic().add(new TopicRecord("c-b", 2));
+        h.heads().put("c-b", 2L);
+        h.visibility().put("c-b", new LinkedHashMap<>(Map.of(
+                "dan", List.of(new Period(1, OPEN)),
+                "eve", List.of(new Period(1, 2)),
+                "fay", List.of(new Period(1, OPEN)))));
+        h.membershipOps().add(new MembershipOp("c-b", "fay", "join", 1, true));
+        h.membershipOps().add(new MembershipOp("c-b", "eve", "leave", 2, true));
+        return h;
+    }
+
+    @Test
+    void aBulkJoinOpensAPeriodAtItsSeqForEveryUserItListsAndALaterLeaveClosesOne() {
+        CheckReport r = Checker.check(withBulkJoin());
+        assertTrue(r.ok(), () -> "violations: " + r.violations());
+    }
+
+    @Test
+    void membershipMismatchWhenTheTableDisagreesWithABulkJoin() {
+        History h = withBulkJoin();
+        h.visibility().get("c-b").put("fay", List.of(new Period(2, OPEN)));   // the table put fay's period after the bulk join
+        assertNames(only(h, Kind.MEMBERSHIP_MISMATCH), "conv=c-b", "user=fay", "[Period[from=1, to=" + OPEN + "]]");
+        History twice = withBulkJoin();
+        twice.committed().get("c-b").add(new CommittedEvent("c-b", 3, "join", "m-c-b-3", "gus", null, "", List.of("gus", "fay")));
+        twice.topic().add(new TopicRecord("c-b", 3));
+        twice.heads().put("c-b", 3L);
+        twice.visibility().get("c-b").put("gus", List.of(new Period(3, OPEN)));
+        assertNames(only(twice, Kind.MEMBERSHIP_MISMATCH), "conv=c-b", "seq=3", "user=fay", "already a member");
+    }
+
     @Test
     void membershipMismatchWhenTheLogLeavesANonMember() {
         History h = valid();

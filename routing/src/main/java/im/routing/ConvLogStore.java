@@ -1,5 +1,6 @@
 package im.routing;
 
+import im.topics.EventRecord;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -14,10 +15,10 @@ import org.apache.kafka.streams.state.Stores;
  *       recognised by it);</li>
  *   <li>{@value #PERIODS}: {@link PairKey}(conv, user) → that user's latest {@link Period}.</li>
  * </ul>
- * An event costs one head write and, for a join or leave, one period write, whatever the size of
- * the conversation; "may user u see seq s" is one lookup. (Before, head and every member's period
- * were one JSON value rewritten and re-read whole, so each event and each cursor record in a group
- * of thousands cost thousands.)
+ * An event costs one head write and, for a join or leave, one period write per user it adds or
+ * removes (one, or each user of a bulk join), whatever the size of the conversation; "may user u
+ * see seq s" is one lookup. (Before, head and every member's period were one JSON value rewritten
+ * and re-read whole, so each event and each cursor record in a group of thousands cost thousands.)
  *
  * <p>A period is written before the head, and {@link Period#after} ignores a change it already
  * holds, so a membership event at or below the head is still applied: after a crash that kept the
@@ -47,19 +48,31 @@ public final class ConvLogStore {
     }
 
     /**
-     * Applies one event of the log: the user's period for a join or leave (even at or below the
-     * head, see above), then the head. Returns whether the event is new (seq above the head).
+     * Applies one event of the log as the event topic carries it: the period of every user a join
+     * or leave adds or removes (one for a single change, each of {@code users} for a bulk join:
+     * one period write per added user), even at or below the head (see above), then the head.
+     * Returns whether the event is new (seq above the head). A replayed bulk join changes nothing
+     * that a later event of one of its users decided ({@link Period#after}).
+     *
+     * @throws IllegalArgumentException for a bulk join without its list (a compact one): its
+     *         periods cannot be learnt from it
      */
-    public boolean apply(String conv, long seq, String kind, String user) {
-        if ("join".equals(kind) || "leave".equals(kind)) {
-            String key = PairKey.of(conv, user);
-            Period now = period(conv, user);
-            Period next = Period.after(now, seq, kind);
-            if (next != now) periods.put(key, next.encode());
+    public boolean apply(EventRecord ev) {
+        if (ev.isMembership()) {
+            if (ev.isBulk() && ev.users() == null) {
+                throw new IllegalArgumentException("bulk join at " + ev.conv() + " seq " + ev.seq() + " without its users");
+            }
+            for (String user : ev.members()) applyPeriod(ev.conv(), user, ev.seq(), ev.kind());
         }
-        if (seq <= head(conv)) return false;
-        heads.put(conv, seq);
+        if (ev.seq() <= head(ev.conv())) return false;
+        heads.put(ev.conv(), ev.seq());
         return true;
+    }
+
+    private void applyPeriod(String conv, String user, long seq, String kind) {
+        Period now = period(conv, user);
+        Period next = Period.after(now, seq, kind);
+        if (next != now) periods.put(PairKey.of(conv, user), next.encode());
     }
 
     /** The highest seq applied; 0 for a conversation never seen. */

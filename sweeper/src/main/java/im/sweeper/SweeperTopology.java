@@ -253,7 +253,7 @@ public final class SweeperTopology {
             EventRecord ev = read(r, EventRecord::read);
             if (ev == null) return;
             String conv = ev.conv();
-            logs.apply(conv, ev.seq(), ev.kind(), ev.sender());
+            logs.apply(ev);
             long now = context().currentSystemTimeMs();
             // The conversation's online pairs: one prefix range, not a scan of all online pairs. A
             // pair already lagging keeps its spell (its mark is below the new head); the others are

@@ -384,11 +384,33 @@ class SweeperTopologyTest {
         cursor("c1", "d1", 1, 3);
         cursor("c1", "d2", 1, 3);
         events("c1", 4, 4);
-        advanceInSteps(1000, 500);
-        hints = gwA.readRecordsToList();
-        assertEquals(1, hints.size(), "only the member is hinted of 4: " + hints);
-        assertHint(hints.get(0), "c1", 4, "d2");
+        assertOnlyHintAfterASweep("c1", 4, "d2");
         assertNull(lagging().get(PairKey.of("c1", "d1")), "at its leave the former member is not behind");
+    }
+
+    /** A bulk join opens every listed user's period at its seq; its replay never reopens a period a later leave closed. */
+    @Test
+    void aBulkJoinMakesEveryListedUsersDevicesHintableAndItsReplayChangesNoLaterLeave() {
+        start();
+        for (String d : List.of("d1", "d2")) {   // registered, not members yet
+            interest.pipeInput("c1", new im.topics.InterestRecord("c1", d, new im.topics.Interest("u-" + d, "gw-a", GEN, 1, true, now)).toJson());
+        }
+        String bulk = new im.topics.EventRecord("c1", 1, "join", "m-c1-1", "u-d1", null, null, "", 0, 3,
+                List.of("u-d1", "u-d2", "u-d3")).toJson();
+        events.pipeInput("c1", bulk);
+        events("c1", 2, 3);
+        advance(1000);
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        assertEquals(1, hints.size(), "both added members' devices lag: " + hints);
+        assertHint(hints.get(0), "c1", 3, "d1", "d2");
+
+        events.pipeInput("c1", event("c1", 4, "leave", "u-d2"));
+        cursor("c1", "d1", 1, 4);
+        cursor("c1", "d2", 1, 4);
+        events.pipeInput("c1", bulk);   // a CDC replay of the bulk join
+        events("c1", 5, 5);
+        assertOnlyHintAfterASweep("c1", 5, "d1");
+        assertNull(lagging().get(PairKey.of("c1", "d2")), "u-d2 left at 4; the replayed join at 1 does not reopen its period");
     }
 
     @Test
@@ -570,8 +592,6 @@ class SweeperTopologyTest {
         assertEquals(1, gwA.readRecordsToList().size(), "still works after the junk");
     }
 
-    // ---------------------------------------------------------------- helpers
-
     /**
      * The sweeper keeps its registrations true by the gateways' digests, as the delivery nodes do:
      * a pair whose withdrawal was lost is withdrawn (and leaves the lagging index) when the
@@ -605,6 +625,16 @@ class SweeperTopologyTest {
         List<TestRecord<String, String>> hints = gwA.readRecordsToList();
         assertEquals(1, hints.size(), "" + hints);
         assertHint(hints.get(0), "c1", 4, "d2");
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** Sweeps (1 s in two steps) and expects one hint on gw-a: of {@code head}, to {@code devices} only. */
+    private void assertOnlyHintAfterASweep(String conv, long head, String... devices) {
+        advanceInSteps(1000, 500);
+        List<TestRecord<String, String>> hints = gwA.readRecordsToList();
+        assertEquals(1, hints.size(), "only " + List.of(devices) + " hinted of " + head + ": " + hints);
+        assertHint(hints.get(0), conv, head, devices);
     }
 
     private void advance(long ms) {

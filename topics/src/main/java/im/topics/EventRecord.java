@@ -2,7 +2,10 @@ package im.topics;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import im.protocol.Event;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -11,41 +14,108 @@ import java.util.Set;
  * channel records and notices. Every field is always present; {@code device} and {@code cmid}
  * hold JSON null when absent ({@code cmid} is non-null exactly for {@code msg}, as the table's
  * constraint says); {@code body} is {@code ""} for join/leave.
+ *
+ * <p>A <em>bulk join</em> (one event that adds several users at once) also has {@code count}, the
+ * number of users it adds (at least 2), and {@code users}, their ids in order ({@code sender} is
+ * the first). Both are absent from every other event, so a single join or leave keeps the shape it
+ * always had. On the event topic a bulk join always carries {@code users} (routing learns each added
+ * user's period from it); embedded in a channel record it is {@linkplain #compact compact}: the
+ * count without the list. In Java, {@code count} is 0 and {@code users} null when absent.
  */
 public record EventRecord(String conv, long seq, String kind, String mid, String sender, String device,
-                          String cmid, String body, long at) {
+                          String cmid, String body, long at, int count, List<String> users) {
     /** Schema version written as {@code "v"}. */
     public static final int VERSION = 1;
     static final Set<String> KINDS = Set.of(Event.MSG, Event.JOIN, Event.LEAVE);
     private static final String RECORD = "event record";
 
-    /** Only {@code device} and {@code cmid} may be null. */
+    /**
+     * Only {@code device}, {@code cmid} and {@code users} may be null. {@code count} is 0 (a single
+     * event) or at least 2 (a bulk join); {@code users}, when given, holds exactly {@code count} ids.
+     */
     public EventRecord {
         if (conv == null || kind == null || mid == null || sender == null || body == null) {
             throw new NullPointerException("event record: conv, kind, mid, sender and body are required, got " + conv
                     + ", " + kind + ", " + mid + ", " + sender + ", " + (body == null ? null : "a body"));
         }
-    }
-
-    /** Reads a record value strictly; throws {@link MalformedRecordException} naming the field. */
-    public static EventRecord read(String json) {
-        return read(Fields.parse(RECORD, json));
-    }
-
-    /** Reads an event embedded in another record (channel record, notice). */
-    public static EventRecord read(JsonNode node) {
-        return read(Fields.of(RECORD, node));
-    }
-
-    private static EventRecord read(Fields f) {
-        f.version(VERSION);
-        EventRecord e = new EventRecord(f.id("conv"), f.integral("seq"), f.oneOf("kind", KINDS), f.id("mid"), f.id("sender"),
-                f.nullableText("device"), f.nullableText("cmid"), f.text("body"), f.integral("at"));
-        if (e.seq < 1) throw new MalformedRecordException(RECORD, "field 'seq' must be at least 1, got " + e.seq);
-        if (e.isMsg() != (e.cmid != null)) {
-            throw new MalformedRecordException(RECORD, "field 'cmid' must be " + (e.isMsg() ? "a string for msg" : "null for " + e.kind));
+        if (count != 0 && (count < 2 || !Event.JOIN.equals(kind))) {
+            throw new IllegalArgumentException("event record: count is for a bulk join of at least 2 users, got " + kind + " of " + count);
         }
-        return e;
+        if (users != null) {
+            if (users.size() != count) throw new IllegalArgumentException("event record: " + users.size() + " users, count " + count);
+            users = List.copyOf(users);
+        }
+    }
+
+    /** A single event (message, or a join or leave of one user): no {@code count}, no {@code users}. */
+    public EventRecord(String conv, long seq, String kind, String mid, String sender, String device, String cmid, String body, long at) {
+        this(conv, seq, kind, mid, sender, device, cmid, body, at, 0, null);
+    }
+
+    /** Reads a value of the event topic strictly (a bulk join must list its users); throws {@link MalformedRecordException} naming the field. */
+    public static EventRecord read(String json) {
+        return read(Fields.parse(RECORD, json), true);
+    }
+
+    /** Reads an event embedded in another record (channel record, notice): a bulk join may be compact. */
+    public static EventRecord read(JsonNode node) {
+        return read(Fields.of(RECORD, node), false);
+    }
+
+    private static EventRecord read(Fields f, boolean usersRequired) {
+        f.version(VERSION);
+        String conv = f.id("conv");
+        long seq = f.integral("seq");
+        String kind = f.oneOf("kind", KINDS);
+        String mid = f.id("mid");
+        String sender = f.id("sender");
+        String device = f.nullableText("device");
+        String cmid = f.nullableText("cmid");
+        String body = f.text("body");
+        long at = f.integral("at");
+        if (seq < 1) throw new MalformedRecordException(RECORD, "field 'seq' must be at least 1, got " + seq);
+        if (Event.MSG.equals(kind) != (cmid != null)) {
+            throw new MalformedRecordException(RECORD, "field 'cmid' must be " + (Event.MSG.equals(kind) ? "a string for msg" : "null for " + kind));
+        }
+        int count = f.present("count") ? f.int32("count") : 0;
+        List<String> users = f.present("users") ? f.ids("users") : null;
+        if (count == 0 && users == null) return new EventRecord(conv, seq, kind, mid, sender, device, cmid, body, at);
+        if (!Event.JOIN.equals(kind)) throw new MalformedRecordException(RECORD, "fields 'count' and 'users' are only for a bulk join, not " + kind);
+        if (count < 2) throw new MalformedRecordException(RECORD, "field 'count' must be at least 2 (a bulk join), got " + count);
+        if (users == null) {
+            if (usersRequired) throw new MalformedRecordException(RECORD, "missing field 'users' (a bulk join of " + count + ")");
+        } else {
+            if (users.size() != count) {
+                throw new MalformedRecordException(RECORD, "field 'users' lists " + users.size() + " users, 'count' says " + count);
+            }
+            if (!users.get(0).equals(sender)) throw new MalformedRecordException(RECORD, "field 'sender' must be the first of 'users'");
+            Set<String> seen = new HashSet<>();
+            for (String u : users) {
+                if (!seen.add(u)) throw new MalformedRecordException(RECORD, "field 'users' lists '" + u + "' twice");
+            }
+        }
+        return new EventRecord(conv, seq, kind, mid, sender, device, cmid, body, at, count, users);
+    }
+
+    /** A join that adds several users at once ({@code count} ≥ 2). */
+    public boolean isBulk() {
+        return count != 0;
+    }
+
+    /**
+     * The users a join or leave adds or removes: {@code users} of a bulk join, else {@code sender}.
+     *
+     * @throws IllegalStateException for a compact bulk join (its list was left out)
+     */
+    public List<String> members() {
+        if (!isBulk()) return List.of(sender);
+        if (users == null) throw new IllegalStateException("a compact bulk join does not list its users: " + conv + " seq " + seq);
+        return users;
+    }
+
+    /** This event without the list of a bulk join (its count stays), as channel records and devices get it. */
+    public EventRecord compact() {
+        return users == null ? this : new EventRecord(conv, seq, kind, mid, sender, device, cmid, body, at, count, null);
     }
 
     public boolean isMsg() {
@@ -57,18 +127,24 @@ public record EventRecord(String conv, long seq, String kind, String mid, String
         return Event.JOIN.equals(kind) || Event.LEAVE.equals(kind);
     }
 
-    /** The record value, fields in the documented order. */
+    /** The record value, fields in the documented order ({@code count} and {@code users} last, only for a bulk join). */
     public ObjectNode toJsonNode() {
-        return RouteJson.JSON.createObjectNode().put("v", VERSION).put("conv", conv).put("seq", seq).put("kind", kind)
+        ObjectNode o = RouteJson.JSON.createObjectNode().put("v", VERSION).put("conv", conv).put("seq", seq).put("kind", kind)
                 .put("mid", mid).put("sender", sender).put("device", device).put("cmid", cmid).put("body", body).put("at", at);
+        if (isBulk()) o.put("count", count);
+        if (users != null) {
+            ArrayNode a = o.putArray("users");
+            users.forEach(a::add);
+        }
+        return o;
     }
 
     public String toJson() {
         return toJsonNode().toString();
     }
 
-    /** The WebSocket {@code event} frame's record: the same fields without {@code v} and {@code device}. */
+    /** The WebSocket {@code event} frame's record: the same fields without {@code v}, {@code device} and {@code users}. */
     public Event toWire() {
-        return new Event(conv, seq, kind, mid, sender, cmid, body, at);
+        return new Event(conv, seq, kind, mid, sender, cmid, body, at, count);
     }
 }

@@ -42,6 +42,12 @@ final class Fields {
         return node.has(f);
     }
 
+    /** Present and not JSON null (an optional field). */
+    boolean present(String f) {
+        JsonNode v = node.get(f);
+        return v != null && !v.isNull();
+    }
+
     /** A non-empty string. */
     String id(String f) {
         String s = text(f);

@@ -6,7 +6,9 @@ import java.util.Objects;
 /**
  * A record of {@code <prefix>notices} ({@code v:1}, internal): user {@code user} joined or left
  * the conversation by the event {@code ev} (whose kind and sender it repeats). The delivery nodes
- * write it for every join/leave; every gateway reads it to keep its connections' visibility.
+ * write it for every join/leave; every gateway reads it to keep its connections' visibility. For a
+ * bulk join, {@code ev} carries the list of users ({@code user} is its first), so one notice per
+ * event tells every gateway about all the users it added: O(added users) bytes, not a notice each.
  */
 public record MembershipNotice(String kind, String user, EventRecord ev) {
     /** Schema version written as {@code "v"}. */
@@ -37,7 +39,15 @@ public record MembershipNotice(String kind, String user, EventRecord ev) {
         if (!n.kind.equals(n.ev.kind()) || !n.user.equals(n.ev.sender())) {
             throw new MalformedRecordException(RECORD, "fields 'kind' and 'user' must repeat the event's kind and sender");
         }
+        if (n.ev.isBulk() && n.ev.users() == null) {
+            throw new MalformedRecordException(RECORD, "field 'ev' is a bulk join without its 'users'");
+        }
         return n;
+    }
+
+    /** Every user this notice is about: the one who joined or left, or each user of a bulk join. */
+    public java.util.List<String> users() {
+        return ev.members();
     }
 
     public String toJson() {

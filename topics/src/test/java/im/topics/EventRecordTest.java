@@ -3,6 +3,7 @@ package im.topics;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.protocol.Event;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -75,6 +76,46 @@ class EventRecordTest {
     void refusesACmidThatContradictsTheKind() {
         RecordCases.refused(MSG.toJson(), o -> o.putNull("cmid"), "cmid", EventRecord::read);
         RecordCases.refused(JOIN.toJson(), o -> o.put("cmid", "m9"), "cmid", EventRecord::read);
+    }
+
+    static final EventRecord BULK = new EventRecord("c-ab", 1, "join", "0b1c2d3e-1489-4aaa-b467-43a39f67317e", "u-ana", null,
+            null, "", 1796213451458L, 3, java.util.List.of("u-ana", "u-bo", "u-cy"));
+
+    @Test
+    void aBulkJoinRoundTripsWithCountAndUsersLastAndASingleJoinKeepsItsShape() {
+        assertEquals(BULK, EventRecord.read(BULK.toJson()));
+        assertEquals("{\"v\":1,\"conv\":\"c-ab\",\"seq\":1,\"kind\":\"join\",\"mid\":\"0b1c2d3e-1489-4aaa-b467-43a39f67317e\","
+                + "\"sender\":\"u-ana\",\"device\":null,\"cmid\":null,\"body\":\"\",\"at\":1796213451458,"
+                + "\"count\":3,\"users\":[\"u-ana\",\"u-bo\",\"u-cy\"]}", BULK.toJson());
+        assertEquals(java.util.List.of("u-ana", "u-bo", "u-cy"), BULK.members());
+        assertEquals(java.util.List.of("u-cy"), JOIN.members(), "a single join or leave is about its sender");
+        assertTrue(!JOIN.toJson().contains("count") && !JOIN.toJson().contains("users"), JOIN.toJson());
+    }
+
+    @Test
+    void aCompactBulkJoinKeepsTheCountWithoutTheListAndIsReadOnlyWhenEmbedded() {
+        EventRecord compact = BULK.compact();
+        assertNull(compact.users());
+        assertEquals(3, compact.count());
+        assertEquals(compact, EventRecord.read(compact.toJsonNode()), "embedded in a channel record or notice");
+        RecordCases.refused(compact.toJson(), o -> { }, "users", EventRecord::read);   // the event topic carries the list
+        assertThrows(IllegalStateException.class, compact::members);
+        Event wire = BULK.toWire();
+        assertEquals(3, wire.count());
+        assertEquals("u-ana", wire.sender());
+        assertEquals(0, JOIN.toWire().count());
+    }
+
+    @Test
+    void refusesABulkJoinThatContradictsItself() {
+        RecordCases.refused(BULK.toJson(), o -> o.put("count", 4), "users", EventRecord::read);
+        RecordCases.refused(BULK.toJson(), o -> o.put("count", 1).putArray("users").add("u-ana"), "count", EventRecord::read);
+        RecordCases.refused(BULK.toJson(), o -> o.put("sender", "u-bo"), "sender", EventRecord::read);
+        RecordCases.refused(BULK.toJson(), o -> o.putArray("users").add("u-ana").add("u-bo").add("u-ana"), "users", EventRecord::read);
+        RecordCases.refused(BULK.toJson(), o -> o.putArray("users").add("u-ana").add(7).add("u-cy"), "users", EventRecord::read);
+        RecordCases.refused(BULK.toJson(), o -> o.put("count", "3"), "count", EventRecord::read);
+        RecordCases.refused(BULK.toJson(), o -> o.put("kind", "leave"), "count", EventRecord::read);
+        RecordCases.refused(MSG.toJson(), o -> o.put("count", 2).putArray("users").add("u-ana").add("u-bo"), "count", EventRecord::read);
     }
 
     @Test

@@ -50,4 +50,15 @@ class MembershipNoticeTest {
         assertThrows(MalformedRecordException.class, () -> MembershipNotice.read(
                 RecordCases.tree(JOIN.toJson()).put("kind", "leave").toString()));
     }
+
+    @Test
+    void oneNoticeOfABulkJoinNamesEveryUserItAdded() {
+        MembershipNotice bulk = MembershipNotice.of(EventRecordTest.BULK);
+        assertEquals(bulk, MembershipNotice.read(bulk.toJson()));
+        assertEquals("u-ana", bulk.user());
+        assertEquals(java.util.List.of("u-ana", "u-bo", "u-cy"), bulk.users());
+        assertEquals(java.util.List.of("u-cy"), JOIN.users());
+        RecordCases.refused(bulk.toJson(), o -> ((com.fasterxml.jackson.databind.node.ObjectNode) o.get("ev")).remove("users"),
+                "users", MembershipNotice::read);
+    }
 }

@@ -193,7 +193,7 @@ public final class DeliveryTopology {
             if (ev == null) return;
             String conv = ev.conv();
             long seq = ev.seq();
-            if (!convLog.apply(conv, seq, ev.kind(), ev.sender())) return;   // a CDC duplicate (replay after a relay restart)
+            if (!convLog.apply(ev)) return;   // a CDC duplicate (replay after a relay restart)
 
             long now = context().currentSystemTimeMs();
             // gateway → (device → the first seq of its user's period), for the devices that may see seq
@@ -209,9 +209,11 @@ public final class DeliveryTopology {
                     targets.computeIfAbsent(e.gateway(), g -> new TreeMap<>()).put(PairKey.second(kv.key), p.from());
                 }
             }
+            // Gateways write devices the event without a bulk join's list of users (its count stays).
+            EventRecord pushed = ev.compact();
             for (Map.Entry<String, Map<String, Long>> g : targets.entrySet()) {
                 Map<String, Long> from = g.getValue();
-                forward(r, conv, new ChannelRecord.Push(new ArrayList<>(from.keySet()), from, ev).toJson(), topics.channel(g.getKey()));
+                forward(r, conv, new ChannelRecord.Push(new ArrayList<>(from.keySet()), from, pushed).toJson(), topics.channel(g.getKey()));
             }
             if (ev.isMembership()) {
                 forward(r, conv, MembershipNotice.of(ev).toJson(), topics.notices());

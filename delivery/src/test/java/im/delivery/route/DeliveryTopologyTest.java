@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import im.infra.kafka.TopicNames;
 import im.routing.ConvLogStore;
 import im.routing.PairKey;
@@ -201,6 +202,66 @@ class DeliveryTopologyTest {
         assertEquals(RouteJson.parse(join), notice.get("ev"));
         assertEquals(TOPICS.notices(), destHeader(n.get(0)));
         assertEquals(Set.of("d1"), devices(gwA.readRecordsToList().get(0)), "existing members get the join on their channel");
+    }
+
+    /**
+     * One bulk join opens the period of every user it lists at its seq: one notice names them all
+     * (gateways register their devices from it), existing members get the join without the list,
+     * and a bulk-added member who leaves gets nothing after its leave, even when the bulk join is
+     * replayed.
+     */
+    @Test
+    void aBulkJoinOpensEveryListedUsersPeriodAtItsSeqWithOneNoticeAndNoListOnTheChannels() {
+        heartbeat("gw-a", 1, now);
+        heartbeat("gw-b", 1, now);
+        joins("c1", "u1");                                                 // seq 1
+        online("c1", "d1", "u1", "gw-a", 1);
+        online("c1", "d2", "u2", "gw-a", 1);                               // registered before its join
+        online("c1", "d3", "u3", "gw-b", 1);
+        notices.readRecordsToList();
+        gwA.readRecordsToList();
+
+        String bulk = bulkJoin("c1", 2, "u2", "u3", "u4");
+        events.pipeInput("c1", bulk);
+        List<TestRecord<String, String>> n = notices.readRecordsToList();
+        assertEquals(1, n.size(), "one notice for the whole bulk: " + n);
+        assertEquals(RouteJson.parse(bulk), json(n.get(0)).get("ev"), "the notice carries the users");
+        List<TestRecord<String, String>> a = gwA.readRecordsToList();
+        assertEquals(1, a.size());
+        assertEquals(Set.of("d1", "d2"), devices(a.get(0)));
+        JsonNode pushed = json(a.get(0)).get("ev");
+        assertEquals(3, pushed.get("count").asInt());
+        assertNull(pushed.get("users"), "a channel record never carries the roster: " + pushed);
+        assertEquals(2, json(a.get(0)).get("from").get("d2").asLong(), "u2's period starts at the bulk join");
+        assertEquals(Set.of("d3"), devices(gwB.readRecordsToList().get(0)));
+
+        events.pipeInput("c1", event("c1", 3, "msg", "u1"));
+        assertEquals(Set.of("d1", "d2"), devices(gwA.readRecordsToList().get(0)));
+        assertEquals(Set.of("d3"), devices(gwB.readRecordsToList().get(0)));
+
+        events.pipeInput("c1", event("c1", 4, "leave", "u3"));
+        events.pipeInput("c1", bulk);                                       // a CDC replay of the bulk join
+        gwA.readRecordsToList();
+        gwB.readRecordsToList();
+        events.pipeInput("c1", event("c1", 5, "msg", "u1"));
+        assertEquals(Set.of("d1", "d2"), devices(gwA.readRecordsToList().get(0)));
+        assertTrue(gwB.isEmpty(), "u3 left at 4; the replayed join at 2 does not reopen its period");
+    }
+
+    @Test
+    void aBulkJoinWithoutItsUsersIsMalformedAndChangesNothing() {
+        heartbeat("gw-a", 1, now);
+        joins("c1", "u1");
+        online("c1", "d1", "u1", "gw-a", 1);
+        online("c1", "d2", "u2", "gw-a", 1);
+        gwA.readRecordsToList();
+        notices.readRecordsToList();
+        ObjectNode compact = (ObjectNode) RouteJson.parse(bulkJoin("c1", 2, "u2", "u3"));
+        compact.remove("users");
+        events.pipeInput("c1", compact.toString());
+        assertTrue(gwA.isEmpty() && notices.isEmpty(), "neither routed nor noticed");
+        events.pipeInput("c1", event("c1", 2, "msg", "u1"));
+        assertEquals(Set.of("d1"), devices(gwA.readRecordsToList().get(0)), "u2's period was never opened");
     }
 
     @Test
@@ -577,6 +638,12 @@ class DeliveryTopologyTest {
         boolean msg = "msg".equals(kind);
         return new im.topics.EventRecord(conv, seq, kind, "00000000-0000-0000-0000-" + String.format("%012d", seq), sender,
                 msg ? sender + "-dev" : null, msg ? "cm-" + seq : null, msg ? "hello " + seq : "", T0.toEpochMilli() + seq).toJson();
+    }
+
+    /** The relay's event JSON of a bulk join of {@code users} (sender: the first). */
+    private static String bulkJoin(String conv, long seq, String... users) {
+        return new im.topics.EventRecord(conv, seq, "join", "00000000-0000-0000-0000-" + String.format("%012d", seq), users[0],
+                null, null, "", T0.toEpochMilli() + seq, users.length, List.of(users)).toJson();
     }
 
     /** Advances the wall clock a second at a time, so that every due sweep runs. */

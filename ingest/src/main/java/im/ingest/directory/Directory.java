@@ -264,8 +264,10 @@ public final class Directory {
     // ---------------------------------------------------------------- conversations
 
     /**
-     * Creates a conversation; every initial member gets a join event (seq 1, 2, ... in the order
-     * given), so the log alone tells who could see what. A direct conversation has exactly two members.
+     * Creates a conversation, so that the log alone tells who could see what. A group's initial
+     * members join by one bulk join event at seq 1 (more than {@link Onboarding#MAX_USERS_PER_EVENT}:
+     * the fewest such events). A direct conversation has exactly two members, fixed at its create;
+     * they join by a single join each (seq 1, 2), the shape every direct conversation's log has had.
      */
     public ConversationInfo createConversation(String conv, String kind, List<String> members) {
         checkId("conv", conv);
@@ -279,7 +281,11 @@ public final class Directory {
         inTx("create conversation", c -> {
             Onboarding.requireUsers(c, members);
             insertNew(c, "INSERT INTO conversations (conv_id, kind) VALUES (?, ?) ON CONFLICT DO NOTHING", "conversation " + conv, conv, kind);
-            onboarding.join(c, conv, members, new HashMap<>());
+            if ("direct".equals(kind)) {
+                for (String m : members) onboarding.join(c, conv, List.of(m), new HashMap<>());
+            } else {
+                onboarding.join(c, conv, members, new HashMap<>());
+            }
             return null;
         });
         return conversation(conv);

@@ -3,12 +3,12 @@ package im.ingest.directory;
 import im.infra.db.Rows;
 import im.infra.db.Transactions;
 import im.ingest.ConversationLog;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.sql.Types;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,6 +32,13 @@ import javax.sql.DataSource;
 public final class Onboarding {
     /** How many unknown ids an error names before it says "... (N in all)". */
     private static final int NAMED = 10;
+    /**
+     * The most users one bulk join event carries. 5,000 ids of at most 64 characters are at most
+     * about 340 KB in the event's record on the event topic, well under Kafka's default 1 MB
+     * ({@code max.request.size}, {@code message.max.bytes}) with the rest of the record; a bigger
+     * bulk is split into the fewest events under it (docs/topics.md).
+     */
+    public static final int MAX_USERS_PER_EVENT = 5_000;
 
     private final DataSource db;
     private final Clock clock;
@@ -127,7 +134,7 @@ public final class Onboarding {
         });
     }
 
-    /** Adds every listed user who is not a current member, in the order given: one join event each. */
+    /** Adds every listed user who is not a current member, in the order given: one (bulk) join event for them all. */
     public AddedMembers addMembers(String conv, List<String> users) {
         Directory.checkId("conv", conv);
         for (String u : users) Directory.checkId("users[]", u);
@@ -156,32 +163,50 @@ public final class Onboarding {
     }
 
     /**
-     * Appends a join event for each of {@code users} (seqs in their order, allocated at once under
-     * the conversation's row lock, which the caller holds or this takes) and opens their membership
-     * periods. Puts each user's seq in {@code seqs}; returns the conversation's head after.
+     * Appends the join events of {@code users} (in their order) under the conversation's row lock,
+     * which the caller holds or this takes, and opens their membership periods. One user: one join
+     * event of the single shape ({@code sender} = the user), as always. Several: ONE bulk join event
+     * for all of them ({@code users} = the list, {@code sender} = its first), or, above
+     * {@link #MAX_USERS_PER_EVENT}, the fewest such events (sizes differing by at most one), each on
+     * its own seq. Every user's period starts at the seq of the event that added it. Puts each user's
+     * seq in {@code seqs}; returns the conversation's head after.
      */
     long join(Connection c, String conv, List<String> users, Map<String, Long> seqs) throws SQLException {
         if (users.isEmpty()) return ConversationLog.head(c, conv).orElseThrow(() -> noConversation(conv));
-        long head = ConversationLog.allocate(c, conv, users.size()).orElseThrow(() -> noConversation(conv));
-        long first = head - users.size() + 1;
-        String[] mids = new String[users.size()];
-        for (int i = 0; i < mids.length; i++) mids[i] = ConversationLog.newEventId(clock);
-        Array userArray = c.createArrayOf("text", users.toArray());
+        int events = eventsFor(users.size());
+        long head = ConversationLog.allocate(c, conv, events).orElseThrow(() -> noConversation(conv));
+        long first = head - events + 1;
+        Long[] userSeqs = new Long[users.size()];
         try (PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO events (conv_id, seq, kind, mid, sender, body)"
-                + " SELECT ?, ? + t.o - 1, 'join', t.m, t.u, '' FROM unnest(?::text[], ?::uuid[]) WITH ORDINALITY AS t(u, m, o)")) {
-            ps.setString(1, conv);
-            ps.setLong(2, first);
-            ps.setArray(3, userArray);
-            ps.setArray(4, c.createArrayOf("uuid", mids));
-            ps.executeUpdate();
+                "INSERT INTO events (conv_id, seq, kind, mid, sender, body, users, users_count)"
+                + " VALUES (?, ?, 'join', ?::uuid, ?, '', ?::text[], ?)")) {
+            int from = 0;
+            for (int e = 0; e < events; e++) {
+                int size = users.size() / events + (e < users.size() % events ? 1 : 0);
+                List<String> chunk = users.subList(from, from + size);
+                long seq = first + e;
+                ps.setString(1, conv);
+                ps.setLong(2, seq);
+                ps.setString(3, ConversationLog.newEventId(clock));
+                ps.setString(4, chunk.get(0));
+                if (size == 1) {   // the single shape, as a join of one member has always been
+                    ps.setNull(5, Types.ARRAY);
+                    ps.setNull(6, Types.INTEGER);
+                } else {
+                    ps.setArray(5, c.createArrayOf("text", chunk.toArray()));
+                    ps.setInt(6, size);
+                }
+                ps.addBatch();
+                for (int i = from; i < from + size; i++) userSeqs[i] = seq;
+                from += size;
+            }
+            ps.executeBatch();
         }
         try (PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO memberships (conv_id, user_id, from_seq)"
-                + " SELECT ?, t.u, ? + t.o - 1 FROM unnest(?::text[]) WITH ORDINALITY AS t(u, o)")) {
+                "INSERT INTO memberships (conv_id, user_id, from_seq) SELECT ?, t.u, t.s FROM unnest(?::text[], ?::bigint[]) AS t(u, s)")) {
             ps.setString(1, conv);
-            ps.setLong(2, first);
-            ps.setArray(3, userArray);
+            ps.setArray(2, c.createArrayOf("text", users.toArray()));
+            ps.setArray(3, c.createArrayOf("bigint", userSeqs));
             ps.executeUpdate();
         }
         try (PreparedStatement ps = c.prepareStatement("UPDATE conversations SET members = members + ? WHERE conv_id = ?")) {
@@ -189,8 +214,13 @@ public final class Onboarding {
             ps.setString(2, conv);
             ps.executeUpdate();
         }
-        for (int i = 0; i < users.size(); i++) seqs.put(users.get(i), first + i);
+        for (int i = 0; i < users.size(); i++) seqs.put(users.get(i), userSeqs[i]);
         return head;
+    }
+
+    /** How many join events {@link #join} writes for {@code users} new members: the fewest under {@link #MAX_USERS_PER_EVENT}. */
+    static int eventsFor(int users) {
+        return (users + MAX_USERS_PER_EVENT - 1) / MAX_USERS_PER_EVENT;
     }
 
     /** Refuses the call when one of {@code users} does not exist, naming the first few. */

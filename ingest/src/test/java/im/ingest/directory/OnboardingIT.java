@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Bulk onboarding: users, devices with their tokens and memberships many at a time, all or
- * nothing, each new member with a join event of its own at consecutive seqs.
+ * nothing; the new members of one call share one join event (the fewest above the per-event cap).
  */
 @ExtendWith(ImStackExtension.class)
 class OnboardingIT {
@@ -82,25 +82,64 @@ class OnboardingIT {
     }
 
     @Test
-    void aGroupOfThousandsInOneCreateAndOneAddEachMemberWithItsJoin() {
+    void aGroupOfThousandsInOneCreateAndOneAddIsOneJoinEventEachWithEveryMembersPeriodFromIt() {
         bulk.createUsers(users(ids("u-", 0, 3_000)));
         ConversationInfo created = dir.createConversation("g-all", "group", ids("u-", 0, 1_500));
-        assertEquals(1_500, created.head(), "one join event per member, seqs 1..1500");
+        assertEquals(1, created.head(), "one join event for the 1,500 initial members");
         assertEquals(1_500, created.memberships().size());
 
         List<String> more = new ArrayList<>(ids("u-", 1_490, 3_000));   // ten are members already
         Onboarding.AddedMembers added = bulk.addMembers("g-all", more);
         assertEquals(1_500, added.added().size());
         assertEquals(10, added.already().size());
-        assertEquals(1_491, added.already().get("u-1490"), "a current member keeps its join");
-        assertEquals(1_501, added.added().get("u-1500"), "joins follow the head in the order given");
-        assertEquals(3_000, added.added().get("u-2999"));
-        assertEquals(3_000, added.head());
-        assertEquals(3_000, count("SELECT count(*) FROM events WHERE conv_id = 'g-all' AND kind = 'join'"));
-        assertEquals(0, count("SELECT count(*) FROM events e JOIN memberships m ON m.conv_id = e.conv_id AND m.user_id = e.sender"
-                + " WHERE e.conv_id = 'g-all' AND m.from_seq <> e.seq"), "every period starts at its member's join");
+        assertEquals(1, added.already().get("u-1490"), "a current member keeps its join");
+        assertEquals(2, added.added().get("u-1500"), "the added members share the next seq");
+        assertEquals(2, added.added().get("u-2999"));
+        assertEquals(2, added.head());
+        assertEquals(2, count("SELECT count(*) FROM events WHERE conv_id = 'g-all' AND kind = 'join'"));
+        assertEquals(1_500, count("SELECT users_count FROM events WHERE conv_id = 'g-all' AND seq = 2"));
+        assertEquals(1_500, count("SELECT count(*) FROM events e, unnest(e.users) WITH ORDINALITY AS u(id, o)"
+                + " WHERE e.conv_id = 'g-all' AND e.seq = 2 AND u.id = 'u-' || (1499 + u.o)"), "the users in the order given");
+        assertEquals(0, count("SELECT count(*) FROM events e CROSS JOIN unnest(e.users) AS u(id)"
+                + " JOIN memberships m ON m.conv_id = e.conv_id AND m.user_id = u.id"
+                + " WHERE e.conv_id = 'g-all' AND m.from_seq <> e.seq"), "every period starts at the join that lists its member");
+        assertEquals(3_000, count("SELECT count(*) FROM memberships WHERE conv_id = 'g-all' AND to_seq IS NULL"));
         assertEquals(3_000, count("SELECT members FROM conversations WHERE conv_id = 'g-all'"));
-        assertEquals(3_000, dir.conversation("g-all").head());
+        assertEquals(2, dir.conversation("g-all").head());
+    }
+
+    @Test
+    void aBulkAboveTheCapIsSplitIntoTheFewestEventsAndOneMemberKeepsTheSingleShape() {
+        int n = 2 * Onboarding.MAX_USERS_PER_EVENT + 1;   // needs three events
+        bulk.createUsers(users(ids("u-", 0, n + 2)));
+        dir.createConversation("g-big", "group", List.of("u-0"));
+        assertEquals(1, count("SELECT count(*) FROM events WHERE conv_id = 'g-big' AND seq = 1 AND sender = 'u-0'"
+                + " AND users IS NULL AND users_count IS NULL"), "a join of one member has the single shape");
+
+        Onboarding.AddedMembers added = bulk.addMembers("g-big", ids("u-", 1, n + 1));
+        assertEquals(4, added.head(), "seqs 2, 3, 4");
+        assertEquals(List.of(3_334L, 3_334L, 3_333L), longs("SELECT users_count FROM events WHERE conv_id = 'g-big' AND seq > 1 ORDER BY seq"),
+                "the fewest events under the cap, sizes differing by at most one");
+        assertEquals(2, added.added().get("u-1"));
+        assertEquals(3, added.added().get("u-3335"));
+        assertEquals(4, added.added().get("u-" + n));
+        assertEquals(0, count("SELECT count(*) FROM events e CROSS JOIN unnest(e.users) AS u(id)"
+                + " JOIN memberships m ON m.conv_id = e.conv_id AND m.user_id = u.id"
+                + " WHERE e.conv_id = 'g-big' AND m.from_seq <> e.seq"), "every period starts at the join that lists its member");
+
+        Onboarding.AddedMembers single = bulk.addMembers("g-big", List.of("u-" + (n + 1)));
+        assertEquals(5, single.head());
+        assertEquals(1, count("SELECT count(*) FROM events WHERE conv_id = 'g-big' AND seq = 5 AND sender = 'u-" + (n + 1)
+                + "' AND users IS NULL"), "a bulk call that adds one user writes the single shape");
+    }
+
+    @Test
+    void aDirectConversationsTwoMembersKeepASingleJoinEach() {
+        bulk.createUsers(users(ids("u-", 0, 2)));
+        assertEquals(2, dir.createConversation("d-01", "direct", ids("u-", 0, 2)).head());
+        assertEquals(0, count("SELECT count(*) FROM events WHERE conv_id = 'd-01' AND users IS NOT NULL"));
+        assertEquals(2, count("SELECT count(*) FROM events e JOIN memberships m ON m.conv_id = e.conv_id AND m.user_id = e.sender"
+                + " AND m.from_seq = e.seq WHERE e.conv_id = 'd-01'"));
     }
 
     @Test
@@ -111,10 +150,20 @@ class OnboardingIT {
         DirectoryException full = assertThrows(DirectoryException.class, () -> small.onboarding().addMembers("g5", ids("u-", 0, 6)));
         assertEquals(DirectoryException.Code.GROUP_FULL, full.code());
         assertTrue(full.getMessage().contains("it has 3, and 3 would join"), full.getMessage());
-        assertEquals(3, small.conversation("g5").head(), "nothing written");
+        assertEquals(1, small.conversation("g5").head(), "nothing written");
         assertEquals(2, small.onboarding().addMembers("g5", ids("u-", 0, 5)).added().size(), "up to the limit");
         assertEquals(DirectoryException.Code.NOT_FOUND,
                 assertThrows(DirectoryException.class, () -> bulk.addMembers("g-none", List.of("u-1"))).code());
+    }
+
+    private List<Long> longs(String sql) {
+        List<Long> out = new ArrayList<>();
+        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) out.add(rs.getLong(1));
+            return out;
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private long count(String sql) {

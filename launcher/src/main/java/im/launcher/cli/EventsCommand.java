@@ -150,7 +150,7 @@ public final class EventsCommand {
                 return where + r.key() + "  (not an event record: " + e.getMessage() + ") " + r.value();
             }
             return where + v.conv() + " #" + v.seq() + "  " + v.kind() + "  " + v.sender() + "  "
-                    + Instant.ofEpochMilli(v.at()) + "  " + TailCommand.text(v.kind(), v.body());
+                    + Instant.ofEpochMilli(v.at()) + "  " + TailCommand.text(v.toWire());   // a bulk join: its count, not its list
         }
     }
 }

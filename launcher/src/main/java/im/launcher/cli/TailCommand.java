@@ -143,7 +143,7 @@ public final class TailCommand implements Callable<Integer> {
                 throw new IllegalStateException(x);
             }
         } else {
-            out.println(e.seq() + "  " + Instant.ofEpochMilli(e.at()) + "  " + e.sender() + "  " + text(e.kind(), e.body()));
+            out.println(e.seq() + "  " + Instant.ofEpochMilli(e.at()) + "  " + e.sender() + "  " + text(e));
         }
         out.flush();
         cursor = e.seq();
@@ -163,7 +163,15 @@ public final class TailCommand implements Callable<Integer> {
         acked = a.delivered();
     }
 
-    /** What an event says, on one line: the body (newlines as \n), or {@code * joined} / {@code * left}. */
+    /**
+     * What an event says, on one line: the body (newlines as \n), or {@code * joined} /
+     * {@code * left}; a bulk join, {@code * joined with N others} (the list is not sent to devices).
+     */
+    static String text(Event e) {
+        if (Event.JOIN.equals(e.kind()) && e.count() > 1) return "* joined with " + (e.count() - 1) + " others";
+        return text(e.kind(), e.body());
+    }
+
     static String text(String kind, String body) {
         return switch (kind) {
             case Event.JOIN -> "* joined";

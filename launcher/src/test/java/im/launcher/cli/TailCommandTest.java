@@ -14,4 +14,12 @@ class TailCommandTest {
         assertEquals("line\\nnext\\ttab\\\\", TailCommand.oneLine("line\nnext\ttab\\"));
         assertEquals("héllo 你好 🎉", TailCommand.oneLine("héllo 你好 🎉"), "text stays text");
     }
+
+    @Test
+    void aBulkJoinIsOneLineWithItsCountNotItsList() {
+        im.protocol.Event bulk = new im.protocol.Event("g", 1, "join", "m", "u-ana", null, "", 0, 5_000);
+        assertEquals("* joined with 4999 others", TailCommand.text(bulk));
+        assertEquals("* joined", TailCommand.text(new im.protocol.Event("g", 2, "join", "m2", "u-bo", null, "", 0)));
+        assertEquals("* left", TailCommand.text(new im.protocol.Event("g", 3, "leave", "m3", "u-bo", null, "", 0)));
+    }
 }
