@@ -3,6 +3,8 @@ package im.read;
 import im.protocol.ErrorCode;
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.identity.DevicePrincipal;
+import im.protocol.CatchUpPosition;
+import im.protocol.ConvHead;
 import im.protocol.Event;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -31,7 +33,23 @@ public final class ConversationReader {
             // a device offline through the events it could see must still be able to catch up
             + "   OR (COALESCE(dc.delivered_seq, 0) < m.to_seq AND NOT EXISTS (SELECT 1 FROM memberships x"
             + "       WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq)))"
-            + " ORDER BY c.conv_id";
+            // keyset paging over memberships_by_user (user_id, conv_id): a page reads O(page) rows
+            + " AND m.conv_id > ?"
+            + " ORDER BY m.conv_id LIMIT ?";
+
+    /**
+     * The conversations in which this device is behind what its user may see, from {@code conv >= ?}
+     * in conv order: the user's latest period of each (a later period's head is the only one that
+     * matters, and {@code sync} reads across all periods), its visible head and the device's cursor.
+     */
+    private static final String BEHIND =
+            "SELECT v.conv_id, v.head, v.delivered FROM (SELECT m.conv_id,"
+            + "   CASE WHEN m.to_seq IS NULL THEN c.head_seq ELSE m.to_seq END AS head, COALESCE(dc.delivered_seq, 0) AS delivered"
+            + " FROM memberships m JOIN conversations c ON c.conv_id = m.conv_id"
+            + " LEFT JOIN device_cursors dc ON dc.device_id = ? AND dc.conv_id = m.conv_id"
+            + " WHERE m.user_id = ? AND m.conv_id >= ?"
+            + "   AND NOT EXISTS (SELECT 1 FROM memberships x WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq)"
+            + " ORDER BY m.conv_id) v WHERE v.delivered < v.head ORDER BY v.conv_id";
 
     /**
      * The head the reader may know (a former member's is its last leave) and whether it ever was a
@@ -74,20 +92,31 @@ public final class ConversationReader {
 
     /**
      * The user's current conversations with head and this device's cursor, and the conversations
-     * the user left whose leave event this device has not acknowledged yet.
+     * the user left whose leave event this device has not acknowledged yet; one page of them: at
+     * most {@code limit} whose id comes after {@code after} ({@code ""}: from the first) in the
+     * database's order of ids, read through an index, so a page costs its own size.
      */
-    public List<ConvCursor> conversations(DevicePrincipal who) {
+    public ConvPage conversations(DevicePrincipal who, String after, int limit) {
         try (Connection c = db.getConnection()) {
             beginSnapshot(c);
             try (PreparedStatement ps = c.prepareStatement(CONVERSATIONS)) {
                 requireInstall(c, who);
                 ps.setString(1, who.deviceId());
                 ps.setString(2, who.userId());
+                ps.setString(3, after);
+                ps.setInt(4, limit + 1);
                 List<ConvCursor> out = new ArrayList<>();
+                boolean more = false;
                 try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) out.add(new ConvCursor(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getBoolean(5)));
+                    while (rs.next()) {
+                        if (out.size() == limit) {
+                            more = true;
+                            break;
+                        }
+                        out.add(new ConvCursor(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getBoolean(5)));
+                    }
                 }
-                return out;
+                return new ConvPage(out, more);
             } finally {
                 endSnapshot(c);
             }
@@ -173,33 +202,7 @@ public final class ConversationReader {
                     }
                 }
                 List<Event> events = new ArrayList<>();
-                boolean more = false;
-                long bytes = 0;
-                try (PreparedStatement ps = c.prepareStatement(PAGE)) {
-                    ps.setFetchSize(FETCH_ROWS);   // a page cut short by bytes does not pull all its rows
-                    ps.setString(1, conv);
-                    ps.setLong(2, after);
-                    ps.setLong(3, head);
-                    ps.setString(4, who.userId());
-                    ps.setInt(5, limit + 1);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            if (events.size() == limit) {
-                                more = true;
-                                break;
-                            }
-                            Event e = new Event(conv, rs.getLong(1), rs.getString(2), rs.getString(3),
-                                    rs.getString(4), rs.getString(5), rs.getString(6),
-                                    rs.getTimestamp(7).getTime());
-                            bytes += frameBytes(e);
-                            if (!events.isEmpty() && bytes > maxBytes) {
-                                more = true;
-                                break;
-                            }
-                            events.add(e);
-                        }
-                    }
-                }
+                boolean more = readVisible(c, who, conv, after, head, limit, new long[] {maxBytes}, events);
                 c.commit();
                 return new SyncPage(conv, events, more, head);
             } finally {
@@ -210,6 +213,89 @@ public final class ConversationReader {
             }
         } catch (SQLException e) {
             throw DatabaseUnavailableException.classify("sync", e);
+        }
+    }
+
+    /**
+     * Appends to {@code out} the events of {@code conv} visible to {@code who} in ({@code after},
+     * {@code head}], in seq order, while {@code out} holds fewer than {@code limit} and their
+     * estimated bytes stay within {@code bytesLeft[0]} (decreased by what is added); the first event
+     * of {@code out} is always taken. True if a visible event was left out.
+     */
+    private static boolean readVisible(Connection c, DevicePrincipal who, String conv, long after, long head, int limit,
+                                       long[] bytesLeft, List<Event> out) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(PAGE)) {
+            ps.setFetchSize(FETCH_ROWS);   // a page cut short by bytes does not pull all its rows
+            ps.setString(1, conv);
+            ps.setLong(2, after);
+            ps.setLong(3, head);
+            ps.setString(4, who.userId());
+            ps.setInt(5, limit - out.size() + 1);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (out.size() == limit) return true;
+                    Event e = new Event(conv, rs.getLong(1), rs.getString(2), rs.getString(3),
+                            rs.getString(4), rs.getString(5), rs.getString(6),
+                            rs.getTimestamp(7).getTime());
+                    long n = frameBytes(e);
+                    if (!out.isEmpty() && n > bytesLeft[0]) return true;
+                    bytesLeft[0] -= n;
+                    out.add(e);
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * One page of what this device has not acknowledged, across every conversation of its user:
+     * for each conversation where the device's cursor is below the head the user may see (a former
+     * member's is its leave), the visible events above the cursor, in (conversation, seq) order, from
+     * just after {@code after} ({@code null}: the start), at most {@code limit} of them and, past the
+     * first, within {@code maxBytes} of estimated frame bytes ({@link #frameBytes}), as a
+     * {@code sync} page is. One snapshot. The position it resumes from is the caller's, not the
+     * cursors': a page that was not acknowledged yet is never read twice by the next one.
+     */
+    public CatchUpPage catchUp(DevicePrincipal who, CatchUpPosition after, int limit, long maxBytes) {
+        try (Connection c = db.getConnection()) {
+            beginSnapshot(c);
+            try {
+                requireInstall(c, who);
+                List<Event> events = new ArrayList<>();
+                List<ConvHead> heads = new ArrayList<>();
+                boolean more = false;
+                long[] bytesLeft = {maxBytes};
+                try (PreparedStatement ps = c.prepareStatement(BEHIND)) {
+                    ps.setFetchSize(FETCH_ROWS);   // streamed: a page reads the conversations it covers, not all of them
+                    ps.setString(1, who.deviceId());
+                    ps.setString(2, who.userId());
+                    ps.setString(3, after == null ? "" : after.conv());
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            String conv = rs.getString(1);
+                            long head = rs.getLong(2);
+                            long from = rs.getLong(3);
+                            if (after != null && conv.equals(after.conv())) from = Math.max(from, after.seq());
+                            if (from >= head) continue;   // the previous page ended at this conversation's head
+                            if (events.size() == limit || (!events.isEmpty() && bytesLeft[0] <= 0)) {
+                                more = true;
+                                break;
+                            }
+                            if (readVisible(c, who, conv, from, head, limit, bytesLeft, events)) {
+                                more = true;
+                                break;
+                            }
+                            heads.add(new ConvHead(conv, head));   // this page holds all of it up to its head
+                        }
+                    }
+                }
+                Event last = events.isEmpty() ? null : events.get(events.size() - 1);
+                return new CatchUpPage(events, heads, more, more ? new CatchUpPosition(last.conv(), last.seq()) : null);
+            } finally {
+                endSnapshot(c);
+            }
+        } catch (SQLException e) {
+            throw DatabaseUnavailableException.classify("catchup", e);
         }
     }
 
