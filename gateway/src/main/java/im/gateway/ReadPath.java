@@ -56,6 +56,6 @@ final class ReadPath {
     /** A page of {@code c} across conversations, cut short ({@code more}) as a sync page is. */
     CaughtUp catchUp(DevicePrincipal who, CatchUp c, long maxBytes) {
         CatchUpPage page = reader.catchUp(who, c.after(), c.limit(), maxBytes);
-        return new CaughtUp(c.rid(), page.events(), page.heads(), page.more(), page.after());
+        return new CaughtUp(c.rid(), page.events(), page.convs(), page.more(), page.after());
     }
 }

@@ -11,7 +11,7 @@ import im.infra.fault.Faults;
 import im.infra.identity.DevicePrincipal;
 import im.ingest.SendService;
 import im.protocol.CatchUpPosition;
-import im.protocol.ConvHead;
+import im.protocol.CaughtUpRange;
 import im.protocol.Event;
 import im.read.CatchUpPage;
 import im.read.ConversationReader;
@@ -101,7 +101,7 @@ class CatchUpIT {
 
         CatchUpPage page = reader.catchUp(ana, null, 100, Long.MAX_VALUE);
         assertEquals(List.of("c-ab#5", "c-g1#1", "c-g1#2", "c-g1#3", "c-g1#4", "c-g1#5"), keys(page.events()));
-        assertEquals(List.of(new ConvHead("c-ab", 5), new ConvHead("c-g1", 5)), page.heads());
+        assertEquals(List.of(new CaughtUpRange("c-ab", 4, 5), new CaughtUpRange("c-g1", 0, 5)), page.convs(), "from each cursor to each head");
         assertFalse(page.more());
         assertNull(page.after());
 
@@ -109,7 +109,7 @@ class CatchUpIT {
         cursors.ack(ana, "c-g1", 5);
         CatchUpPage none = reader.catchUp(ana, null, 100, Long.MAX_VALUE);
         assertEquals(List.of(), none.events(), "nothing is missing once every head is acknowledged");
-        assertEquals(List.of(), none.heads());
+        assertEquals(List.of(), none.convs());
         assertFalse(none.more());
     }
 
@@ -125,7 +125,7 @@ class CatchUpIT {
         assertEquals(List.of("c-ab#1", "c-ab#2", "c-g#1", "c-g#2", "c-g#3", "c-g#4"), keys(got),
                 "the former member sees up to its leave, nothing after");
         assertEquals(Event.LEAVE, got.get(got.size() - 1).kind());
-        assertEquals(List.of(new ConvHead("c-ab", 2), new ConvHead("c-g", 4)), reader.catchUp(ana, null, 100, Long.MAX_VALUE).heads(),
+        assertEquals(List.of(new CaughtUpRange("c-ab", 0, 2), new CaughtUpRange("c-g", 0, 4)), reader.catchUp(ana, null, 100, Long.MAX_VALUE).convs(),
                 "a former member's head is its leave");
         cursors.ack(ana, "c-g", 4);
         assertEquals(List.of("c-ab#1", "c-ab#2"), keys(reader.catchUp(ana, null, 100, Long.MAX_VALUE).events()),
@@ -155,9 +155,15 @@ class CatchUpIT {
             assertEquals(keys(whole), keys(events(pages)), "limit " + limit + ": every event once, in order");
             assertEquals((whole.size() + limit - 1) / limit, pages.size(), "limit " + limit + ": full pages");
             pages.forEach(p -> assertTrue(p.events().size() <= limit));
-            Map<String, Long> heads = new TreeMap<>();
-            pages.forEach(p -> p.heads().forEach(h -> assertEquals(null, heads.put(h.conv(), h.head()), "a head once")));
-            assertEquals(Map.of("c-ab", 2L, "c-g1", 7L, "c-g2", 7L), heads);
+            Map<String, Long> reached = new TreeMap<>();   // each conversation's ranges follow on from its cursor to its head
+            for (CatchUpPage p : pages) {
+                for (CaughtUpRange r : p.convs()) {
+                    assertEquals(reached.getOrDefault(r.conv(), 0L), r.after(), "limit " + limit + ": " + r);
+                    assertTrue(r.after() < r.upTo(), r.toString());
+                    reached.put(r.conv(), r.upTo());
+                }
+            }
+            assertEquals(Map.of("c-ab", 2L, "c-g1", 7L, "c-g2", 7L), reached);
         }
         // a page acked meanwhile is not read again; what is above the acks still is
         CatchUpPage first = reader.catchUp(ana, null, 4, Long.MAX_VALUE);
@@ -194,7 +200,7 @@ class CatchUpIT {
         assertEquals(got.size(), new HashSet<>(keys(got)).size(), "no event twice");
         assertEquals((got.size() + limit - 1) / limit, pages.size());
         Set<String> completed = new HashSet<>();
-        pages.forEach(p -> p.heads().forEach(h -> completed.add(h.conv())));
+        pages.forEach(p -> p.convs().stream().filter(r -> r.upTo() == 2).forEach(r -> completed.add(r.conv())));
         assertEquals(convs, completed);
     }
 

@@ -5,17 +5,16 @@ import java.util.Objects;
 
 /**
  * {@code caughtup}: a page of the events the device had not acknowledged, in (conversation, seq)
- * order. {@code heads} names each conversation whose visible events up to its head this page
- * completes: once the page is stored the device holds all of them and may ack that head (it passes
- * over seqs it may not see, as after a {@link Synced} page with {@code more} false). When
- * {@code more}, the next {@link CatchUp} sends {@code after} back (the position of the last event).
+ * order. {@code convs} says, for every conversation the page covers, which range of seqs it
+ * covers ({@link CaughtUpRange}): the device stores each as the page of a {@code sync} and acks.
+ * When {@code more}, the next {@link CatchUp} sends {@code after} back (the position of the last event).
  */
-public record CaughtUp(String rid, List<Event> events, List<ConvHead> heads, boolean more, CatchUpPosition after)
+public record CaughtUp(String rid, List<Event> events, List<CaughtUpRange> convs, boolean more, CatchUpPosition after)
         implements ServerFrame {
     public CaughtUp {
         Objects.requireNonNull(rid, "rid");
         events = List.copyOf(events);
-        heads = List.copyOf(heads);
+        convs = List.copyOf(convs);
         if (more && after == null) throw new IllegalArgumentException("a page with more needs the position after it");
     }
 }

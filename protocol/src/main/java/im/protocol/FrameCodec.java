@@ -176,14 +176,14 @@ public final class FrameCodec {
                 for (Fields e : f.objects("events")) {
                     events.add(event(e));
                 }
-                List<ConvHead> heads = new ArrayList<>();
-                for (Fields h : f.objects("heads")) {
-                    heads.add(new ConvHead(h.string("conv"), h.anyLong("head")));
+                List<CaughtUpRange> ranges = new ArrayList<>();
+                for (Fields h : f.objects("convs")) {
+                    ranges.add(new CaughtUpRange(h.string("conv"), h.anyLong("after"), h.anyLong("upTo")));
                 }
                 boolean more = f.bool("more");
                 CatchUpPosition after = f.optionalPosition("after");
                 if (more && after == null) throw new ProtocolException(ErrorCode.MISSING_FIELD, r, "after: required when more is true");
-                return new CaughtUp(r, events, heads, more, after);
+                return new CaughtUp(r, events, ranges, more, after);
             }
             case "synced": {
                 String r = f.string("rid");
@@ -260,9 +260,9 @@ public final class FrameCodec {
             for (Event e : c.events()) {
                 putEvent(events.addObject(), e);
             }
-            ArrayNode heads = o.putArray("heads");
-            for (ConvHead h : c.heads()) {
-                heads.addObject().put("conv", h.conv()).put("head", h.head());
+            ArrayNode ranges = o.putArray("convs");
+            for (CaughtUpRange h : c.convs()) {
+                ranges.addObject().put("conv", h.conv()).put("after", h.after()).put("upTo", h.upTo());
             }
             o.put("more", c.more());
             if (c.after() != null) o.put("after", c.after().token());

@@ -57,7 +57,7 @@ class FrameCodecTest {
                 new Subbed("r3", List.of(new ConvState("c-ab", 8, 7), new ConvState("c-cd", 0, 0))),
                 new Subbed("r3", List.of()),
                 new Subbed("r3", List.of(new ConvState("c-ab", 8, 7)), true),
-                new CaughtUp("r5", List.of(JOIN, MSG), List.of(new ConvHead("c-ab", 9)), false, null),
+                new CaughtUp("r5", List.of(JOIN, MSG), List.of(new CaughtUpRange("c-ab", 0, 9)), false, null),
                 new CaughtUp("r5", List.of(MSG), List.of(), true, new CatchUpPosition("c-ab", 9)),
                 new CaughtUp("r5", List.of(), List.of(), false, null),
                 new Synced("r4", "c-ab", List.of(MSG, JOIN), true, 9),

@@ -4,7 +4,7 @@ import im.protocol.ErrorCode;
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.identity.DevicePrincipal;
 import im.protocol.CatchUpPosition;
-import im.protocol.ConvHead;
+import im.protocol.CaughtUpRange;
 import im.protocol.Event;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -262,7 +262,7 @@ public final class ConversationReader {
             try {
                 requireInstall(c, who);
                 List<Event> events = new ArrayList<>();
-                List<ConvHead> heads = new ArrayList<>();
+                List<CaughtUpRange> ranges = new ArrayList<>();
                 boolean more = false;
                 long[] bytesLeft = {maxBytes};
                 try (PreparedStatement ps = c.prepareStatement(BEHIND)) {
@@ -281,16 +281,19 @@ public final class ConversationReader {
                                 more = true;
                                 break;
                             }
+                            int before = events.size();
                             if (readVisible(c, who, conv, from, head, limit, bytesLeft, events)) {
                                 more = true;
+                                // cut inside this conversation: the page covers it up to its last event
+                                if (events.size() > before) ranges.add(new CaughtUpRange(conv, from, events.get(events.size() - 1).seq()));
                                 break;
                             }
-                            heads.add(new ConvHead(conv, head));   // this page holds all of it up to its head
+                            ranges.add(new CaughtUpRange(conv, from, head));   // all of it up to its head
                         }
                     }
                 }
                 Event last = events.isEmpty() ? null : events.get(events.size() - 1);
-                return new CatchUpPage(events, heads, more, more ? new CatchUpPosition(last.conv(), last.seq()) : null);
+                return new CatchUpPage(events, ranges, more, more ? new CatchUpPosition(last.conv(), last.seq()) : null);
             } finally {
                 endSnapshot(c);
             }
