@@ -22,34 +22,39 @@ import javax.sql.DataSource;
  * read uses, so a reinstall that committed before the read is always seen.
  */
 public final class ConversationReader {
+    /**
+     * One page of {@code sub}, by keyset over memberships_by_user (user_id, conv_id): the head and the
+     * cursor are subqueries per listed membership (not joins, which the planner would hash over all
+     * of the user's conversations), so a page reads O(page) rows whatever the user's conversation count.
+     */
     private static final String CONVERSATIONS =
             // a left conversation's head is the leave: a former member learns nothing after it
-            "SELECT c.conv_id, LEAST(c.head_seq, COALESCE(m.to_seq, c.head_seq)), COALESCE(dc.delivered_seq, 0), m.from_seq,"
-            + " m.to_seq IS NULL"
-            + " FROM memberships m JOIN conversations c ON c.conv_id = m.conv_id"
-            + " LEFT JOIN device_cursors dc ON dc.device_id = ? AND dc.conv_id = m.conv_id"
-            + " WHERE m.user_id = ? AND (m.to_seq IS NULL"
+            "SELECT v.conv_id, LEAST(v.head, COALESCE(v.to_seq, v.head)), v.delivered, v.from_seq, v.to_seq IS NULL FROM ("
+            + " SELECT m.conv_id, m.user_id, m.from_seq, m.to_seq,"
+            + "   (SELECT c.head_seq FROM conversations c WHERE c.conv_id = m.conv_id) AS head,"
+            + "   COALESCE((SELECT dc.delivered_seq FROM device_cursors dc WHERE dc.device_id = ? AND dc.conv_id = m.conv_id), 0) AS delivered"
+            + " FROM memberships m WHERE m.user_id = ? AND m.conv_id > ?) v"
+            + " WHERE v.to_seq IS NULL"
             // a conversation the user left is listed until this device acknowledged its leave:
             // a device offline through the events it could see must still be able to catch up
-            + "   OR (COALESCE(dc.delivered_seq, 0) < m.to_seq AND NOT EXISTS (SELECT 1 FROM memberships x"
-            + "       WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq)))"
-            // keyset paging over memberships_by_user (user_id, conv_id): a page reads O(page) rows
-            + " AND m.conv_id > ?"
-            + " ORDER BY m.conv_id LIMIT ?";
+            + "   OR (v.delivered < v.to_seq AND NOT EXISTS (SELECT 1 FROM memberships x"
+            + "       WHERE x.conv_id = v.conv_id AND x.user_id = v.user_id AND x.from_seq > v.from_seq))"
+            + " ORDER BY v.conv_id LIMIT ?";
 
     /**
      * The conversations in which this device is behind what its user may see, from {@code conv >= ?}
-     * in conv order: the user's latest period of each (a later period's head is the only one that
-     * matters, and {@code sync} reads across all periods), its visible head and the device's cursor.
+     * in conv order, at most {@code ?} of them: the user's latest period of each (a current one is
+     * always the latest), its visible head and the device's cursor. Subqueries per membership, as in
+     * {@link #CONVERSATIONS}: a page reads the memberships it passes, not all of the user's.
      */
     private static final String BEHIND =
             "SELECT v.conv_id, v.head, v.delivered FROM (SELECT m.conv_id,"
-            + "   CASE WHEN m.to_seq IS NULL THEN c.head_seq ELSE m.to_seq END AS head, COALESCE(dc.delivered_seq, 0) AS delivered"
-            + " FROM memberships m JOIN conversations c ON c.conv_id = m.conv_id"
-            + " LEFT JOIN device_cursors dc ON dc.device_id = ? AND dc.conv_id = m.conv_id"
-            + " WHERE m.user_id = ? AND m.conv_id >= ?"
-            + "   AND NOT EXISTS (SELECT 1 FROM memberships x WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq)"
-            + " ORDER BY m.conv_id) v WHERE v.delivered < v.head ORDER BY v.conv_id";
+            + "   CASE WHEN m.to_seq IS NULL THEN (SELECT c.head_seq FROM conversations c WHERE c.conv_id = m.conv_id) ELSE m.to_seq END AS head,"
+            + "   COALESCE((SELECT dc.delivered_seq FROM device_cursors dc WHERE dc.device_id = ? AND dc.conv_id = m.conv_id), 0) AS delivered"
+            + " FROM memberships m WHERE m.user_id = ? AND m.conv_id >= ?"
+            + "   AND (m.to_seq IS NULL OR NOT EXISTS (SELECT 1 FROM memberships x"
+            + "       WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq))) v"
+            + " WHERE v.delivered < v.head ORDER BY v.conv_id LIMIT ?";
 
     /**
      * The head the reader may know (a former member's is its last leave) and whether it ever was a
@@ -265,13 +270,19 @@ public final class ConversationReader {
                 List<CaughtUpRange> ranges = new ArrayList<>();
                 boolean more = false;
                 long[] bytesLeft = {maxBytes};
+                // every conversation behind holds a visible event above the cursor (its head at least),
+                // so a page needs at most limit of them, the one it resumes in, and one to tell more
+                int rowLimit = limit + 2;
+                int rows = 0;
                 try (PreparedStatement ps = c.prepareStatement(BEHIND)) {
                     ps.setFetchSize(FETCH_ROWS);   // streamed: a page reads the conversations it covers, not all of them
                     ps.setString(1, who.deviceId());
                     ps.setString(2, who.userId());
                     ps.setString(3, after == null ? "" : after.conv());
+                    ps.setInt(4, rowLimit);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
+                            rows++;
                             String conv = rs.getString(1);
                             long head = rs.getLong(2);
                             long from = rs.getLong(3);
@@ -292,6 +303,7 @@ public final class ConversationReader {
                         }
                     }
                 }
+                if (rows == rowLimit && !more && !events.isEmpty()) more = true;   // conversations may follow the rows read
                 Event last = events.isEmpty() ? null : events.get(events.size() - 1);
                 return new CatchUpPage(events, ranges, more, more ? new CatchUpPosition(last.conv(), last.seq()) : null);
             } finally {
