@@ -160,6 +160,9 @@ public final class ConversationReader {
         }
     }
 
+    /** An upper estimate of the bytes of one {@code {conv, after, upTo}} entry of a caughtup frame, besides its conv. */
+    private static final int RANGE_BYTES = 64;
+
     /** Rows the page query fetches per round trip (a cursor: the page runs in a transaction). */
     private static final int FETCH_ROWS = 64;
 
@@ -293,6 +296,7 @@ public final class ConversationReader {
                                 break;
                             }
                             int before = events.size();
+                            bytesLeft[0] -= RANGE_BYTES + conv.length();   // the page's {conv, after, upTo} of it
                             if (readVisible(c, who, conv, from, head, limit, bytesLeft, events)) {
                                 more = true;
                                 // cut inside this conversation: the page covers it up to its last event
