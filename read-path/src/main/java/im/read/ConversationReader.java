@@ -27,7 +27,7 @@ public final class ConversationReader {
      * cursor are subqueries per listed membership (not joins, which the planner would hash over all
      * of the user's conversations), so a page reads O(page) rows whatever the user's conversation count.
      */
-    private static final String CONVERSATIONS =
+    static final String CONVERSATIONS =
             // a left conversation's head is the leave: a former member learns nothing after it
             "SELECT v.conv_id, LEAST(v.head, COALESCE(v.to_seq, v.head)), v.delivered, v.from_seq, v.to_seq IS NULL FROM ("
             + " SELECT m.conv_id, m.user_id, m.from_seq, m.to_seq,"
@@ -47,7 +47,7 @@ public final class ConversationReader {
      * always the latest), its visible head and the device's cursor. Subqueries per membership, as in
      * {@link #CONVERSATIONS}: a page reads the memberships it passes, not all of the user's.
      */
-    private static final String BEHIND =
+    static final String BEHIND =
             "SELECT v.conv_id, v.head, v.delivered FROM (SELECT m.conv_id,"
             + "   CASE WHEN m.to_seq IS NULL THEN (SELECT c.head_seq FROM conversations c WHERE c.conv_id = m.conv_id) ELSE m.to_seq END AS head,"
             + "   COALESCE((SELECT dc.delivered_seq FROM device_cursors dc WHERE dc.device_id = ? AND dc.conv_id = m.conv_id), 0) AS delivered"
