@@ -15,8 +15,9 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * The read path: what a device is subscribed to ({@code sub}) and the pages of visible events it
- * fetches to repair gaps ({@code sync}). A member sees only events inside their visibility
+ * The read path: what a device is subscribed to ({@code sub}, in pages), the pages of visible events it
+ * fetches to repair gaps ({@code sync}) and those it has not acknowledged across all its conversations
+ * ({@code catchup}). A member sees only events inside their visibility
  * periods (from their join event to their leave event, both included). Every read is refused
  * ({@code STALE_INSTALL}) for an install the device has left behind, checked in the snapshot the
  * read uses, so a reinstall that committed before the read is always seen.
