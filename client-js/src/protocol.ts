@@ -6,6 +6,10 @@ export const Limits = {
   MAX_SEQ: Number.MAX_SAFE_INTEGER,
   SYNC_DEFAULT_LIMIT: 100,
   SYNC_MAX_LIMIT: 500,
+  SUB_DEFAULT_LIMIT: 500,
+  SUB_MAX_LIMIT: 1000,
+  CATCHUP_DEFAULT_LIMIT: 500,
+  CATCHUP_MAX_LIMIT: 1000,
 } as const;
 
 export type ErrorCode =
@@ -34,11 +38,15 @@ export interface Event {
 
 export interface ConvState { conv: string; head: number; delivered: number }
 
+/** What a `caughtup` page holds of one conversation: every visible event with `after < seq <= upTo`. */
+export interface CaughtUpRange { conv: string; after: number; upTo: number }
+
 export type ServerFrame =
   | { t: 'authed'; rid: string; user: string; device: string; epoch: number }
   | { t: 'sent'; rid: string; conv: string; seq: number; mid: string; dup: boolean; epoch: number }
   | { t: 'acked'; rid: string; conv: string; delivered: number }
-  | { t: 'subbed'; rid: string; convs: ConvState[] }
+  | { t: 'subbed'; rid: string; convs: ConvState[]; more?: boolean }
+  | { t: 'caughtup'; rid: string; events: Event[]; convs: CaughtUpRange[]; more: boolean; after?: string }
   | { t: 'synced'; rid: string; conv: string; events: Event[]; more: boolean; head: number }
   | { t: 'event'; ev: Event }
   | { t: 'hint'; conv: string; head: number; why: string }
@@ -48,7 +56,8 @@ export type ClientFrame =
   | { t: 'auth'; rid: string; token: string }
   | { t: 'send'; rid: string; conv: string; cmid: string; body: string }
   | { t: 'ack'; rid: string; conv: string; seq: number }
-  | { t: 'sub'; rid: string }
+  | { t: 'sub'; rid: string; after?: string; limit?: number }
+  | { t: 'catchup'; rid: string; after?: string; limit?: number }
   | { t: 'sync'; rid: string; conv: string; after: number; limit?: number };
 
 /** An error frame's code and message; `retriable` per the protocol's table. */
@@ -89,5 +98,5 @@ export function parseServerFrame(text: string): ServerFrame | null {
   }
   if (typeof f !== 'object' || f === null) return null;
   const t = (f as { t?: unknown }).t;
-  return ['authed', 'sent', 'acked', 'subbed', 'synced', 'event', 'hint', 'error'].includes(t as string) ? (f as ServerFrame) : null;
+  return ['authed', 'sent', 'acked', 'subbed', 'synced', 'caughtup', 'event', 'hint', 'error'].includes(t as string) ? (f as ServerFrame) : null;
 }

@@ -1,4 +1,5 @@
 import { CLOSES, ImError, parseServerFrame } from '../protocol.js';
+import type { ConvState } from '../protocol.js';
 import type { ConnectionState, Identity, SocketLike, StateDetail } from '../client.js';
 import type { Acks } from './acks.js';
 import type { Core } from './core.js';
@@ -153,16 +154,23 @@ export class Connection {
     }
   }
 
+  /** Pages `sub` until `more` is false (a failed page is retried, not the pass), then hands every page to the receive path. */
   private async subscribe(ws: SocketLike): Promise<void> {
     const { core } = this;
+    const convs: ConvState[] = [];
+    let after: string | undefined;
     while (ws === core.ws && !core.stopped) {
       try {
-        const f = await core.requests.send(ws, { t: 'sub', rid: core.requests.nextRid() });
+        const f = await core.requests.send(ws, { t: 'sub', rid: core.requests.nextRid(), ...(after === undefined ? {} : { after }) });
         this.subInternal = 0;
-        if (f.t === 'subbed') {
-          this.receive.onSubbed(f.convs, this.subscribedBefore);
-          this.subscribedBefore = true;
+        if (f.t !== 'subbed') return;
+        convs.push(...f.convs);
+        if (f.more && f.convs.length > 0) {
+          after = f.convs[f.convs.length - 1]!.conv;
+          continue;
         }
+        this.receive.onSubbed(convs, this.subscribedBefore);
+        this.subscribedBefore = true;
         return;
       } catch (e) {
         const err = e as ImError;

@@ -137,6 +137,52 @@ test('a gap and a hint each start a sync from the cursor; a page with more:false
   await c.close(); await server.close();
 });
 
+test('sub is paged until more is false; the conversations behind are caught up by catchup pages, not one sync each', async () => {
+  const server = await FakeServer.start();
+  server.catchup = true;
+  const convs = ['c-1', 'c-2', 'c-3'];
+  server.handler = (f, reply) => {
+    if (f.t === 'sub') {
+      const i = f.after === undefined ? 0 : convs.indexOf(f.after as string) + 1;
+      reply({ t: 'subbed', rid: f.rid, convs: [{ conv: convs[i], head: 2, delivered: 0 }], more: i < 2 });
+    }
+    if (f.t === 'catchup') {
+      const first = f.after === undefined;
+      if (!first) assert.equal(f.after, 'c-2/2', 'the after of the previous page, unchanged');
+      // c-1 seq 1, 2; c-2 seq 1 | then c-2 seq 2 (cut at the page end), c-3 seq 2 only (1 is not visible: the cursor passes it)
+      const page = first
+        ? { events: [msg('c-1', 1), msg('c-1', 2), msg('c-2', 1), msg('c-2', 2)], convs: [{ conv: 'c-1', after: 0, upTo: 2 }, { conv: 'c-2', after: 0, upTo: 2 }], more: true, after: 'c-2/2' }
+        : { events: [msg('c-3', 2)], convs: [{ conv: 'c-3', after: 0, upTo: 2 }], more: false };
+      reply({ t: 'caughtup', rid: f.rid, ...page });
+    }
+    if (f.t === 'ack') reply({ t: 'acked', rid: f.rid, conv: f.conv, delivered: f.seq });
+  };
+  const c = await client(server);
+  const recovered = new Promise<unknown>((r) => c.on('recovery', r));
+  await c.connect();
+  assert.deepEqual(await recovered, { reconnect: false, recovered: true, synced: convs, failed: [], reset: [] });
+  for (const conv of convs) assert.equal(c.cursor(conv), 2, conv);
+  assert.deepEqual(server.of('sub').map((f) => f.after ?? null), [null, 'c-1', 'c-2'], 'one sub per page, each after the last conv');
+  assert.equal(server.of('catchup').length, 2);
+  assert.equal(server.of('sync').length, 0, 'no sync per conversation');
+  await server.until(() => convs.every((conv) => server.of('ack').some((a) => a.conv === conv && a.seq === 2)), 'an ack of each head');
+  await c.close(); await server.close();
+});
+
+test('a catchup the server does not know falls back to one sync per conversation behind', async () => {
+  const server = await FakeServer.start();   // answers catchup UNKNOWN_TYPE
+  server.handler = (f, reply) => {
+    subbed([{ conv: 'c-ab', head: 1, delivered: 0 }])(f, reply);
+    if (f.t === 'sync') reply({ t: 'synced', rid: f.rid, conv: 'c-ab', events: [msg('c-ab', 1)], more: false, head: 1 });
+    if (f.t === 'ack') reply({ t: 'acked', rid: f.rid, conv: f.conv, delivered: f.seq });
+  };
+  const c = await client(server);
+  await c.connect();
+  await server.until(() => c.cursor('c-ab') === 1, 'synced after the refused catchup');
+  assert.equal(server.of('catchup').length, 1);
+  await c.close(); await server.close();
+});
+
 test('an ack refused CURSOR_AHEAD is owed and sent again once a head covers it', async () => {
   const server = await FakeServer.start();
   let head = 0;

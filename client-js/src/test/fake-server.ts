@@ -12,6 +12,8 @@ export class FakeServer {
   sockets: WebSocket[] = [];
   handler: (f: Record<string, unknown>, reply: (o: object) => void) => void = () => {};
   private waiters: Array<() => void> = [];
+  /** False: `catchup` is answered `UNKNOWN_TYPE`, as by a server that predates it (the SDK then syncs each conversation). */
+  catchup = false;
 
   private constructor(wss: WebSocketServer) {
     this.wss = wss;
@@ -25,6 +27,7 @@ export class FakeServer {
           reply({ t: 'error', rid: f.rid, code: 'BAD_TOKEN', msg: 'bad' });
           ws.close(4001, 'BAD_TOKEN');
         } else if (f.t === 'auth') reply({ t: 'authed', rid: f.rid, user: 'u-ana', device: 'd-ana', epoch: 1 });
+        else if (f.t === 'catchup' && !this.catchup) reply({ t: 'error', rid: f.rid, code: 'UNKNOWN_TYPE', msg: 'a server without catchup' });
         else this.handler(f, reply);
         for (const w of this.waiters.splice(0)) w();
       });

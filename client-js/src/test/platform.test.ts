@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { WebSocket } from 'ws';
+import { ImClient as Client, MemoryStorage } from '../index.js';
 import { openNodeClient, type ImClient, type SentResult } from '../node.js';
 
 const URL_ = process.env.IM_URL;
@@ -54,7 +56,7 @@ async function cast() {
     return c.devices.find((d: { device: string }) => d.device === `d-${users[who]}`)?.delivered ?? 0;
   };
   const head = async (): Promise<number> => (await admin('GET', `/admin/conversations/${conv}`)).head;
-  return { conv, open, delivered, head };
+  return { conv, open, delivered, head, users, tokens };
 }
 
 const nextSent = (c: ImClient) => new Promise<SentResult>((r) => { const off = c.on('sent', (s) => { off(); r(s); }); });
@@ -70,6 +72,36 @@ test('offline catch-up: a device that was away syncs what it missed and acks it'
   await until(() => bo.cursor(conv) === last.seq, 'bo synced');
   assert.deepEqual((await bo.page(conv, { limit: 1000 })).filter((e) => e.kind === 'msg').map((e) => e.body), ['one', 'two']);
   await until(async () => (await delivered(1)) === last.seq, 'bo acked the head');
+  await ana.close(); await bo.close();
+});
+
+test('a device away from several conversations catches up with catchup pages, not one sync each', { skip }, async () => {
+  const { conv, open, users, tokens } = await cast();
+  const convs = [conv, `${conv}-g1`, `${conv}-g2`];
+  for (const g of convs.slice(1)) await admin('POST', '/admin/conversations', { conv: g, kind: 'group', members: users });
+  const ana = await open(0);
+  await ana.connect();
+  const heads = new Map<string, number>();
+  for (const c of convs) {
+    await ana.send(c, `first in ${c}`);
+    heads.set(c, (await ana.send(c, `second in ${c}`)).seq);
+  }
+  const sent: string[] = [];
+  class Recording extends WebSocket {
+    override send(data: unknown, ...rest: unknown[]): void {
+      sent.push((JSON.parse(String(data)) as { t: string }).t);
+      (super.send as (...a: unknown[]) => void)(data, ...rest);
+    }
+  }
+  const bo = await Client.open({ url: WS, token: tokens[1]!, storage: new MemoryStorage(), webSocket: Recording as never });
+  const recovery = new Promise<{ recovered: boolean; synced: string[] }>((r) => bo.on('recovery', r));
+  await bo.connect();
+  const r = await recovery;
+  assert.equal(r.recovered, true);
+  assert.deepEqual([...r.synced].sort(), [...convs].sort());
+  for (const c of convs) assert.equal(bo.cursor(c), heads.get(c), c);
+  assert.ok(sent.includes('catchup'), `frames: ${sent}`);
+  assert.equal(sent.filter((t) => t === 'sync').length, 0, `no sync per conversation: ${sent}`);
   await ana.close(); await bo.close();
 });
 

@@ -81,11 +81,12 @@ public interface ClientListener {
 
     /**
      * After each authenticated (re)connect with {@code autoReceive}: whether the local store caught
-     * up with what was missed while away. {@code recovered} is true once the subscription answered and
-     * every conversation whose head was above the local cursor has synced (so the conversation list
-     * and pages are current); false when that cannot happen on this connection: the subscription was
-     * given up ({@code behind} empty: the state is unknown) or a sync failed ({@code behind} names the
-     * conversations still behind). Called at most once per connection; a lost connection before the end
+     * up with what was missed while away. {@code recovered} is true once the subscription answered
+     * (every page of it) and every conversation whose head was above the local cursor has caught up
+     * (by {@code catchup} pages across conversations, or its own sync when still behind after them), so
+     * the conversation list and pages are current; false when that cannot happen on this connection:
+     * the subscription was given up ({@code behind} empty: the state is unknown) or a sync failed
+     * ({@code behind} names the conversations still behind). Called at most once per connection; a lost connection before the end
      * calls nothing (the next one tries again). Hints and gaps later on are repaired as usual.
      */
     default void onRecovery(boolean recovered, java.util.List<String> behind) {

@@ -138,7 +138,7 @@ class ClientRuntimeTest {
     }
 
     /** Polls {@code condition} for up to 30 s (the client module has no testkit). */
-    private static void until(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+    static void until(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) throw new AssertionError("not within 30 s: " + what);

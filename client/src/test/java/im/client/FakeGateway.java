@@ -98,6 +98,9 @@ final class FakeGateway implements AutoCloseable {
         } else if (f instanceof Sync s) {
             Event e = new Event("c-ab", 1, "msg", "m-1", "u-ana", "cm-1", "hi", 1L);
             return new Synced(s.rid(), s.conv(), List.of(e), false, 1);
+        } else if (f instanceof im.protocol.CatchUp c) {
+            Event e = new Event("c-ab", 1, "msg", "m-1", "u-ana", "cm-1", "hi", 1L);
+            return new im.protocol.CaughtUp(c.rid(), List.of(e), List.of(new im.protocol.CaughtUpRange("c-ab", 0, 1)), false, null);
         } else if (f instanceof Ack a) {
             return new im.protocol.Acked(a.rid(), a.conv(), a.seq());
         }

@@ -12,6 +12,8 @@ import im.protocol.Authed;
 import im.protocol.ClientFrame;
 import im.protocol.ErrorCode;
 import im.protocol.ErrorFrame;
+import im.protocol.Event;
+import im.protocol.ConvState;
 import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.ServerFrame;
@@ -160,12 +162,50 @@ class ImClientConnectionStateTest {
     @Test
     void aSyncThatFailsIsReportedAsNotRecoveredNamingTheConversation() throws Exception {
         States states = new States();
-        Function<ClientFrame, ServerFrame> failingSync = f -> f instanceof Sync s
-                ? new ErrorFrame(s.rid(), ErrorCode.BAD_FIELD, "no") : FakeGateway.oneUnstoredEvent(f);
+        // the catchup fails too (as on a server without it): the conversation behind falls back to its own sync
+        Function<ClientFrame, ServerFrame> failingSync = f -> f instanceof Sync || f instanceof im.protocol.CatchUp
+                ? new ErrorFrame(f.rid(), ErrorCode.BAD_FIELD, "no") : FakeGateway.oneUnstoredEvent(f);
         try (FakeGateway gw = new FakeGateway(failingSync); ImClient c = ImClient.open(options(gw))) {
             c.addListener(states);
             c.connect();
             assertEquals("false [c-ab]", states.recovery.get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    /**
+     * Three conversations behind, listed one per {@code subbed} page: the client pages {@code sub}
+     * until {@code more} is false, then catches all three up with two {@code catchup} pages (the
+     * second sent back the first's {@code after}) and no {@code sync}, and acks each head.
+     */
+    @Test
+    void aPagedSubThenCatchupPagesRecoverEveryConversationWithoutASync() throws Exception {
+        States states = new States();
+        List<String> convs = List.of("c-1", "c-2", "c-3");
+        Function<ClientFrame, ServerFrame> paged = f -> {
+            if (f instanceof Sub s) {
+                int i = s.after() == null ? 0 : convs.indexOf(s.after()) + 1;
+                return new Subbed(s.rid(), List.of(new ConvState(convs.get(i), 1, 0)), i < 2);
+            }
+            if (f instanceof im.protocol.CatchUp c) {
+                boolean first = c.after() == null;
+                List<String> page = first ? convs.subList(0, 2) : convs.subList(2, 3);
+                if (!first) assertEquals(new im.protocol.CatchUpPosition("c-2", 1), c.after());
+                return new im.protocol.CaughtUp(c.rid(),
+                        page.stream().map(conv -> new Event(conv, 1, "msg", "m-" + conv, "u-ana", "k-" + conv, "hi", 1L)).toList(),
+                        page.stream().map(conv -> new im.protocol.CaughtUpRange(conv, 0, 1)).toList(),
+                        first, first ? new im.protocol.CatchUpPosition("c-2", 1) : null);
+            }
+            return FakeGateway.oneUnstoredEvent(f);
+        };
+        try (FakeGateway gw = new FakeGateway(paged); ImClient c = ImClient.open(options(gw))) {
+            c.addListener(states);
+            c.connect();
+            assertEquals("true []", states.recovery.get(10, TimeUnit.SECONDS));
+            for (String conv : convs) assertEquals(1, c.cursor(conv), conv);
+            assertEquals(3, gw.received(Sub.class).size(), "one sub per page");
+            assertEquals(2, gw.received(im.protocol.CatchUp.class).size());
+            assertEquals(List.of(), gw.received(Sync.class), "caught up without one sync per conversation");
+            ClientRuntimeTest.until(() -> gw.received(im.protocol.Ack.class).size() >= 3, "an ack of each conversation");
         }
     }
 

@@ -30,8 +30,8 @@ import org.xnio.IoUtils;
  * socket took it. Past {@code IM_CONN_BUFFER_BYTES} held, the gateway stops reading from this
  * socket (so a client that does not read cannot make it answer more requests) and drops pushes
  * to it (counted; repaired by sync and hints); reading resumes once half has drained. A request
- * whose reply can be large ({@code sync}, {@code sub}) starts only when a quarter of the budget
- * is free, with that quarter as the allowance its reply is cut to (a sync page ends early with
+ * whose reply can be large ({@code sync}, {@code catchup}, {@code sub}) starts only when a quarter of the budget
+ * is free, with that quarter as the allowance its reply is cut to (a sync or catchup page ends early with
  * {@code more: true}, holding at least one event); otherwise it waits for the socket to drain. So
  * one connection holds at most the budget, plus what an event exceeds a quarter of the budget by
  * (per concurrent allowance, at most four), plus one push and the small replies of its in-flight

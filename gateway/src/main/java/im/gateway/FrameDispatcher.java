@@ -13,6 +13,7 @@ import im.protocol.Ack;
 import im.protocol.Acked;
 import im.protocol.Auth;
 import im.protocol.Authed;
+import im.protocol.CatchUp;
 import im.protocol.ClientFrame;
 import im.protocol.ErrorCode;
 import im.protocol.ErrorFrame;
@@ -111,7 +112,7 @@ final class FrameDispatcher {
             ack(conn, (Ack) frame);   // batched by the cursor writer; completes asynchronously
             return;
         }
-        if (frame instanceof Sync || frame instanceof Sub) {
+        if (frame instanceof Sync || frame instanceof Sub || frame instanceof CatchUp) {
             // replies that can be large start only when the connection's held bytes leave room
             conn.withAllowance(allowance -> execute(conn, frame, received, allowance));
             return;
@@ -154,6 +155,8 @@ final class FrameDispatcher {
                 conn.reply(reads.subscribe(conn, (Sub) frame));
             } else if (frame instanceof Sync) {
                 conn.reply(reads.sync(conn.principal(), (Sync) frame, allowance));
+            } else if (frame instanceof CatchUp) {
+                conn.reply(reads.catchUp(conn.principal(), (CatchUp) frame, allowance));
             } else {
                 conn.reply(new ErrorFrame(rid, ErrorCode.UNKNOWN_TYPE, "unsupported frame"));
             }

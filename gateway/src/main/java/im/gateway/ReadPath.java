@@ -1,18 +1,24 @@
 package im.gateway;
 
 import im.infra.identity.DevicePrincipal;
+import im.protocol.CatchUp;
+import im.protocol.CaughtUp;
 import im.protocol.ConvState;
 import im.protocol.Sub;
 import im.protocol.Subbed;
 import im.protocol.Sync;
 import im.protocol.Synced;
+import im.read.CatchUpPage;
 import im.read.ConvCursor;
+import im.read.ConvPage;
 import im.read.ConversationReader;
 import im.read.SyncPage;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
-/** {@code sub} and {@code sync}: the read side of the gateway, translated to wire frames. */
+/** {@code sub}, {@code sync} and {@code catchup}: the read side of the gateway, translated to wire frames. */
 final class ReadPath {
     private final ConversationReader reader;
     private final PushHub push;   // null without Kafka: sub then only reports heads and cursors
@@ -22,21 +28,34 @@ final class ReadPath {
         this.push = push;
     }
 
+    /**
+     * One page of {@code sub}: registers the page's conversations. The connection is attached to
+     * the notices before every page's read (a no-op after the first), so a join or leave that commits
+     * while a page is read, or between pages, reaches it by the read or by its notice; a join to a
+     * conversation before {@code after} (a page already read) arrives by its notice.
+     */
     Subbed subscribe(DeviceConnection conn, Sub sub) {
         if (push != null) push.attach(conn);   // before the read: notices from now on reach this connection
-        List<ConvState> convs = new ArrayList<>();
-        java.util.Map<String, Long> from = new java.util.HashMap<>();
-        for (ConvCursor c : reader.conversations(conn.principal())) {
+        ConvPage page = reader.conversations(conn.principal(), sub.after() == null ? "" : sub.after(), sub.limit());
+        List<ConvState> convs = new ArrayList<>(page.convs().size());
+        Map<String, Long> from = new HashMap<>();
+        for (ConvCursor c : page.convs()) {
             convs.add(new ConvState(c.conv(), c.head(), c.delivered()));
             if (c.member()) from.put(c.conv(), c.fromSeq());   // a left conversation is caught up by sync only
         }
         if (push != null) push.subscribe(conn, from);
-        return new Subbed(sub.rid(), convs);
+        return new Subbed(sub.rid(), convs, page.more());
     }
 
     /** A page of {@code s}, cut short ({@code more}) once its events' bytes would pass {@code maxBytes}. */
     Synced sync(DevicePrincipal who, Sync s, long maxBytes) {
         SyncPage page = reader.sync(who, s.conv(), s.after(), s.limit(), maxBytes);
         return new Synced(s.rid(), s.conv(), page.events(), page.more(), page.head());
+    }
+
+    /** A page of {@code c} across conversations, cut short ({@code more}) as a sync page is. */
+    CaughtUp catchUp(DevicePrincipal who, CatchUp c, long maxBytes) {
+        CatchUpPage page = reader.catchUp(who, c.after(), c.limit(), maxBytes);
+        return new CaughtUp(c.rid(), page.events(), page.convs(), page.more(), page.after());
     }
 }

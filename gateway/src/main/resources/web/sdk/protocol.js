@@ -6,6 +6,10 @@ export const Limits = {
     MAX_SEQ: Number.MAX_SAFE_INTEGER,
     SYNC_DEFAULT_LIMIT: 100,
     SYNC_MAX_LIMIT: 500,
+    SUB_DEFAULT_LIMIT: 500,
+    SUB_MAX_LIMIT: 1000,
+    CATCHUP_DEFAULT_LIMIT: 500,
+    CATCHUP_MAX_LIMIT: 1000,
 };
 /** Codes after which the same request may succeed unchanged; INTERNAL only a bounded number of times. */
 export const RETRIABLE = new Set(['RATE_LIMITED', 'UNAVAILABLE', 'INTERNAL']);
@@ -52,5 +56,5 @@ export function parseServerFrame(text) {
     if (typeof f !== 'object' || f === null)
         return null;
     const t = f.t;
-    return ['authed', 'sent', 'acked', 'subbed', 'synced', 'event', 'hint', 'error'].includes(t) ? f : null;
+    return ['authed', 'sent', 'acked', 'subbed', 'synced', 'caughtup', 'event', 'hint', 'error'].includes(t) ? f : null;
 }

@@ -138,6 +138,10 @@ class ContractIT {
                 cy.until("hint");
                 cy.ok("{\"t\":\"sync\",\"rid\":\"c3\",\"conv\":\"c-ac\",\"after\":0,\"limit\":2}");
                 cy.ok("{\"t\":\"sync\",\"rid\":\"c4\",\"conv\":\"c-ac\",\"after\":2}");
+                JsonNode first = cy.ok("{\"t\":\"catchup\",\"rid\":\"c6\",\"limit\":1}");
+                assertTrue(first.path("more").asBoolean(), "cy has acknowledged nothing: " + first);
+                cy.ok("{\"t\":\"catchup\",\"rid\":\"c7\",\"after\":\"" + first.path("after").asText() + "\"}");
+                ana.ok("{\"t\":\"sub\",\"rid\":\"a4\",\"after\":\"c-ab\",\"limit\":1}");
                 bo.ok("{\"t\":\"ack\",\"rid\":\"b3\",\"conv\":\"c-ab\",\"seq\":3}");
                 bo.refused("{\"t\":\"ack\",\"rid\":\"b4\",\"conv\":\"c-ab\",\"seq\":99}", "CURSOR_AHEAD", false);
                 cy.refused("{\"t\":\"send\",\"rid\":\"c5\",\"conv\":\"c-ab\",\"cmid\":\"k3\",\"body\":\"x\"}", "NOT_MEMBER", false);
@@ -147,6 +151,8 @@ class ContractIT {
                 ana.refused("{\"t\":\"ack\",\"rid\":\"e1\",\"conv\":\"c-ab\",\"seq\":\"3\"}", "BAD_FIELD", true);
                 ana.refused("{\"t\":\"ack\",\"rid\":\"e2\",\"conv\":\"c-ab\"}", "MISSING_FIELD", true);
                 ana.refused("{\"t\":\"sub\",\"rid\":\"e3\",\"x\":1}", "BAD_FIELD", true);
+                ana.refused("{\"t\":\"sub\",\"rid\":\"e10\",\"limit\":1001}", "BAD_FIELD", true);
+                ana.refused("{\"t\":\"catchup\",\"rid\":\"e11\",\"after\":\"c-ab\"}", "BAD_FIELD", true);
                 ana.refused("{\"t\":\"nope\",\"rid\":\"e4\"}", "UNKNOWN_TYPE", false);
                 ana.refused("{\"t\":\"send\",\"rid\":\"e5\",\"conv\":\"c-ab\",\"cmid\":\"k5\",\"body\":\"" + "x".repeat(16_385) + "\"}",
                         "BODY_TOO_LARGE", true);
@@ -165,7 +171,7 @@ class ContractIT {
                 assertEquals("STALE_INSTALL", stale.path("code").asText());
                 assertTrue(dup.path("dup").asBoolean(), "the resend was a duplicate: " + dup);
             }
-            Set<String> allServer = Set.of("authed", "sent", "acked", "subbed", "synced", "event", "hint", "error");
+            Set<String> allServer = Set.of("authed", "sent", "acked", "subbed", "synced", "caughtup", "event", "hint", "error");
             assertEquals(allServer, serverTypes, "every server frame type was seen");
             // every code a device can be sent, but the retriable ones (UNKNOWN_CONV is never sent: NOT_MEMBER answers for it)
             assertTrue(codes.size() >= 15, "error codes seen: " + codes);

@@ -10,7 +10,11 @@ import im.protocol.Ack;
 import im.protocol.Acked;
 import im.protocol.Auth;
 import im.protocol.Authed;
+import im.protocol.CatchUp;
+import im.protocol.CatchUpPosition;
+import im.protocol.CaughtUp;
 import im.protocol.ClientFrame;
+import im.protocol.CaughtUpRange;
 import im.protocol.ConvState;
 import im.protocol.ErrorCode;
 import im.protocol.ErrorFrame;
@@ -52,12 +56,15 @@ class ContractTest {
             Map.entry(Auth.class, new Auth("r0", "imt_abc")),
             Map.entry(Send.class, new Send("r1", "c-ab", "k1", "hi")),
             Map.entry(Ack.class, new Ack("r2", "c-ab", 3)),
-            Map.entry(Sub.class, new Sub("r3")),
+            Map.entry(Sub.class, new Sub("r3", "c-aa", 2)),
+            Map.entry(CatchUp.class, new CatchUp("r5", new CatchUpPosition("c-aa", 4), 10)),
             Map.entry(Sync.class, new Sync("r4", "c-ab", 0, 100)),
             Map.entry(Authed.class, new Authed("r0", "u-ana", "d-ana", 1)),
             Map.entry(Sent.class, new Sent("r1", "c-ab", 3, "m-1", false, 1)),
             Map.entry(Acked.class, new Acked("r2", "c-ab", 3)),
-            Map.entry(Subbed.class, new Subbed("r3", List.of(new ConvState("c-ab", 3, 2)))),
+            Map.entry(Subbed.class, new Subbed("r3", List.of(new ConvState("c-ab", 3, 2)), true)),
+            Map.entry(CaughtUp.class, new CaughtUp("r5", List.of(JOIN, MSG), List.of(new CaughtUpRange("c-ab", 0, 3)), true,
+                    new CatchUpPosition("c-ab", 3))),
             Map.entry(Synced.class, new Synced("r4", "c-ab", List.of(JOIN, MSG), false, 3)),
             Map.entry(EventPush.class, new EventPush(MSG)),
             Map.entry(Hint.class, new Hint("c-ab", 3, "sweep")),
@@ -128,7 +135,12 @@ class ContractTest {
                 "{\"t\":\"send\",\"rid\":\"r\",\"conv\":\"c d\",\"cmid\":\"k\",\"body\":\"x\"}",
                 "{\"t\":\"send\",\"rid\":\"r\",\"conv\":\"c\",\"cmid\":\"k\",\"body\":\"\"}",
                 "{\"t\":\"send\",\"rid\":\"r\",\"conv\":\"c\",\"cmid\":\"k\",\"body\":\"a\\u0000b\"}",
-                "{\"t\":\"sync\",\"rid\":\"r\",\"conv\":\"c\",\"after\":0,\"limit\":501}")) {
+                "{\"t\":\"sync\",\"rid\":\"r\",\"conv\":\"c\",\"after\":0,\"limit\":501}",
+                "{\"t\":\"sub\",\"rid\":\"r\",\"limit\":1001}",
+                "{\"t\":\"sub\",\"rid\":\"r\",\"after\":\"c/d\"}",
+                "{\"t\":\"catchup\",\"rid\":\"r\",\"limit\":0}",
+                "{\"t\":\"catchup\",\"rid\":\"r\",\"after\":\"c-ab/07\"}",
+                "{\"t\":\"catchup\",\"rid\":\"r\",\"after\":\"c-ab\"}")) {
             assertFalse(CONTRACT.violations(readT(bad), bad).isEmpty(), "the schema accepts " + bad);
         }
         assertFalse(CONTRACT.violations("sent", "{\"t\":\"sent\",\"rid\":\"r\",\"conv\":\"c\",\"seq\":1,\"mid\":\"m\",\"dup\":false,\"epoch\":1,\"new\":1}").isEmpty(),

@@ -111,7 +111,8 @@ class SessionEndIT {
             String renewed = fx.dir.renewToken("d-ana").token();
             assertBadToken(() -> sends.send(ana, "c-ab", "m2", "after the renewal"), "send");
             assertBadToken(() -> reader.sync(ana, "c-ab", 0, 10), "sync");
-            assertBadToken(() -> reader.conversations(ana), "sub");
+            assertBadToken(() -> reader.conversations(ana, "", 10), "sub");
+            assertBadToken(() -> reader.catchUp(ana, null, 10, Long.MAX_VALUE), "catchup");
             assertBadToken(() -> cursors.ack(ana, "c-ab", 3), "ack");
 
             DevicePrincipal current = fx.dir.authenticate(renewed);

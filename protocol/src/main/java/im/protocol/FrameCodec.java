@@ -30,7 +30,8 @@ public final class FrameCodec {
     private static final Set<String> AUTH_FIELDS = Set.of("t", "rid", "token");
     private static final Set<String> SEND_FIELDS = Set.of("t", "rid", "conv", "cmid", "body");
     private static final Set<String> ACK_FIELDS = Set.of("t", "rid", "conv", "seq");
-    private static final Set<String> SUB_FIELDS = Set.of("t", "rid");
+    private static final Set<String> SUB_FIELDS = Set.of("t", "rid", "after", "limit");
+    private static final Set<String> CATCHUP_FIELDS = Set.of("t", "rid", "after", "limit");
     private static final Set<String> SYNC_FIELDS = Set.of("t", "rid", "conv", "after", "limit");
 
     /** Longer numbers cannot be a valid value anyway; 64 digits still lets "overflows long" be reported as BAD_FIELD. */
@@ -96,8 +97,14 @@ public final class FrameCodec {
                 allowed = ACK_FIELDS;
                 break;
             case "sub":
-                frame = new Sub(f.id("rid"));
+                frame = new Sub(f.id("rid"), f.optionalId("after"),
+                        f.optionalInt("limit", 1, Limits.SUB_MAX_LIMIT, Limits.SUB_DEFAULT_LIMIT));
                 allowed = SUB_FIELDS;
+                break;
+            case "catchup":
+                frame = new CatchUp(f.id("rid"), f.optionalPosition("after"),
+                        f.optionalInt("limit", 1, Limits.CATCHUP_MAX_LIMIT, Limits.CATCHUP_DEFAULT_LIMIT));
+                allowed = CATCHUP_FIELDS;
                 break;
             case "sync":
                 frame = new Sync(f.id("rid"), f.id("conv"), f.seq("after"),
@@ -122,6 +129,12 @@ public final class FrameCodec {
             o = start("ack").put("rid", a.rid()).put("conv", a.conv()).put("seq", a.seq());
         } else if (frame instanceof Sub s) {
             o = start("sub").put("rid", s.rid());
+            putIfNotNull(o, "after", s.after());
+            if (s.limit() != Limits.SUB_DEFAULT_LIMIT) o.put("limit", s.limit());
+        } else if (frame instanceof CatchUp c) {
+            o = start("catchup").put("rid", c.rid());
+            if (c.after() != null) o.put("after", c.after().token());
+            if (c.limit() != Limits.CATCHUP_DEFAULT_LIMIT) o.put("limit", c.limit());
         } else if (frame instanceof Sync s) {
             o = start("sync").put("rid", s.rid()).put("conv", s.conv()).put("after", s.after()).put("limit", s.limit());
         } else {
@@ -155,7 +168,22 @@ public final class FrameCodec {
                 for (Fields c : f.objects("convs")) {
                     convs.add(new ConvState(c.string("conv"), c.anyLong("head"), c.anyLong("delivered")));
                 }
-                return new Subbed(r, convs);
+                return new Subbed(r, convs, f.optionalBool("more"));   // absent from servers that did not page
+            }
+            case "caughtup": {
+                String r = f.string("rid");
+                List<Event> events = new ArrayList<>();
+                for (Fields e : f.objects("events")) {
+                    events.add(event(e));
+                }
+                List<CaughtUpRange> ranges = new ArrayList<>();
+                for (Fields h : f.objects("convs")) {
+                    ranges.add(new CaughtUpRange(h.string("conv"), h.anyLong("after"), h.anyLong("upTo")));
+                }
+                boolean more = f.bool("more");
+                CatchUpPosition after = f.optionalPosition("after");
+                if (more && after == null) throw new ProtocolException(ErrorCode.MISSING_FIELD, r, "after: required when more is true");
+                return new CaughtUp(r, events, ranges, more, after);
             }
             case "synced": {
                 String r = f.string("rid");
@@ -225,6 +253,19 @@ public final class FrameCodec {
             for (ConvState c : s.convs()) {
                 convs.addObject().put("conv", c.conv()).put("head", c.head()).put("delivered", c.delivered());
             }
+            o.put("more", s.more());
+        } else if (frame instanceof CaughtUp c) {
+            o = start("caughtup").put("rid", c.rid());
+            ArrayNode events = o.putArray("events");
+            for (Event e : c.events()) {
+                putEvent(events.addObject(), e);
+            }
+            ArrayNode ranges = o.putArray("convs");
+            for (CaughtUpRange h : c.convs()) {
+                ranges.addObject().put("conv", h.conv()).put("after", h.after()).put("upTo", h.upTo());
+            }
+            o.put("more", c.more());
+            if (c.after() != null) o.put("after", c.after().token());
         } else if (frame instanceof Synced s) {
             o = start("synced").put("rid", s.rid()).put("conv", s.conv());
             ArrayNode events = o.putArray("events");
@@ -344,6 +385,24 @@ public final class FrameCodec {
                 throw error(ErrorCode.BAD_FIELD, name, "must be a string");
             }
             return n.textValue();
+        }
+
+        String optionalId(String name) {
+            return obj.get(name) == null ? null : id(name);
+        }
+
+        /** An optional {@link CatchUpPosition} in its wire form. */
+        CatchUpPosition optionalPosition(String name) {
+            if (obj.get(name) == null) {
+                return null;
+            }
+            String token = checked(name, JsonNode::isTextual, "must be a string from the after of a caughtup frame").textValue();
+            return CatchUpPosition.parse(token).orElseThrow(() -> error(ErrorCode.BAD_FIELD, name,
+                    "must be the after of a caughtup frame (conv/seq), not '" + printable(token) + "'"));
+        }
+
+        boolean optionalBool(String name) {
+            return obj.get(name) != null && bool(name);
         }
 
         String id(String name) {

@@ -19,6 +19,14 @@ public final class Limits {
     public static final int SYNC_DEFAULT_LIMIT = 100;
     /** Largest {@code sync} page size. */
     public static final int SYNC_MAX_LIMIT = 500;
+    /** Conversations per {@code subbed} page when {@code limit} is absent (a {@code sub} without it is paged too). */
+    public static final int SUB_DEFAULT_LIMIT = 500;
+    /** Largest {@code sub} page. */
+    public static final int SUB_MAX_LIMIT = 1000;
+    /** Events per {@code caughtup} page when {@code limit} is absent. */
+    public static final int CATCHUP_DEFAULT_LIMIT = 500;
+    /** Largest {@code catchup} page (pages are also cut by bytes, as {@code synced} pages are). */
+    public static final int CATCHUP_MAX_LIMIT = 1000;
     /** Deepest object/array nesting accepted in a client frame (the root object is depth 1). */
     public static final int MAX_JSON_DEPTH = 8;
 

@@ -32,6 +32,11 @@ class FrameCodecTest {
                 new Ack("r2", "c-ab", 7),
                 new Ack("r2", "c-ab", Limits.MAX_SEQ),
                 new Sub("r3"),
+                new Sub("r3", "c-ab", 1),
+                new Sub("r3", "c-ab", Limits.SUB_MAX_LIMIT),
+                new CatchUp("r5"),
+                new CatchUp("r5", new CatchUpPosition("c:a.b_c-d", 0), 1),
+                new CatchUp("r5", new CatchUpPosition("c-ab", Limits.MAX_SEQ), Limits.CATCHUP_MAX_LIMIT),
                 new Sync("r4", "c-ab", 0, 1),
                 new Sync("r4", "c-ab", 12, Limits.SYNC_MAX_LIMIT),
                 new Sync("r4", "c-ab", 12));
@@ -51,6 +56,10 @@ class FrameCodecTest {
                 new Acked("r2", "c-ab", 7),
                 new Subbed("r3", List.of(new ConvState("c-ab", 8, 7), new ConvState("c-cd", 0, 0))),
                 new Subbed("r3", List.of()),
+                new Subbed("r3", List.of(new ConvState("c-ab", 8, 7)), true),
+                new CaughtUp("r5", List.of(JOIN, MSG), List.of(new CaughtUpRange("c-ab", 0, 9)), false, null),
+                new CaughtUp("r5", List.of(MSG), List.of(), true, new CatchUpPosition("c-ab", 9)),
+                new CaughtUp("r5", List.of(), List.of(), false, null),
                 new Synced("r4", "c-ab", List.of(MSG, JOIN), true, 9),
                 new Synced("r4", "c-ab", List.of(), false, 0),
                 new EventPush(MSG),
@@ -102,6 +111,15 @@ class FrameCodecTest {
     }
 
     @Test
+    void aSubWithoutAfterOrLimitIsTheFirstPageOfTheDefaultSize() {
+        assertEquals(new Sub("r3", null, Limits.SUB_DEFAULT_LIMIT), CODEC.decodeClient("{\"t\":\"sub\",\"rid\":\"r3\"}"));
+        assertEquals("{\"t\":\"sub\",\"rid\":\"r3\"}", CODEC.encode(new Sub("r3")));
+        assertEquals(new Subbed("r3", List.of(), false), CODEC.decodeServer("{\"t\":\"subbed\",\"rid\":\"r3\",\"convs\":[]}"));
+        assertEquals("{\"t\":\"catchup\",\"rid\":\"r5\",\"after\":\"c-ab/7\"}",
+                CODEC.encode(new CatchUp("r5", new CatchUpPosition("c-ab", 7), Limits.CATCHUP_DEFAULT_LIMIT)));
+    }
+
+    @Test
     void acceptsFieldsInAnyOrderAndWhitespace() {
         assertEquals(new Ack("r2", "c-ab", 0),
                 CODEC.decodeClient(" {\n \"seq\" : 0, \"conv\":\"c-ab\", \"rid\":\"r2\", \"t\":\"ack\" } "));
@@ -111,6 +129,8 @@ class FrameCodecTest {
 
     private static final String SEND = "{\"t\":\"send\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"cmid\":\"m1\",\"body\":%s}";
     private static final String ACK = "{\"t\":\"ack\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"seq\":%s}";
+    private static final String SUB = "{\"t\":\"sub\",\"rid\":\"r1\",%s}";
+    private static final String CATCHUP = "{\"t\":\"catchup\",\"rid\":\"r1\",%s}";
     private static final String SYNC = "{\"t\":\"sync\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"after\":0,\"limit\":%s}";
 
     private static String quoted(String s) {
@@ -177,6 +197,19 @@ class FrameCodecTest {
                 bad("sync limit 0", SYNC.formatted("0"), ErrorCode.BAD_FIELD, "r1"),
                 bad("sync limit 501", SYNC.formatted("501"), ErrorCode.BAD_FIELD, "r1"),
                 bad("sync limit null", SYNC.formatted("null"), ErrorCode.BAD_FIELD, "r1"),
+                bad("sub limit 0", SUB.formatted("\"limit\":0"), ErrorCode.BAD_FIELD, "r1"),
+                bad("sub limit 1001", SUB.formatted("\"limit\":1001"), ErrorCode.BAD_FIELD, "r1"),
+                bad("sub after not an id", SUB.formatted("\"after\":\"c/ab\""), ErrorCode.BAD_FIELD, "r1"),
+                bad("sub after a number", SUB.formatted("\"after\":5"), ErrorCode.BAD_FIELD, "r1"),
+                bad("catchup limit 0", CATCHUP.formatted("\"limit\":0"), ErrorCode.BAD_FIELD, "r1"),
+                bad("catchup limit 1001", CATCHUP.formatted("\"limit\":1001"), ErrorCode.BAD_FIELD, "r1"),
+                bad("catchup after without seq", CATCHUP.formatted("\"after\":\"c-ab\""), ErrorCode.BAD_FIELD, "r1"),
+                bad("catchup after seq not decimal", CATCHUP.formatted("\"after\":\"c-ab/+7\""), ErrorCode.BAD_FIELD, "r1"),
+                bad("catchup after seq with a leading zero", CATCHUP.formatted("\"after\":\"c-ab/07\""), ErrorCode.BAD_FIELD, "r1"),
+                bad("catchup after seq above 2^53-1", CATCHUP.formatted("\"after\":\"c-ab/9007199254740992\""), ErrorCode.BAD_FIELD, "r1"),
+                bad("catchup after bad conv", CATCHUP.formatted("\"after\":\"c ab/7\""), ErrorCode.BAD_FIELD, "r1"),
+                bad("catchup after a number", CATCHUP.formatted("\"after\":7"), ErrorCode.BAD_FIELD, "r1"),
+                bad("catchup unknown field", CATCHUP.formatted("\"conv\":\"c-ab\""), ErrorCode.BAD_FIELD, "r1"),
                 bad("sync after missing", "{\"t\":\"sync\",\"rid\":\"r1\",\"conv\":\"c-ab\"}", ErrorCode.MISSING_FIELD, "r1"));
     }
 

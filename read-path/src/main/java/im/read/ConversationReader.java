@@ -3,6 +3,8 @@ package im.read;
 import im.protocol.ErrorCode;
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.identity.DevicePrincipal;
+import im.protocol.CatchUpPosition;
+import im.protocol.CaughtUpRange;
 import im.protocol.Event;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -13,25 +15,47 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * The read path: what a device is subscribed to ({@code sub}) and the pages of visible events it
- * fetches to repair gaps ({@code sync}). A member sees only events inside their visibility
+ * The read path: what a device is subscribed to ({@code sub}, in pages), the pages of visible events it
+ * fetches to repair gaps ({@code sync}) and those it has not acknowledged across all its conversations
+ * ({@code catchup}). A member sees only events inside their visibility
  * periods (from their join event to their leave event, both included). Every read is refused
  * ({@code STALE_INSTALL}) for an install the device has left behind, checked in the snapshot the
  * read uses, so a reinstall that committed before the read is always seen.
  */
 public final class ConversationReader {
-    private static final String CONVERSATIONS =
+    /**
+     * One page of {@code sub}, by keyset over memberships_by_user (user_id, conv_id): the head and the
+     * cursor are subqueries per listed membership (not joins, which the planner would hash over all
+     * of the user's conversations), so a page reads O(page) rows whatever the user's conversation count.
+     */
+    static final String CONVERSATIONS =
             // a left conversation's head is the leave: a former member learns nothing after it
-            "SELECT c.conv_id, LEAST(c.head_seq, COALESCE(m.to_seq, c.head_seq)), COALESCE(dc.delivered_seq, 0), m.from_seq,"
-            + " m.to_seq IS NULL"
-            + " FROM memberships m JOIN conversations c ON c.conv_id = m.conv_id"
-            + " LEFT JOIN device_cursors dc ON dc.device_id = ? AND dc.conv_id = m.conv_id"
-            + " WHERE m.user_id = ? AND (m.to_seq IS NULL"
+            "SELECT v.conv_id, LEAST(v.head, COALESCE(v.to_seq, v.head)), v.delivered, v.from_seq, v.to_seq IS NULL FROM ("
+            + " SELECT m.conv_id, m.user_id, m.from_seq, m.to_seq,"
+            + "   (SELECT c.head_seq FROM conversations c WHERE c.conv_id = m.conv_id) AS head,"
+            + "   COALESCE((SELECT dc.delivered_seq FROM device_cursors dc WHERE dc.device_id = ? AND dc.conv_id = m.conv_id), 0) AS delivered"
+            + " FROM memberships m WHERE m.user_id = ? AND m.conv_id > ?) v"
+            + " WHERE v.to_seq IS NULL"
             // a conversation the user left is listed until this device acknowledged its leave:
             // a device offline through the events it could see must still be able to catch up
-            + "   OR (COALESCE(dc.delivered_seq, 0) < m.to_seq AND NOT EXISTS (SELECT 1 FROM memberships x"
-            + "       WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq)))"
-            + " ORDER BY c.conv_id";
+            + "   OR (v.delivered < v.to_seq AND NOT EXISTS (SELECT 1 FROM memberships x"
+            + "       WHERE x.conv_id = v.conv_id AND x.user_id = v.user_id AND x.from_seq > v.from_seq))"
+            + " ORDER BY v.conv_id LIMIT ?";
+
+    /**
+     * The conversations in which this device is behind what its user may see, from {@code conv >= ?}
+     * in conv order, at most {@code ?} of them: the user's latest period of each (a current one is
+     * always the latest), its visible head and the device's cursor. Subqueries per membership, as in
+     * {@link #CONVERSATIONS}: a page reads the memberships it passes, not all of the user's.
+     */
+    static final String BEHIND =
+            "SELECT v.conv_id, v.head, v.delivered FROM (SELECT m.conv_id,"
+            + "   CASE WHEN m.to_seq IS NULL THEN (SELECT c.head_seq FROM conversations c WHERE c.conv_id = m.conv_id) ELSE m.to_seq END AS head,"
+            + "   COALESCE((SELECT dc.delivered_seq FROM device_cursors dc WHERE dc.device_id = ? AND dc.conv_id = m.conv_id), 0) AS delivered"
+            + " FROM memberships m WHERE m.user_id = ? AND m.conv_id >= ?"
+            + "   AND (m.to_seq IS NULL OR NOT EXISTS (SELECT 1 FROM memberships x"
+            + "       WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq))) v"
+            + " WHERE v.delivered < v.head ORDER BY v.conv_id LIMIT ?";
 
     /**
      * The head the reader may know (a former member's is its last leave) and whether it ever was a
@@ -76,20 +100,31 @@ public final class ConversationReader {
 
     /**
      * The user's current conversations with head and this device's cursor, and the conversations
-     * the user left whose leave event this device has not acknowledged yet.
+     * the user left whose leave event this device has not acknowledged yet; one page of them: at
+     * most {@code limit} whose id comes after {@code after} ({@code ""}: from the first) in the
+     * database's order of ids, read through an index, so a page costs its own size.
      */
-    public List<ConvCursor> conversations(DevicePrincipal who) {
+    public ConvPage conversations(DevicePrincipal who, String after, int limit) {
         try (Connection c = db.getConnection()) {
             beginSnapshot(c);
             try (PreparedStatement ps = c.prepareStatement(CONVERSATIONS)) {
                 requireInstall(c, who);
                 ps.setString(1, who.deviceId());
                 ps.setString(2, who.userId());
+                ps.setString(3, after);
+                ps.setInt(4, limit + 1);
                 List<ConvCursor> out = new ArrayList<>();
+                boolean more = false;
                 try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) out.add(new ConvCursor(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getBoolean(5)));
+                    while (rs.next()) {
+                        if (out.size() == limit) {
+                            more = true;
+                            break;
+                        }
+                        out.add(new ConvCursor(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getBoolean(5)));
+                    }
                 }
-                return out;
+                return new ConvPage(out, more);
             } finally {
                 endSnapshot(c);
             }
@@ -127,6 +162,9 @@ public final class ConversationReader {
             throw DatabaseUnavailableException.classify("delivery state", e);
         }
     }
+
+    /** An upper estimate of the bytes of one {@code {conv, after, upTo}} entry of a caughtup frame, besides its conv. */
+    private static final int RANGE_BYTES = 64;
 
     /** Rows the page query fetches per round trip (a cursor: the page runs in a transaction). */
     private static final int FETCH_ROWS = 64;
@@ -175,33 +213,7 @@ public final class ConversationReader {
                     }
                 }
                 List<Event> events = new ArrayList<>();
-                boolean more = false;
-                long bytes = 0;
-                try (PreparedStatement ps = c.prepareStatement(PAGE)) {
-                    ps.setFetchSize(FETCH_ROWS);   // a page cut short by bytes does not pull all its rows
-                    ps.setString(1, conv);
-                    ps.setLong(2, after);
-                    ps.setLong(3, head);
-                    ps.setString(4, who.userId());
-                    ps.setInt(5, limit + 1);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            if (events.size() == limit) {
-                                more = true;
-                                break;
-                            }
-                            Event e = new Event(conv, rs.getLong(1), rs.getString(2), rs.getString(3),
-                                    rs.getString(4), rs.getString(5), rs.getString(6),
-                                    rs.getTimestamp(7).getTime(), rs.getInt(8));
-                            bytes += frameBytes(e);
-                            if (!events.isEmpty() && bytes > maxBytes) {
-                                more = true;
-                                break;
-                            }
-                            events.add(e);
-                        }
-                    }
-                }
+                boolean more = readVisible(c, who, conv, after, head, limit, new long[] {maxBytes}, events);
                 c.commit();
                 return new SyncPage(conv, events, more, head);
             } finally {
@@ -212,6 +224,100 @@ public final class ConversationReader {
             }
         } catch (SQLException e) {
             throw DatabaseUnavailableException.classify("sync", e);
+        }
+    }
+
+    /**
+     * Appends to {@code out} the events of {@code conv} visible to {@code who} in ({@code after},
+     * {@code head}], in seq order, while {@code out} holds fewer than {@code limit} and their
+     * estimated bytes stay within {@code bytesLeft[0]} (decreased by what is added); the first event
+     * of {@code out} is always taken. True if a visible event was left out.
+     */
+    private static boolean readVisible(Connection c, DevicePrincipal who, String conv, long after, long head, int limit,
+                                       long[] bytesLeft, List<Event> out) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(PAGE)) {
+            ps.setFetchSize(FETCH_ROWS);   // a page cut short by bytes does not pull all its rows
+            ps.setString(1, conv);
+            ps.setLong(2, after);
+            ps.setLong(3, head);
+            ps.setString(4, who.userId());
+            ps.setInt(5, limit - out.size() + 1);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (out.size() == limit) return true;
+                    Event e = new Event(conv, rs.getLong(1), rs.getString(2), rs.getString(3),
+                            rs.getString(4), rs.getString(5), rs.getString(6),
+                            rs.getTimestamp(7).getTime(), rs.getInt(8));
+                    long n = frameBytes(e);
+                    if (!out.isEmpty() && n > bytesLeft[0]) return true;
+                    bytesLeft[0] -= n;
+                    out.add(e);
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * One page of what this device has not acknowledged, across every conversation of its user:
+     * for each conversation where the device's cursor is below the head the user may see (a former
+     * member's is its leave), the visible events above the cursor, in (conversation, seq) order, from
+     * just after {@code after} ({@code null}: the start), at most {@code limit} of them and, past the
+     * first, within {@code maxBytes} of estimated frame bytes ({@link #frameBytes}), as a
+     * {@code sync} page is. One snapshot. The position it resumes from is the caller's, not the
+     * cursors': a page that was not acknowledged yet is never read twice by the next one.
+     */
+    public CatchUpPage catchUp(DevicePrincipal who, CatchUpPosition after, int limit, long maxBytes) {
+        try (Connection c = db.getConnection()) {
+            beginSnapshot(c);
+            try {
+                requireInstall(c, who);
+                List<Event> events = new ArrayList<>();
+                List<CaughtUpRange> ranges = new ArrayList<>();
+                boolean more = false;
+                long[] bytesLeft = {maxBytes};
+                // every conversation behind holds a visible event above the cursor (its head at least),
+                // so a page needs at most limit of them, the one it resumes in, and one to tell more
+                int rowLimit = limit + 2;
+                int rows = 0;
+                try (PreparedStatement ps = c.prepareStatement(BEHIND)) {
+                    ps.setFetchSize(FETCH_ROWS);   // streamed: a page reads the conversations it covers, not all of them
+                    ps.setString(1, who.deviceId());
+                    ps.setString(2, who.userId());
+                    ps.setString(3, after == null ? "" : after.conv());
+                    ps.setInt(4, rowLimit);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            rows++;
+                            String conv = rs.getString(1);
+                            long head = rs.getLong(2);
+                            long from = rs.getLong(3);
+                            if (after != null && conv.equals(after.conv())) from = Math.max(from, after.seq());
+                            if (from >= head) continue;   // the previous page ended at this conversation's head
+                            if (events.size() == limit || (!events.isEmpty() && bytesLeft[0] <= 0)) {
+                                more = true;
+                                break;
+                            }
+                            int before = events.size();
+                            bytesLeft[0] -= RANGE_BYTES + conv.length();   // the page's {conv, after, upTo} of it
+                            if (readVisible(c, who, conv, from, head, limit, bytesLeft, events)) {
+                                more = true;
+                                // cut inside this conversation: the page covers it up to its last event
+                                if (events.size() > before) ranges.add(new CaughtUpRange(conv, from, events.get(events.size() - 1).seq()));
+                                break;
+                            }
+                            ranges.add(new CaughtUpRange(conv, from, head));   // all of it up to its head
+                        }
+                    }
+                }
+                if (rows == rowLimit && !more && !events.isEmpty()) more = true;   // conversations may follow the rows read
+                Event last = events.isEmpty() ? null : events.get(events.size() - 1);
+                return new CatchUpPage(events, ranges, more, more ? new CatchUpPosition(last.conv(), last.seq()) : null);
+            } finally {
+                endSnapshot(c);
+            }
+        } catch (SQLException e) {
+            throw DatabaseUnavailableException.classify("catchup", e);
         }
     }
 

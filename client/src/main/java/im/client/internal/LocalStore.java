@@ -5,6 +5,7 @@ import im.client.LocalStoreException;
 import im.client.LocalStoreException.Problem;
 import im.client.PendingSend;
 import im.client.ReceivedEvent;
+import im.protocol.CaughtUpRange;
 import im.protocol.Event;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -398,6 +399,31 @@ public final class LocalStore implements AutoCloseable {
         long upTo = more ? last : Math.max(head, last);
         Map<String, List<ReceivedEvent>> added = page.isEmpty() ? Map.of() : Map.of(conv, List.copyOf(page.values()));
         return commit(added, Map.of(conv, new long[] {after, upTo}));
+    }
+
+    /**
+     * Stores a {@code caughtup} page in one transaction: each conversation's part as
+     * {@link #applyPage} stores a sync page read from {@code after} with {@code more} false and head
+     * {@code upTo} (its cursor moves to {@code upTo} when it was at least {@code after}).
+     */
+    public synchronized Result applyCatchUp(List<Event> events, List<CaughtUpRange> ranges) throws IOException {
+        Map<String, long[]> covered = new LinkedHashMap<>();
+        for (CaughtUpRange r : ranges) {
+            covered.put(r.conv(), new long[] {r.after(), r.upTo()});
+        }
+        Map<String, TreeMap<Long, ReceivedEvent>> pages = new LinkedHashMap<>();
+        for (Event e : events) {
+            long[] r = covered.get(e.conv());
+            if (r == null || e.seq() <= r[0] || e.seq() > r[1]) {
+                throw new IllegalArgumentException("caughtup page holds " + e.conv() + "#" + e.seq() + " outside the ranges it names");
+            }
+            if (e.seq() > cursor(e.conv())) {
+                pages.computeIfAbsent(e.conv(), k -> new TreeMap<>()).putIfAbsent(e.seq(), ReceivedEvent.of(e));
+            }
+        }
+        Map<String, List<ReceivedEvent>> added = new LinkedHashMap<>();
+        pages.forEach((conv, page) -> added.put(conv, List.copyOf(page.values())));
+        return commit(added, covered);
     }
 
     /** {@code ranges}: conv → {after, upTo} of a sync page. One transaction; memory changes only after its commit. */

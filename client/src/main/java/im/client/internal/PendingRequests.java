@@ -79,6 +79,8 @@ final class PendingRequests {
             return s.rid();
         } else if (f instanceof Synced s) {
             return s.rid();
+        } else if (f instanceof im.protocol.CaughtUp c) {
+            return c.rid();
         } else if (f instanceof ErrorFrame e) {
             return e.rid();
         }

@@ -132,13 +132,22 @@ final class ReceiveLogic {
 
     /** The {@code subbed} reply; cursors are those given by {@link #cursor} (unknown conversations are 0). */
     List<Action> onSubbed(List<ConvState> states) {
+        return onSubbed(states, true);
+    }
+
+    /**
+     * A {@code subbed} page: learns the server's heads and cursors; starts a sync of each conversation
+     * behind its head only when {@code syncBehind} (the driver catches them up with {@code catchup}
+     * otherwise, and calls {@link #syncNow} for those still behind after it).
+     */
+    List<Action> onSubbed(List<ConvState> states, boolean syncBehind) {
         List<Action> out = new ArrayList<>();
         boolean ackDue = false;
         for (ConvState s : states) {
             Conv c = conv(s.conv());
             c.serverDelivered = Math.max(c.serverDelivered, s.delivered());
             headSeen(c, s.head(), out);
-            if (s.head() > c.cursor) {
+            if (syncBehind && s.head() > c.cursor) {
                 requestSync(s.conv(), out);
             }
             if (c.cursor > c.serverDelivered) {
@@ -202,6 +211,21 @@ final class ReceiveLogic {
             // Done (or a page with more=true that did not advance: stop rather than loop; a hint retries).
             c.syncing = false;
         }
+        if (c.cursor > c.serverDelivered && !c.ackInFlight) {
+            scheduleFlush(out, false);
+        }
+        return out;
+    }
+
+    /**
+     * A {@code caughtup} page was stored: {@code cursor} is the store's cursor of {@code conv} after
+     * it, {@code upTo} the end of the range the page covered (a head the server knows of).
+     */
+    List<Action> onCaughtUp(String conv, long cursor, long upTo) {
+        List<Action> out = new ArrayList<>();
+        Conv c = conv(conv);
+        c.cursor = Math.max(c.cursor, cursor);
+        headSeen(c, upTo, out);
         if (c.cursor > c.serverDelivered && !c.ackInFlight) {
             scheduleFlush(out, false);
         }

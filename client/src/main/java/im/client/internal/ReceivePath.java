@@ -7,11 +7,16 @@ import im.client.ImErrorException;
 import im.client.ReceivedEvent;
 import im.protocol.Ack;
 import im.protocol.Acked;
+import im.protocol.CatchUp;
+import im.protocol.CatchUpPosition;
+import im.protocol.CaughtUp;
+import im.protocol.CaughtUpRange;
 import im.protocol.ClientFrame;
 import im.protocol.ErrorFrame;
 import im.protocol.Event;
 import im.protocol.EventPush;
 import im.protocol.Hint;
+import im.protocol.Limits;
 import im.protocol.ServerFrame;
 import im.protocol.Sub;
 import im.protocol.Subbed;
@@ -67,6 +72,15 @@ public final class ReceivePath {
      */
     private Set<String> recovering;
     private List<String> recoveryFailed;
+    /**
+     * Receive lane only: the heads {@code subbed} reported for the conversations behind, collected
+     * over the pages of the current pass and caught up by {@code catchup} when the pass ends (null:
+     * no pass under way); and the conversation the next page of the pass starts after.
+     */
+    private Map<String, Long> behind;
+    private String subAfter;
+    /** Receive lane only: a {@code catchup} pass is under way; recovery is not reported before it ends. */
+    private boolean catchingUp;
     /** Pushed events not yet stored; drained in batches by the receive lane (one fsync per batch). */
     private final ConcurrentLinkedQueue<Event> pushQueue = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
@@ -223,7 +237,15 @@ public final class ReceivePath {
         store.cursors().forEach(logic::cursor);
         subFailures = 0;
         subInternalErrors = 0;
-        Sub sub = new Sub(rids.next());
+        behind = new LinkedHashMap<>();
+        subAfter = null;
+        catchingUp = false;
+        subscribePage(conn);
+    }
+
+    /** Asks for the next page of the {@code sub} pass (the first when {@link #subAfter} is null). */
+    private void subscribePage(Connection conn) {
+        Sub sub = new Sub(rids.next(), subAfter, Limits.SUB_DEFAULT_LIMIT);
         reply(conn, sub, (r, err) -> onSubReply(conn, r, err));
     }
 
@@ -232,12 +254,24 @@ public final class ReceivePath {
             return;
         }
         if (r instanceof Subbed s) {
-            log.debug("subscribed: {} conversation(s)", s.convs().size());
-            recovering = new LinkedHashSet<>();
+            log.debug("subscribed: {} conversation(s){}", s.convs().size(), s.more() ? ", more follow" : "");
+            subFailures = 0;
+            subInternalErrors = 0;
+            s.convs().stream().filter(c -> c.head() > store.cursor(c.conv())).forEach(c -> behind.put(c.conv(), c.head()));
+            perform(conn, logic.onSubbed(s.convs(), false));   // those behind are caught up once the pass ends
+            if (s.more() && !s.convs().isEmpty()) {
+                subAfter = s.convs().get(s.convs().size() - 1).conv();
+                subscribePage(conn);
+                return;
+            }
+            recovering = new LinkedHashSet<>(behind.keySet());
             recoveryFailed = new ArrayList<>();
-            s.convs().stream().filter(c -> c.head() > store.cursor(c.conv())).forEach(c -> recovering.add(c.conv()));
-            perform(conn, logic.onSubbed(s.convs()));
-            recoveryStep(null);
+            if (recovering.isEmpty()) {
+                recoveryStep(null);
+            } else {
+                catchingUp = true;
+                catchUp(conn, null);
+            }
             return;
         }
         ErrorFrame ef = r instanceof ErrorFrame e ? e : null;
@@ -260,9 +294,80 @@ public final class ReceivePath {
         log.warn("sub failed ({}); retrying in {} ms", err != null ? err.toString() : r, delay);
         onReceiverAfter(delay, () -> {
             if (conn == recvConn && conn.isOpen()) {
-                reply(conn, new Sub(rids.next()), (r2, err2) -> onSubReply(conn, r2, err2));
+                subscribePage(conn);   // the page that failed, not the pass from the start
             }
         });
+    }
+
+    /** Asks for a page of what this device has not acknowledged across its conversations. */
+    private void catchUp(Connection conn, CatchUpPosition after) {
+        CatchUp f = new CatchUp(rids.next(), after, Limits.CATCHUP_DEFAULT_LIMIT);
+        reply(conn, f, (r, err) -> onCaughtUpReply(conn, r, err));
+    }
+
+    /**
+     * A {@code caughtup} page: stored in one transaction, its ranges acked like synced pages; the
+     * next page while {@code more}. When the pass ends, or fails (an older server, an error, a
+     * timeout), each conversation still behind the head {@code subbed} reported syncs on its own.
+     */
+    private void onCaughtUpReply(Connection conn, ServerFrame reply, Throwable err) {
+        if (conn != recvConn || !catchingUp) {
+            return;
+        }
+        if (!(reply instanceof CaughtUp page)) {
+            log.info("catchup failed ({}); syncing each conversation behind", err != null ? err.toString() : reply);
+            syncStillBehind(conn);
+            return;
+        }
+        for (String conv : page.convs().stream().map(CaughtUpRange::conv).toList()) {
+            List<Long> seqs = new ArrayList<>();
+            try {
+                for (Event e : page.events()) {
+                    if (e.conv().equals(conv) && e.seq() > store.cursor(conv) && !store.contains(conv, e.seq())) {
+                        seqs.add(e.seq());
+                    }
+                }
+            } catch (IOException e) {
+                log.error("cannot read {} before storing a catchup page: {}", store.file(), e.toString());
+                syncStillBehind(conn);
+                return;
+            }
+            if (!fault("beforeStore", () -> faults.beforeStore(conv, seqs))) {
+                return;
+            }
+        }
+        LocalStore.Result r;
+        try {
+            r = store.applyCatchUp(page.events(), page.convs());
+        } catch (IOException | IllegalArgumentException e) {
+            log.error("cannot store a catchup page in {}: {}", store.file(), e.toString());
+            syncStillBehind(conn);
+            return;
+        }
+        if (!reportStored(r)) {
+            return;
+        }
+        for (CaughtUpRange range : page.convs()) {
+            perform(conn, logic.onCaughtUp(range.conv(), store.cursor(range.conv()), range.upTo()));
+        }
+        if (page.more()) {
+            catchUp(conn, page.after());
+        } else {
+            syncStillBehind(conn);
+        }
+    }
+
+    /** The catch-up ended: a conversation still below the head {@code subbed} reported syncs (its loop ends its recovery). */
+    private void syncStillBehind(Connection conn) {
+        catchingUp = false;
+        for (String conv : List.copyOf(recovering)) {
+            if (store.cursor(conv) >= behind.getOrDefault(conv, 0L)) {
+                recovering.remove(conv);
+            } else {
+                perform(conn, logic.syncNow(conv));
+            }
+        }
+        recoveryStep(null);
     }
 
     private void subscribeFailed(ErrorFrame err) {
@@ -384,7 +489,7 @@ public final class ReceivePath {
         if (conv != null && !logic.syncing(conv)) {
             recovering.remove(conv);
         }
-        if (recovering.isEmpty()) {
+        if (recovering.isEmpty() && !catchingUp) {
             boolean recovered = recoveryFailed.isEmpty();
             List<String> behind = List.copyOf(recoveryFailed);
             recovering = null;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.client.LocalStoreException;
 import im.client.ReceivedEvent;
+import im.protocol.CaughtUpRange;
 import im.protocol.Event;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -98,6 +99,24 @@ class LocalStoreTest {
         // visible: 3 (join) .. 5; then 9; head 10 (6..8 and 10 invisible to this user)
         s.applyPage("c", 0, List.of(ev("c", 3), ev("c", 4), ev("c", 5), ev("c", 9)), false, 10);
         assertEquals(10, s.cursor("c"));
+    }
+
+    @Test
+    void aCatchupPageStoresEachConversationsRangeAsASyncPageInOneGo() throws IOException {
+        LocalStore s = store();
+        s.applyPushes(List.of(ev("a", 1), ev("a", 2)));
+        s.applyPushes(List.of(ev("c", 1)));
+        LocalStore.Result r = s.applyCatchUp(List.of(ev("a", 3), ev("b", 3), ev("b", 5), ev("c", 5)), List.of(
+                new CaughtUpRange("a", 2, 4),     // 4 invisible: the cursor passes over it
+                new CaughtUpRange("b", 0, 5),     // 1, 2, 4 invisible
+                new CaughtUpRange("c", 3, 5)));   // starts above the cursor (1): not contiguous
+        assertEquals(4, s.cursor("a"));
+        assertEquals(5, s.cursor("b"));
+        assertEquals(1, s.cursor("c"), "(1,3] is not covered");
+        assertEquals(List.of(1L, 5L), seqs(s, "c"));
+        assertEquals(4, r.added().size());
+        assertThrows(IllegalArgumentException.class, () -> s.applyCatchUp(List.of(ev("d", 2)), List.of(new CaughtUpRange("d", 2, 3))),
+                "an event outside the ranges the page names");
     }
 
     @Test

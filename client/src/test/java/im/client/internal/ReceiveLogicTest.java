@@ -56,6 +56,17 @@ class ReceiveLogicTest {
     }
 
     @Test
+    void aSubbedPageLeftToCatchupStartsNoSyncAndACaughtUpRangeIsAcked() {
+        logic.connected();
+        List<Action> a = logic.onSubbed(List.of(new ConvState("c", 5, 0), new ConvState("d", 3, 3)), false);
+        assertFalse(a.stream().anyMatch(x -> x instanceof SendSync), "the driver catches them up: " + a);
+        assertEquals(List.of(new ScheduleAckFlush(false)), logic.onCaughtUp("c", 5, 5));
+        assertEquals(List.of(), logic.onCaughtUp("d", 3, 3), "nothing above what the server holds");
+        assertEquals(List.of(new SendAck("c", 5)), logic.flushAcks());
+        assertEquals(List.of(new SendSync("d", 3)), logic.syncNow("d"), "a conversation still behind falls back to sync");
+    }
+
+    @Test
     void syncPagesWhileMoreThenStops() {
         logic.connected();
         assertEquals(List.of(new SendSync("c", 0)), logic.onHint("c", 300));

@@ -155,16 +155,24 @@ export class Connection {
                 ws.close(); // reconnect
         }
     }
+    /** Pages `sub` until `more` is false (a failed page is retried, not the pass), then hands every page to the receive path. */
     async subscribe(ws) {
         const { core } = this;
+        const convs = [];
+        let after;
         while (ws === core.ws && !core.stopped) {
             try {
-                const f = await core.requests.send(ws, { t: 'sub', rid: core.requests.nextRid() });
+                const f = await core.requests.send(ws, { t: 'sub', rid: core.requests.nextRid(), ...(after === undefined ? {} : { after }) });
                 this.subInternal = 0;
-                if (f.t === 'subbed') {
-                    this.receive.onSubbed(f.convs, this.subscribedBefore);
-                    this.subscribedBefore = true;
+                if (f.t !== 'subbed')
+                    return;
+                convs.push(...f.convs);
+                if (f.more && f.convs.length > 0) {
+                    after = f.convs[f.convs.length - 1].conv;
+                    continue;
                 }
+                this.receive.onSubbed(convs, this.subscribedBefore);
+                this.subscribedBefore = true;
                 return;
             }
             catch (e) {

@@ -1,8 +1,9 @@
 // Generated from client-js/src by `cd client-js && npm run build:web`; do not edit (npm test checks it).
 /**
- * The receive path: pushes and sync pages are stored idempotently by (conv, seq) with a contiguous cursor;
- * a gap, a hint or a `subbed` head above the cursor syncs from the cursor, paging while `more`; a stored
- * event is announced and acked only once durable.
+ * The receive path: pushes, catch-up and sync pages are stored idempotently by (conv, seq) with a contiguous
+ * cursor; after `subbed`, the conversations behind their head are caught up together by `catchup` pages, and
+ * one still behind after that (or every one, when `catchup` fails) syncs on its own; a gap or a hint syncs
+ * from the cursor, paging while `more`; a stored event is announced and acked only once durable.
  */
 export class ReceivePath {
     core;
@@ -18,8 +19,9 @@ export class ReceivePath {
         return this.subbed.map((c) => ({ ...c }));
     }
     /**
-     * The `subbed` answer: conversations behind their head are synced, and once every one of them caught up
-     * (or gave up) `recovery` reports whether the device holds everything up to the heads `subbed` gave.
+     * The `subbed` answer (every page of it): conversations behind their head are caught up by `catchup`, then
+     * any still behind synced, and once every one of them caught up (or gave up) `recovery` reports whether the
+     * device holds everything up to the heads `subbed` gave.
      */
     onSubbed(convs, reconnect) {
         const { store } = this.core;
@@ -32,17 +34,18 @@ export class ReceivePath {
             }
         }
         this.core.listeners.emit('subscribed', this.conversations());
-        const syncs = [];
+        const behind = [];
         for (const c of convs) {
             this.acks.reportedDelivered(c.conv, c.delivered);
             this.acks.headReported(c.conv, c.head);
             if (c.head > store.cursor(c.conv))
-                syncs.push(this.syncConv(c.conv).then((ok) => [c.conv, ok]));
+                behind.push(c);
             const d = store.durable.get(c.conv) ?? 0; // not cursor(): pushes may be stored but not durable yet
             if (d > c.delivered)
                 this.acks.want(c.conv, d);
         }
-        void Promise.all(syncs).then((done) => {
+        const caughtUp = behind.length === 0 ? Promise.resolve() : this.catchUp().catch(() => undefined);
+        void caughtUp.then(() => Promise.all(behind.map((c) => c.head > store.cursor(c.conv) ? this.syncConv(c.conv).then((ok) => [c.conv, ok]) : Promise.resolve([c.conv, true])))).then((done) => {
             if (this.core.stopped)
                 return;
             const failed = done.filter(([, ok]) => !ok).map(([c]) => c);
@@ -91,23 +94,14 @@ export class ReceivePath {
     }
     async syncRounds(conv, round) {
         const { core } = this;
-        let internal = 0;
+        const internal = { n: 0 };
         let after = core.store.cursor(conv);
         for (;;) {
-            const ws = core.ws;
-            if (!ws || core.stopped)
+            const f = await this.pageRequest((rid) => ({ t: 'sync', rid, conv, after, limit: core.o.syncLimit }), internal);
+            if (f === null)
                 return false;
-            let f;
-            try {
-                f = await core.requests.send(ws, { t: 'sync', rid: core.requests.nextRid(), conv, after, limit: core.o.syncLimit });
-            }
-            catch (e) {
-                const err = e;
-                if (!err.retriable || err.code === 'CLOSED' || (err.code === 'INTERNAL' && ++internal >= core.o.maxInternalErrors))
-                    return false;
-                await core.timers.delay(core.backoff(internal));
+            if (f === undefined)
                 continue;
-            }
             if (f.t !== 'synced')
                 return false;
             const last = f.events.reduce((m, e) => Math.max(m, e.seq), after);
@@ -123,6 +117,64 @@ export class ReceivePath {
             }
             after = last;
         }
+    }
+    /**
+     * Pages `catchup` while `more`: what the device has not acknowledged, across its conversations, each page
+     * stored range by range (a range that starts at or below the cursor completes the conversation up to its
+     * `upTo`, as a `synced` page without `more` does). True once a page said `more:false`; false if it gave up
+     * (connection lost, a terminal code such as an older server's `UNKNOWN_TYPE`, the INTERNAL cap).
+     */
+    async catchUp() {
+        const internal = { n: 0 };
+        let after;
+        for (;;) {
+            const f = await this.pageRequest((rid) => ({ t: 'catchup', rid, ...(after === undefined ? {} : { after }) }), internal);
+            if (f === null)
+                return false;
+            if (f === undefined)
+                continue;
+            if (f.t !== 'caughtup')
+                return false;
+            const byConv = new Map();
+            for (const e of f.events) {
+                const list = byConv.get(e.conv);
+                if (list)
+                    list.push(e);
+                else
+                    byConv.set(e.conv, [e]);
+            }
+            for (const r of f.convs)
+                await this.storeRange(r, byConv.get(r.conv) ?? []);
+            if (!f.more || f.after === undefined)
+                return true;
+            after = f.after;
+        }
+    }
+    /**
+     * One request of a paging loop: its reply; `null` when the loop gives up (no connection, the client stopped,
+     * a terminal code, the INTERNAL cap counted in `internal`); `undefined` after a retriable failure's backoff.
+     */
+    async pageRequest(make, internal) {
+        const { core } = this;
+        const ws = core.ws;
+        if (!ws || core.stopped)
+            return null;
+        try {
+            return await core.requests.send(ws, make(core.requests.nextRid()));
+        }
+        catch (e) {
+            const err = e;
+            if (!err.retriable || err.code === 'CLOSED' || (err.code === 'INTERNAL' && ++internal.n >= core.o.maxInternalErrors))
+                return null;
+            await core.timers.delay(core.backoff(internal.n));
+            return undefined;
+        }
+    }
+    /** One conversation's part of a `caughtup` page. */
+    async storeRange(r, events) {
+        const contiguous = this.core.store.cursor(r.conv) >= r.after; // else (an older local state): stored, and synced after
+        await this.store(r.conv, events, contiguous ? r.upTo : null, 'sync');
+        this.acks.headReported(r.conv, r.upTo);
     }
     /** The connection is gone: no sync is running any more. */
     lost() {

@@ -67,9 +67,7 @@ public final class TailCommand implements Callable<Integer> {
         if (count != null && count < 1) throw login.gateway.usage("--count: must be at least 1");
         try (DeviceSocket s = login.connect(err)) {
             socket = s;
-            Subbed subbed = (Subbed) s.request(new Sub(s.nextRid()));
-            long delivered = subbed.convs().stream().filter(c -> c.conv().equals(login.conv)).mapToLong(ConvState::delivered)
-                    .findFirst().orElse(0);
+            long delivered = subscribe(s);
             long first = from != null ? Math.max(1, from) : delivered + 1;
             cursor = first - 1;
             acked = delivered;
@@ -87,6 +85,22 @@ public final class TailCommand implements Callable<Integer> {
             err.flush();
         }
         return 0;
+    }
+
+    /**
+     * Pages {@code sub} until the page that lists the followed conversation (its pushes are on from
+     * that page) or the last page; returns this device's delivered cursor there (0 if not listed).
+     */
+    private long subscribe(DeviceSocket s) {
+        String after = null;
+        while (true) {
+            Subbed page = (Subbed) s.request(new Sub(s.nextRid(), after, Limits.SUB_MAX_LIMIT));
+            for (ConvState c : page.convs()) {
+                if (c.conv().equals(login.conv)) return c.delivered();
+            }
+            if (!page.more() || page.convs().isEmpty()) return 0;
+            after = page.convs().get(page.convs().size() - 1).conv();
+        }
     }
 
     private void follow(DeviceSocket s) {
