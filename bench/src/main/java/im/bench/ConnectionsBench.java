@@ -1,6 +1,7 @@
 package im.bench;
 
 import static im.bench.BenchEnv.deleteTree;
+import static im.bench.BenchEnv.daemon;
 import static im.bench.BenchEnv.loadAvg;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -57,7 +58,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
@@ -69,7 +69,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -165,7 +164,7 @@ public final class ConnectionsBench implements Callable<Integer> {
             + " acked its head; default ${DEFAULT-VALUE}")
     int convergeTimeoutS = 60;
 
-    private final long clockTick = clockTick();
+    private final long clockTick = Procs.clockTick();
     /** The command that starts a platform (its arguments follow). */
     private List<String> launcher;
     private Path pinnedDir;
@@ -185,13 +184,7 @@ public final class ConnectionsBench implements Callable<Integer> {
     private volatile Pending pending;
 
     public static void main(String[] args) {
-        if (System.getProperty("logback.configurationFile") == null) {
-            System.setProperty("logback.configurationFile", "bench-logback.xml");
-        }
-        Runtime.getRuntime().addShutdownHook(new Thread(ConnectionsBench::releaseAll, "bench-shutdown"));
-        int rc = new CommandLine(new ConnectionsBench()).execute(args);
-        releaseAll();
-        System.exit(rc);
+        BenchEnv.runMain(new ConnectionsBench(), ConnectionsBench::releaseAll, args);
     }
 
     private static void releaseAll() {
@@ -234,7 +227,7 @@ public final class ConnectionsBench implements Callable<Integer> {
                 return 2;
             }
         }
-        long fdLimit = openFileLimit();
+        long fdLimit = Procs.openFileLimit();
         int largest = Collections.max(sizes);
         if (fdLimit > 0 && fdLimit < largest + 500L) {
             System.err.printf("this process may open %d files; N=%d needs about %d (raise ulimit -n)%n", fdLimit, largest, largest + 500);
@@ -1223,25 +1216,6 @@ public final class ConnectionsBench implements Callable<Integer> {
         return m;
     }
 
-    private static long clockTick() {
-        try {
-            return Long.parseLong(run(10, "getconf", "CLK_TCK").trim());
-        } catch (Exception e) {
-            return 100;
-        }
-    }
-
-    private static long openFileLimit() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
-                if (line.startsWith("Max open files")) return Long.parseLong(line.substring(26).trim().split("\\s+")[0]);
-            }
-        } catch (IOException | RuntimeException e) {
-            // unknown
-        }
-        return -1;
-    }
-
     private static String platformJava() {
         try {
             String v = run(20, "java", "-version");
@@ -1287,14 +1261,6 @@ public final class ConnectionsBench implements Callable<Integer> {
         return sorted.toString();
     }
 
-    private static ThreadFactory daemon(String prefix) {
-        AtomicInteger n = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(null, r, prefix + n.incrementAndGet(), 256 * 1024);
-            t.setDaemon(true);
-            return t;
-        };
-    }
 
     private static double secs(long since) {
         return (System.nanoTime() - since) / 1e9;

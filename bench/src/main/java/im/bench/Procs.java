@@ -64,4 +64,30 @@ final class Procs {
         }
         return null;
     }
+
+    /** Clock ticks per second of the utime/stime fields (getconf CLK_TCK; 100 if that fails). */
+    static long clockTick() {
+        try {
+            Process pr = new ProcessBuilder("getconf", "CLK_TCK").redirectErrorStream(true).start();
+            String out = new String(pr.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            return pr.waitFor() == 0 ? Long.parseLong(out) : 100;
+        } catch (IOException | RuntimeException e) {
+            return 100;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 100;
+        }
+    }
+
+    /** This process's soft limit of open files (sockets count), or -1 if unknown. */
+    static long openFileLimit() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
+                if (line.startsWith("Max open files")) return Long.parseLong(line.substring(26).trim().split("\\s+")[0]);
+            }
+        } catch (IOException | RuntimeException e) {
+            // unknown
+        }
+        return -1;
+    }
 }
