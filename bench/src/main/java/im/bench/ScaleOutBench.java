@@ -596,7 +596,7 @@ public final class ScaleOutBench implements Callable<Integer> {
                 run.measuredSent.get() / windowS, rate, run.measuredSent.get(), sends, pushes / windowS);
         System.out.printf(Locale.ROOT, "send->push (intended send time to the push's first byte) p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d pushes%n",
                 lat.getValueAtPercentile(50) / 1000.0, lat.getValueAtPercentile(99) / 1000.0, lat.getMaxValue() / 1000.0, lat.getTotalCount());
-        System.out.printf("missing pushes after a %d s drain: %d of %d; repeated pushes %d of measured sends (%d over the whole run); gaps %d;"
+        System.out.printf("missing pushes after a %d s drain: %d of %d; repeated pushes %d of measured sends (%d over the whole run, with the join events the relay pushed after sub); gaps %d;"
                         + " error replies %d%s; failed socket writes %d; undecodable frames %d%n", drain, expected - pushes, expected,
                 run.repeatedMeasured.get(), run.repeated.get(), run.gaps.get(), run.errors.get(),
                 run.errors.get() > 0 ? " (first: " + run.firstError.get() + ")" : "", run.writeErrors.get(), RawWs.HANDLER_ERRORS.get());
@@ -647,6 +647,10 @@ public final class ScaleOutBench implements Callable<Integer> {
         System.out.println();
         split("gateways", ms, idleMs, "gateway", run.pushesByGateway, pushes);
         split("delivery nodes", ms, idleMs, "delivery", null, pushes);
+        if (groups < 4 * deliveryNodes) {
+            System.out.printf("# (a conversation's events go to one partition, owned by one delivery node: with %d group(s) the delivery"
+                    + " split says little)%n", groups);
+        }
     }
 
     private static boolean isPushRole(String role) {
