@@ -22,16 +22,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-# One reactor build (nothing is installed into ~/.m2): sibling modules resolve to their target/ jars.
-mvn -B -q ${MVN_FLAGS:--o} -pl bench -am package dependency:build-classpath -DskipTests -Dmdep.outputFile=target/cp.txt
-# ./im rebuilds its jar when any source is newer than it; say so now rather than inside a measured start.
-if [ -n "$(find . -path ./var -prune -o -path '*/target' -prune -o \( -name '*.java' -o -name 'pom.xml' -o -name '*.sql' -o -name '*.xml' \) -newer launcher/target/im.jar -print -quit)" ]; then
-  echo "# warning: sources are newer than launcher/target/im.jar (edited during the build?); with PIN_JAR=0 ./im rebuilds it before each platform start" >&2
-fi
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true   # the soft open-files limit up to the hard one
-if git rev-parse --git-dir >/dev/null 2>&1; then
-  echo "# git: $(git rev-parse --short HEAD), $(git status --porcelain | wc -l) uncommitted paths: $(git status --porcelain | awk '{print $2}' | tr '\n' ' ')"
-fi
+. bench/build-classpath.sh
 pin=(--pin-jar)
 [ "${PIN_JAR:-1}" = 0 ] && pin=()
 exec java ${JAVA_OPTS:--Xmx3g -Xss256k} -cp "bench/target/classes:$(cat bench/target/cp.txt)" im.bench.ConnectionsBench "${pin[@]}" "$@"

@@ -9,9 +9,12 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
+import picocli.CommandLine;
 
-/** What every benchmark prints about its machine and server, and its clean-up. */
+/** What every benchmark prints about its machine and server, how it runs as a main, and its clean-up. */
 final class BenchEnv {
     private BenchEnv() {}
 
@@ -52,5 +55,30 @@ final class BenchEnv {
         } catch (IOException e) {
             System.err.println("# could not delete " + root + ": " + e);
         }
+    }
+
+    /**
+     * Runs a picocli bench command as the process's main: logs through bench-logback.xml unless a
+     * configuration is given, calls {@code release} (what the bench started: a platform, sockets) on
+     * the way out and on Ctrl-C, exits with the command's code.
+     */
+    static void runMain(Object command, Runnable release, String[] args) {
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("logback.configurationFile", "bench-logback.xml");
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(release, "bench-shutdown"));
+        int rc = new CommandLine(command).execute(args);
+        release.run();
+        System.exit(rc);
+    }
+
+    /** Daemon threads named prefix1, prefix2, ... with small stacks (a bench may start thousands of clients). */
+    static ThreadFactory daemon(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(null, r, prefix + n.incrementAndGet(), 256 * 1024);
+            t.setDaemon(true);
+            return t;
+        };
     }
 }

@@ -1,9 +1,9 @@
 package im.bench;
 
 import static im.bench.BenchEnv.deleteTree;
+import static im.bench.BenchEnv.daemon;
 import static im.bench.BenchEnv.loadAvg;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -27,12 +27,9 @@ import im.protocol.Sync;
 import im.protocol.Synced;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.ServerSocket;
 import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -44,7 +41,6 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -63,7 +59,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
@@ -75,7 +70,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -110,7 +104,6 @@ import picocli.CommandLine.Option;
 @Command(name = "connections-bench", mixinStandardHelpOptions = true,
         description = "idle subscribed WebSocket connections against ./im platform: CPU, heap, RSS and push latency per N")
 public final class ConnectionsBench implements Callable<Integer> {
-    private static final String ADMIN_TOKEN = "bench-admin-token-0123456789";
     private static final String SENDER_USER = "u-sender";
     private static final String SENDER_DEVICE = "d-sender";
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -172,7 +165,7 @@ public final class ConnectionsBench implements Callable<Integer> {
             + " acked its head; default ${DEFAULT-VALUE}")
     int convergeTimeoutS = 60;
 
-    private final long clockTick = clockTick();
+    private final long clockTick = Procs.clockTick();
     /** The command that starts a platform (its arguments follow). */
     private List<String> launcher;
     private Path pinnedDir;
@@ -192,13 +185,7 @@ public final class ConnectionsBench implements Callable<Integer> {
     private volatile Pending pending;
 
     public static void main(String[] args) {
-        if (System.getProperty("logback.configurationFile") == null) {
-            System.setProperty("logback.configurationFile", "bench-logback.xml");
-        }
-        Runtime.getRuntime().addShutdownHook(new Thread(ConnectionsBench::releaseAll, "bench-shutdown"));
-        int rc = new CommandLine(new ConnectionsBench()).execute(args);
-        releaseAll();
-        System.exit(rc);
+        BenchEnv.runMain(new ConnectionsBench(), ConnectionsBench::releaseAll, args);
     }
 
     private static void releaseAll() {
@@ -241,7 +228,7 @@ public final class ConnectionsBench implements Callable<Integer> {
                 return 2;
             }
         }
-        long fdLimit = openFileLimit();
+        long fdLimit = Procs.openFileLimit();
         int largest = Collections.max(sizes);
         if (fdLimit > 0 && fdLimit < largest + 500L) {
             System.err.printf("this process may open %d files; N=%d needs about %d (raise ulimit -n)%n", fdLimit, largest, largest + 500);
@@ -466,57 +453,6 @@ public final class ConnectionsBench implements Callable<Integer> {
             return fs.size();
         } finally {
             pool.shutdownNow();
-        }
-    }
-
-    /** The admin HTTP API, with retries of what may succeed later (503, I/O errors). */
-    static final class Admin {
-        private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(10)).build();
-        private final String base;
-
-        Admin(int port) {
-            this.base = "http://127.0.0.1:" + port;
-        }
-
-        void user(String user) throws Exception {
-            post("/admin/users", JSON.createObjectNode().put("user", user).put("name", user), true);
-        }
-
-        String device(String user, String device) throws Exception {
-            JsonNode r = post("/admin/devices", JSON.createObjectNode().put("user", user).put("device", device), true);
-            // null: a retry found the device registered by an attempt whose reply was lost; a reinstall issues a token
-            if (r == null) r = post("/admin/devices/" + device + "/reinstall", null, false);
-            return r.get("token").asText();
-        }
-
-        void conversation(String conv, String a, String b) throws Exception {
-            ObjectNode body = JSON.createObjectNode().put("conv", conv).put("kind", "direct");
-            body.putArray("members").add(a).add(b);
-            post("/admin/conversations", body, true);
-        }
-
-        /** The reply, or null when a retried create is answered ALREADY_EXISTS (an earlier attempt committed). */
-        JsonNode post(String path, ObjectNode body, boolean create) throws Exception {
-            HttpRequest req = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
-                    .header("Authorization", "Bearer " + ADMIN_TOKEN).header("Content-Type", "application/json")
-                    .POST(body == null ? HttpRequest.BodyPublishers.noBody()
-                            : HttpRequest.BodyPublishers.ofString(body.toString())).build();
-            Exception last = null;
-            for (int attempt = 1; attempt <= 5; attempt++) {
-                try {
-                    HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
-                    int sc = r.statusCode();
-                    if (sc == 200 || sc == 201) return JSON.readTree(r.body());
-                    if (sc == 409 && create && attempt > 1) return null;
-                    if (sc != 503) throw new IllegalStateException("POST " + path + " -> " + sc + " " + r.body());
-                    last = new IOException("POST " + path + " -> 503 " + r.body());
-                } catch (IOException e) {
-                    last = e;
-                }
-                Thread.sleep(200L * attempt);
-            }
-            throw new IllegalStateException("POST " + path + " failed 5 times", last);
         }
     }
 
@@ -1169,13 +1105,13 @@ public final class ConnectionsBench implements Callable<Integer> {
     private Measure measure(Platform p) throws Exception {
         Map<Long, Long> procsA = p.processTicks();
         Map<Long, Long> tasksA = tasks(p.pid);
-        long harnessA = ticks(Path.of("/proc/self/stat"));
+        long harnessA = Procs.ticks(Path.of("/proc/self/stat"));
         long w0 = System.nanoTime();
         sleepChecking(p, window, "window");
         // every reading first, then jcmd (its attach listener would count otherwise)
         Map<Long, Long> procsB = p.processTicks();
         Map<Long, Long> tasksB = tasks(p.pid);
-        long harnessB = ticks(Path.of("/proc/self/stat"));
+        long harnessB = Procs.ticks(Path.of("/proc/self/stat"));
         double wallS = (System.nanoTime() - w0) / 1e9;
         double rss = p.rssMb();
         Map<Long, String> pgKind = p.postgresKinds();
@@ -1278,47 +1214,13 @@ public final class ConnectionsBench implements Callable<Integer> {
         Map<Long, Long> m = new HashMap<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc/" + pid + "/task"))) {
             for (Path t : ds) {
-                long v = ticks(t.resolve("stat"));
+                long v = Procs.ticks(t.resolve("stat"));
                 if (v >= 0) m.put(Long.parseLong(t.getFileName().toString()), v);
             }
         } catch (IOException e) {
             throw new IllegalStateException("cannot read /proc/" + pid + "/task (did the platform exit?)", e);
         }
         return m;
-    }
-
-    /** utime + stime in clock ticks from a /proc stat file; -1 if it is gone. */
-    static long ticks(Path stat) {
-        try {
-            String[] f = statFields(Files.readString(stat));
-            return Long.parseLong(f[11]) + Long.parseLong(f[12]);
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
-    }
-
-    /** The fields after "pid (comm) ": f[0] is the state, f[1] the parent pid, f[11]/f[12] utime/stime. */
-    static String[] statFields(String stat) {
-        return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-    }
-
-    private static long clockTick() {
-        try {
-            return Long.parseLong(run(10, "getconf", "CLK_TCK").trim());
-        } catch (Exception e) {
-            return 100;
-        }
-    }
-
-    private static long openFileLimit() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
-                if (line.startsWith("Max open files")) return Long.parseLong(line.substring(26).trim().split("\\s+")[0]);
-            }
-        } catch (IOException | RuntimeException e) {
-            // unknown
-        }
-        return -1;
     }
 
     private static String platformJava() {
@@ -1366,14 +1268,6 @@ public final class ConnectionsBench implements Callable<Integer> {
         return sorted.toString();
     }
 
-    private static ThreadFactory daemon(String prefix) {
-        AtomicInteger n = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(null, r, prefix + n.incrementAndGet(), 256 * 1024);
-            t.setDaemon(true);
-            return t;
-        };
-    }
 
     private static double secs(long since) {
         return (System.nanoTime() - since) / 1e9;
@@ -1457,271 +1351,5 @@ public final class ConnectionsBench implements Callable<Integer> {
 
     private static String f2(double v) {
         return Double.isNaN(v) || Double.isInfinite(v) ? "-" : String.format(Locale.ROOT, "%.2f", v);
-    }
-
-    // ------------------------------------------------------------------ the platform child process
-
-    /** {@code ./im platform} with a fresh data directory and free ports; {@link #close} stops it and everything it started. */
-    static final class Platform implements AutoCloseable {
-        final Path dir;
-        final Path log;
-        final Process proc;
-        final long pid;
-        final int gatewayPort;
-        final int adminPort;
-        final int opsPort;
-        private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        private boolean closed;
-
-        private Platform(Path dir, Path log, Process proc, int gatewayPort, int adminPort, int opsPort) {
-            this.dir = dir;
-            this.log = log;
-            this.proc = proc;
-            this.pid = proc.pid();   // ./im execs java: the script's pid is the JVM's
-            this.gatewayPort = gatewayPort;
-            this.adminPort = adminPort;
-            this.opsPort = opsPort;
-        }
-
-        static Platform start(List<String> launcher, Path workDir, List<String> extraEnv) throws IOException {
-            Path dir = Files.createTempDirectory(workDir == null ? Path.of(System.getProperty("java.io.tmpdir")) : workDir, "im-conns-");
-            int gw = freePort();
-            int ops = freePort();
-            while (ops == gw) ops = freePort();
-            int admin = freePort();
-            while (admin == gw || admin == ops) admin = freePort();
-            List<String> cmd = new ArrayList<>(launcher);
-            cmd.add("platform");
-            ProcessBuilder pb = new ProcessBuilder(cmd);
-            Map<String, String> env = pb.environment();
-            env.keySet().removeIf(k -> k.startsWith("IM_"));   // an unknown IM_* key is an error at start
-            env.put("IM_PG_DATA_DIR", dir.resolve("pg").toString());
-            env.put("IM_KAFKA_DATA_DIR", dir.resolve("kafka").toString());
-            env.put("IM_PG_PORT", "0");
-            env.put("IM_KAFKA_PORT", "0");
-            env.put("IM_GATEWAY_PORT", String.valueOf(gw));
-            env.put("IM_OPS_PORT", String.valueOf(ops));
-            env.put("IM_ADMIN_PORT", String.valueOf(admin));
-            env.put("IM_ADMIN_TOKEN", ADMIN_TOKEN);
-            // every socket comes from 127.0.0.1: lift the per-address limit (default 10,000) above the bench's count
-            env.put("IM_MAX_CONNECTIONS_PER_ADDRESS", "1000000");
-            for (String kv : extraEnv) env.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
-            Path log = dir.resolve("platform.log");
-            pb.redirectErrorStream(true).redirectOutput(log.toFile());
-            Process p;
-            try {
-                p = pb.start();
-            } catch (IOException e) {
-                deleteTree(dir);
-                throw e;
-            }
-            return new Platform(dir, log, p, gw, admin, ops);
-        }
-
-        private static int freePort() throws IOException {
-            try (ServerSocket s = new ServerSocket(0)) {
-                s.setReuseAddress(true);
-                return s.getLocalPort();
-            }
-        }
-
-        boolean alive() {
-            return proc.isAlive();
-        }
-
-        void awaitReady(Duration timeout) throws Exception {
-            long deadline = System.nanoTime() + timeout.toNanos();
-            for (String path : List.of("/healthz", "/readyz")) {
-                while (!ok(path)) {
-                    if (!proc.isAlive()) throw new IllegalStateException("the platform exited (code " + proc.exitValue() + ") before " + path);
-                    if (System.nanoTime() > deadline) throw new IllegalStateException("no 200 from " + path + " within " + timeout.toSeconds() + " s");
-                    Thread.sleep(500);
-                }
-            }
-            String text = Files.readString(log);
-            if (!text.contains("IM_READY platform port=" + gatewayPort)) {
-                throw new IllegalStateException("the platform is healthy but did not report IM_READY on port " + gatewayPort);
-            }
-            String cmd = new String(Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8);
-            if (!cmd.contains("java")) throw new IllegalStateException("pid " + pid + " is not the platform JVM: " + cmd.replace('\0', ' '));
-            if (text.contains("building im.jar")) System.out.println("#   note: ./im rebuilt im.jar before starting (sources newer than the jar)");
-        }
-
-        private boolean ok(String path) {
-            try {
-                HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + opsPort + path))
-                        .timeout(Duration.ofSeconds(5)).build();
-                return http.send(req, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-            } catch (IOException e) {
-                return false;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }
-
-        /** A sample's value from the ops /metrics (first series of that name), or "?". */
-        String metric(String name) {
-            try {
-                HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + opsPort + "/metrics"))
-                        .timeout(Duration.ofSeconds(10)).build();
-                for (String line : http.send(req, HttpResponse.BodyHandlers.ofString()).body().split("\n")) {
-                    if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
-                        String v = line.substring(line.lastIndexOf(' ') + 1);
-                        return v.endsWith(".0") ? v.substring(0, v.length() - 2) : v;
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                return "?";
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            return "?";
-        }
-
-        /** The embedded PostgreSQL's postmaster (it daemonizes, so it is not our descendant), or -1. */
-        long postmaster() {
-            try {
-                String first = Files.readAllLines(dir.resolve("pg/postmaster.pid")).get(0).trim();
-                return Long.parseLong(first);
-            } catch (IOException | RuntimeException e) {
-                return -1;
-            }
-        }
-
-        /** Every PostgreSQL process of this platform (postmaster and its children) → its kind. */
-        Map<Long, String> postgresKinds() {
-            long pm = postmaster();
-            Map<Long, String> kinds = new HashMap<>();
-            if (pm < 0) return kinds;
-            for (Map.Entry<Long, long[]> e : procTable().entrySet()) {
-                long p = e.getKey();
-                if (p == pm) kinds.put(p, "postmaster");
-                else if (e.getValue()[0] == pm) kinds.put(p, RoleCpu.kindOf(cmdline(p)));
-            }
-            return kinds;
-        }
-
-        /** CPU ticks of the platform JVM, its descendants and the PostgreSQL processes. */
-        Map<Long, Long> processTicks() {
-            Set<Long> pids = new HashSet<>();
-            pids.add(pid);
-            ProcessHandle.of(pid).ifPresent(h -> h.descendants().forEach(d -> pids.add(d.pid())));
-            pids.addAll(postgresKinds().keySet());
-            Map<Long, Long> m = new HashMap<>();
-            for (long p : pids) {
-                long t = ticks(Path.of("/proc/" + p + "/stat"));
-                if (t >= 0) m.put(p, t);
-            }
-            return m;
-        }
-
-        /** pid → {ppid} of every process. */
-        private static Map<Long, long[]> procTable() {
-            Map<Long, long[]> m = new HashMap<>();
-            try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc"), q -> q.getFileName().toString().matches("\\d+"))) {
-                for (Path q : ds) {
-                    try {
-                        m.put(Long.parseLong(q.getFileName().toString()), new long[] {Long.parseLong(statFields(Files.readString(q.resolve("stat")))[1])});
-                    } catch (IOException | RuntimeException gone) {
-                        // ended while we read it
-                    }
-                }
-            } catch (IOException e) {
-                // no /proc
-            }
-            return m;
-        }
-
-        private static String cmdline(long p) {
-            try {
-                return new String(Files.readAllBytes(Path.of("/proc/" + p + "/cmdline")), StandardCharsets.UTF_8).replace('\0', ' ').trim();
-            } catch (IOException e) {
-                return "?";
-            }
-        }
-
-        double rssMb() {
-            return statusKb("VmRSS:") / 1024.0;
-        }
-
-        int threadCount() {
-            return (int) statusKb("Threads:");
-        }
-
-        private long statusKb(String key) {
-            try {
-                for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
-                    if (line.startsWith(key)) return Long.parseLong(line.substring(key.length()).trim().split("\\s+")[0]);
-                }
-            } catch (IOException | RuntimeException e) {
-                // gone
-            }
-            return -1;
-        }
-
-        int openFiles() {
-            try (var s = Files.list(Path.of("/proc/" + pid + "/fd"))) {
-                return (int) s.count();
-            } catch (IOException e) {
-                return -1;
-            }
-        }
-
-        void printLogTail(int lines) {
-            try {
-                List<String> all = Files.readAllLines(log);
-                System.out.println("#   last lines of the platform log:");
-                for (String l : all.subList(Math.max(0, all.size() - lines), all.size())) System.out.println("#   | " + l);
-            } catch (IOException | RuntimeException e) {
-                System.out.println("#   (no platform log: " + e + ")");
-            }
-        }
-
-        /**
-         * Stops the platform: SIGTERM (its shutdown hook stops the roles, Kafka and PostgreSQL), then
-         * SIGKILL to whatever of its tree is left; then any process still naming the data directory
-         * (the daemonized PostgreSQL), by pid; then the data directory.
-         */
-        @Override
-        public synchronized void close() {
-            if (closed) return;
-            closed = true;
-            List<ProcessHandle> tree = new ArrayList<>();
-            ProcessHandle.of(pid).ifPresent(h -> {
-                h.descendants().forEach(tree::add);
-                tree.add(h);
-            });
-            long pm = postmaster();
-            proc.destroy();
-            try {
-                if (!proc.waitFor(60, TimeUnit.SECONDS)) {
-                    System.err.println("# platform " + pid + " did not stop within 60 s of SIGTERM: killing it");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            for (ProcessHandle h : tree) if (h.isAlive()) h.destroyForcibly();
-            List<ProcessHandle> left = new ArrayList<>();
-            if (pm > 0) ProcessHandle.of(pm).filter(h -> cmdline(pm).contains(dir.toString())).ifPresent(left::add);
-            String needle = dir.toString();
-            for (long p : procTable().keySet()) {
-                if (p != ProcessHandle.current().pid() && cmdline(p).contains(needle)) ProcessHandle.of(p).ifPresent(left::add);
-            }
-            for (ProcessHandle h : left) h.destroy();   // SIGTERM: PostgreSQL's smart shutdown; its clients are gone
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            for (ProcessHandle h : left) {
-                while (h.isAlive() && System.nanoTime() < deadline) {
-                    try {
-                        Thread.sleep(100);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        break;
-                    }
-                }
-                if (h.isAlive()) h.destroyForcibly();
-            }
-            deleteTree(dir);
-        }
     }
 }

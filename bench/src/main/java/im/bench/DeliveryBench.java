@@ -28,9 +28,7 @@ import im.infra.fault.Faults;
 import im.infra.kafka.SharedTopics;
 import im.infra.kafka.TopicNames;
 import im.ingest.directory.Directory;
-import im.protocol.Ack;
 import im.protocol.Acked;
-import im.protocol.ConvState;
 import im.protocol.ErrorFrame;
 import im.protocol.Event;
 import im.protocol.EventPush;
@@ -179,6 +177,8 @@ public final class DeliveryBench implements Callable<Integer> {
         t.setDaemon(true);
         return t;
     });
+    /** Raw recipients' ack policy (--ack-every, --ack-window-ms); set when the options are. */
+    private CumulativeAcks acks;
 
     public static void main(String[] args) {
         if (System.getProperty("logback.configurationFile") == null) {
@@ -225,6 +225,7 @@ public final class DeliveryBench implements Callable<Integer> {
         Path tmp = Files.createTempDirectory(workDir == null ? Path.of(System.getProperty("java.io.tmpdir")) : workDir,
                 "delivery-bench-");
         long wall0 = System.nanoTime();
+        acks = new CumulativeAcks(ackEvery, ackWindowMs, timer);
         System.out.printf("# delivery bench: groups=%d members=%d (recipients %d) rate=%d/s warmup=%ds (first mode %ds) measured=%ds body=%dB"
                         + " modes=%s partitions=%d relay-poll=%dms ack-throttle=%dms send-lanes=%d sdk-workers=%s%n",
                 groups, members, members - 1, rate, warmup, Math.max(warmup, firstWarmup), seconds, bodyBytes, modes, partitions, relayPollMs,
@@ -362,7 +363,7 @@ public final class DeliveryBench implements Callable<Integer> {
     /** Everything one mode records; arrays are indexed by send number. */
     final class Run {
         final String mode;
-        final String tag;
+        final Cmids ids;
         final int total;
         final int measuredFrom;
         final long[] intendedNanos;
@@ -392,7 +393,7 @@ public final class DeliveryBench implements Callable<Integer> {
 
         Run(String mode, String tag, int warmupSeconds) {
             this.mode = mode;
-            this.tag = tag;
+            this.ids = new Cmids(tag);
             this.total = (warmupSeconds + seconds) * rate;
             this.measuredFrom = warmupSeconds * rate;
             this.intendedNanos = new long[total];
@@ -407,21 +408,9 @@ public final class DeliveryBench implements Callable<Integer> {
             this.sNanos = new long[sdk ? cap : 0];
         }
 
-        String cmid(int i) {
-            return tag + "." + i;
-        }
-
-        /** The send number of a cmid of this run, -1 for a probe, -2 for a foreign one. */
-        int index(String cmid) {
-            if (cmid == null || !cmid.startsWith(tag + ".")) return -2;
-            String rest = cmid.substring(tag.length() + 1);
-            if (rest.startsWith("p")) return -1;
-            return Integer.parseInt(rest);
-        }
-
         void push(Event ev, long nanos, long micros) {
             if (!Event.MSG.equals(ev.kind())) return;
-            int i = index(ev.cmid());
+            int i = ids.index(ev.cmid());
             if (i == -1) {
                 probePushes.incrementAndGet();
                 return;
@@ -436,7 +425,7 @@ public final class DeliveryBench implements Callable<Integer> {
         }
 
         void stored(String cmid, long nanos) {
-            int i = index(cmid);
+            int i = ids.index(cmid);
             if (i < 0) return;
             int k = nStored.getAndIncrement();
             if (k >= cap) return;
@@ -454,14 +443,6 @@ public final class DeliveryBench implements Callable<Integer> {
             for (int k = 0; k < n; k++) if (pIdx[k] >= fromIdx) c++;
             return c;
         }
-    }
-
-    /** Per raw recipient connection and conversation: the contiguous cursor and the ack state. */
-    static final class ConvAck {
-        long cursor;
-        long acked;
-        int unacked;
-        boolean flushScheduled;
     }
 
     private void runMode(String mode, Fixture fx, Gateway gw, CdcRelay relay, Database db, Path tmp) throws Exception {
@@ -497,23 +478,10 @@ public final class DeliveryBench implements Callable<Integer> {
                         RawWs c = RawWs.open(http, uri, run.writeErrors);
                         rawRecipients.add(c);
                         Subbed s = c.authAndSub(token, true);
-                        Map<String, ConvAck> state = new ConcurrentHashMap<>();
-                        for (ConvState cs : s.convs()) {
-                            ConvAck a = new ConvAck();
-                            a.cursor = cs.head();
-                            a.acked = cs.delivered();
-                            state.put(cs.conv(), a);
-                        }
-                        c.state = state;
+                        // it takes what subbed reported as held (the group's join events) and acks it: a hint
+                        // for it would otherwise be right, and counted as needless
+                        c.state = CumulativeAcks.holdSubbed(c, s);
                         c.handler((conn, f, nanos, micros) -> onRecipientFrame(run, conn, f, nanos, micros, each));
-                        // It takes what subbed reported as held (the group's join events), so it says so, as a
-                        // client does once it has synced: otherwise the sweeper rightly hints it, and a hint
-                        // would be counted as needless.
-                        for (Map.Entry<String, ConvAck> e : state.entrySet()) {
-                            synchronized (e.getValue()) {
-                                flushAck(c, e.getKey(), e.getValue());
-                            }
-                        }
                     }
                 }
             }
@@ -533,7 +501,7 @@ public final class DeliveryBench implements Callable<Integer> {
             for (int attempt = 0; attempt < 30 && !ready; attempt++) {
                 long before = run.probePushes.get();
                 for (int g = 0; g < groups; g++) {
-                    senders.get(g).send(new Send("p" + attempt + "-" + g, fx.convs().get(g), fx.tag() + ".p" + attempt + "-" + g, body));
+                    senders.get(g).send(new Send("p" + attempt + "-" + g, fx.convs().get(g), run.ids.probe(attempt, g), body));
                 }
                 long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
                 while (System.nanoTime() < until && run.probePushes.get() - before < recipients) Thread.sleep(10);
@@ -619,31 +587,14 @@ public final class DeliveryBench implements Callable<Integer> {
             Event ev = ep.ev();
             run.push(ev, nanos, micros);
             @SuppressWarnings("unchecked")
-            Map<String, ConvAck> state = (Map<String, ConvAck>) conn.state;
-            ConvAck a = state.computeIfAbsent(ev.conv(), k -> new ConvAck());
-            synchronized (a) {
-                if (ev.seq() <= a.cursor) return;          // a repeated push
-                if (ev.seq() > a.cursor + 1) run.gaps.incrementAndGet();   // (raw clients do not sync: counted)
-                a.cursor = ev.seq();
-                a.unacked++;
-                if (each || a.unacked >= ackEvery || ackWindowMs == 0) {
-                    flushAck(conn, ev.conv(), a);
-                } else if (!a.flushScheduled) {
-                    a.flushScheduled = true;
-                    timer.schedule(() -> {
-                        synchronized (a) {
-                            a.flushScheduled = false;
-                            flushAck(conn, ev.conv(), a);
-                        }
-                    }, ackWindowMs, TimeUnit.MILLISECONDS);
-                }
-            }
+            Map<String, CumulativeAcks.Conv> convs = (Map<String, CumulativeAcks.Conv>) conn.state;
+            if (acks.onPush(conn, convs, ev, each) == CumulativeAcks.Outcome.GAP) run.gaps.incrementAndGet();
         } else if (f instanceof Acked) {
             // fine
         } else if (f instanceof Hint h) {
             run.hints.incrementAndGet();
             @SuppressWarnings("unchecked")
-            ConvAck a = ((Map<String, ConvAck>) conn.state).get(h.conv());
+            CumulativeAcks.Conv a = ((Map<String, CumulativeAcks.Conv>) conn.state).get(h.conv());
             if (a != null) {
                 synchronized (a) {
                     if (h.head() <= a.cursor) {
@@ -656,15 +607,6 @@ public final class DeliveryBench implements Callable<Integer> {
         } else if (f instanceof ErrorFrame e) {
             run.error("recipient: " + e.code() + " " + e.msg());
         }
-    }
-
-    /** Caller holds {@code a}'s lock. */
-    private static void flushAck(RawWs conn, String conv, ConvAck a) {
-        if (a.cursor > a.acked) {
-            conn.send(new Ack(conn.nextRid("k"), conv, a.cursor));
-            a.acked = a.cursor;
-        }
-        a.unacked = 0;
     }
 
     /** The open-loop pacer; returns the relay lag histogram of the measured window. */
@@ -689,7 +631,7 @@ public final class DeliveryBench implements Callable<Integer> {
             run.intendedNanos[i] = target;
             run.sendEpochMicros[i] = RawWs.epochMicros() - (System.nanoTime() - target) / 1000;
             int g = i % groups;
-            senders.get(g).send(new Send("s" + i, fx.convs().get(g), run.cmid(i), body));
+            senders.get(g).send(new Send("s" + i, fx.convs().get(g), run.ids.send(i), body));
         }
         long end = start + run.total * period;
         long now;
@@ -743,7 +685,7 @@ public final class DeliveryBench implements Callable<Integer> {
             sendToPush.recordValue(Math.max(1, (run.pNanos[k] - run.intendedNanos[i]) / 1000));
             long atMicros = run.pAt[k] * 1000;
             sendToInsert.recordValue(Math.max(0, atMicros - run.sendEpochMicros[i]));
-            long[] kt = kafkaTimes.get(run.cmid(i));
+            long[] kt = kafkaTimes.get(run.ids.send(i));
             if (kt == null) {
                 noKafkaTime++;
                 continue;
