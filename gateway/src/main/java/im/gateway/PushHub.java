@@ -213,19 +213,28 @@ final class PushHub implements AutoCloseable {
     }
 
     /**
-     * After the {@code sub} read: the user's current periods (conv → join seq); registers them here.
-     * Idempotent on a connection: a repeated {@code sub} publishes interest only for conversations
-     * this connection has not registered yet (a client that sends {@code sub} in a loop costs
-     * reads, not routing traffic); the periodic renewal covers the rest.
+     * After a {@code sub} page's read: the user's current periods in that page (conv → join seq);
+     * registers them here. Idempotent on a connection: a repeated {@code sub} publishes interest
+     * only for conversations this connection has not registered yet (a client that sends
+     * {@code sub} in a loop costs reads, not routing traffic).
      */
     void subscribe(DeviceConnection conn, Map<String, Long> fromSeqByConv) {
         fromSeqByConv.forEach(conn.visibility::joined);
+        boolean first;
         synchronized (conn) {
             if (conn.closed) return;   // a connection that has closed is never registered
-            if (conn.interestVersion == 0) conn.interestVersion = nextVersion();
+            first = conn.interestVersion == 0;
+            if (first) conn.interestVersion = nextVersion();
         }
         registeredConns.add(conn);
-        for (String conv : conn.visibility.memberConvs()) register(conn, conv);
+        // The first page also registers what join notices added before the connection had a
+        // version (they could not register it then); from then on a notice registers its own
+        // conversation, so a later page registers only its own: a paged sub costs O(conversations).
+        if (first) {
+            for (String conv : conn.visibility.memberConvs()) register(conn, conv);
+        } else {
+            for (String conv : fromSeqByConv.keySet()) if (conn.visibility.member(conv)) register(conn, conv);
+        }
         synchronized (conn) {
             if (conn.closed) registeredConns.remove(conn);   // closed meanwhile: its close handler has withdrawn what it held
         }

@@ -44,7 +44,13 @@ final class Visibility {
         return p != null && p.covers(seq);
     }
 
-    /** Conversations the user is a member of now (their interest is registered and renewed). */
+    /** Whether the user is a member of {@code conv} now. */
+    synchronized boolean member(String conv) {
+        Period p = byConv.get(conv);
+        return p != null && p.until == OPEN;
+    }
+
+    /** Conversations the user is a member of now (their interest is registered). */
     synchronized Set<String> memberConvs() {
         Set<String> s = new TreeSet<>();
         byConv.forEach((c, p) -> {
