@@ -267,8 +267,11 @@ setup_conversation() {
   BO=$(admin_on gateway-2 admin device register u-bo d-bo 2>/dev/null)
   local created
   created=$(admin_on gateway-1 admin conv create c-smoke u-ana u-bo)   # not `| head -1`: SIGPIPE under pipefail
-  echo "${created%%$'\n'*}"
-  SENT+=(1 2)   # the two joins
+  local first=${created%%$'\n'*} head q
+  echo "$first"
+  head=${first##*head }; head=${head%%[^0-9]*}
+  [[ $head =~ ^[0-9]+$ ]] || fail "no head in '$first'"
+  for ((q = 1; q <= head; q++)); do SENT+=("$q"); done   # the join(s): one event for the members the create adds
 }
 
 # Ana on gateway-1 and Bo on gateway-2 each send N; each device follows c-smoke live from its
