@@ -354,7 +354,7 @@ done
 IM_ADMIN_TOKEN=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')
 export IM_ADMIN_TOKEN
 : > "$LOGS/compose.log"; : > "$LOGS/cli.log"
-CUR_ANA=0 CUR_BO=1   # each device's delivered cursor; Bo joined at seq 2 and sees events from there
+CUR_ANA=0 CUR_BO=0   # each device's delivered cursor; both joined in the create's one join event (seq 1)
 
 step "install and configure podman, runc, podman-compose, mmdebstrap" install_tools
 step "build the project (./im: mvn package when sources changed)" build_project
