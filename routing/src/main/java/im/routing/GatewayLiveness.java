@@ -102,6 +102,25 @@ public final class GatewayLiveness {
             return h != null && h.gen() == gen ? h.at() : -1;
         }
 
+        /**
+         * What the garbage rules depend on, in one string: every gateway's generation, and which of
+         * them have been silent for longer than {@code horizon}. A scan for garbage registrations
+         * of restarted or departed gateways is needed only when this changes.
+         */
+        public String departures(long horizon) {
+            StringBuilder b = new StringBuilder();
+            try (org.apache.kafka.streams.state.KeyValueIterator<String, String> it = gateways.all()) {
+                while (it.hasNext()) {
+                    var kv = it.next();
+                    if (kv.key.equals(NEWEST)) continue;
+                    Heartbeat h = stored(kv.key);
+                    if (h == null) continue;
+                    b.append(kv.key).append('/').append(h.gen()).append(goneFor(kv.key, horizon) ? "/gone" : "").append(';');
+                }
+            }
+            return b.toString();
+        }
+
         /** The gateway has not heartbeated for longer than {@code horizon} behind the newest heartbeat of any. */
         public boolean goneFor(String gateway, long horizon) {
             Heartbeat h = stored(gateway);

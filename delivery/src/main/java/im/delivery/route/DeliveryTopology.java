@@ -67,6 +67,8 @@ import org.slf4j.LoggerFactory;
 public final class DeliveryTopology {
     /** {@link PairKey}(conv, device) → {@link Interest} (its store form). */
     public static final String INTEREST_STORE = "interest-pairs";
+    /** {@link PairKey}(conv, device) → "": the withdrawals in {@value #INTEREST_STORE}, the only entries that age into garbage on their own. */
+    public static final String WITHDRAWN_STORE = "interest-withdrawn";
     public static final String GATEWAY_STORE = GatewayLiveness.STORE;
     /**
      * Characters of stored registrations per task whose decoded form the router keeps (about 90
@@ -96,6 +98,8 @@ public final class DeliveryTopology {
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INTEREST_STORE), Serdes.String(), Serdes.String()),
                 "interest-update", "router");
         InterestLedger.addStores(t, "interest-update");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(WITHDRAWN_STORE), Serdes.String(), Serdes.String()),
+                "interest-update");
         ConvLogStore.addStores(t, "router");
         t.addSink("out", (key, value, ctx) -> {
                     Header h = ctx.headers().lastHeader(RouteJson.DEST_HEADER);
@@ -114,7 +118,10 @@ public final class DeliveryTopology {
         private final long horizon;
         private final long askAgainAfter;
         private KeyValueStore<String, String> interest;
+        private KeyValueStore<String, String> withdrawn;
         private InterestLedger ledger;
+        /** {@link GatewayLiveness.View#departures} when the last whole scan ran; null: none since the task started. */
+        private String scannedFor;
 
         InterestUpdater(TopicNames topics, Duration lease, long horizon, long askAgainAfter) {
             this.topics = topics;
@@ -127,31 +134,63 @@ public final class DeliveryTopology {
         public void init(ProcessorContext<String, String> context) {
             super.init(context);
             interest = context.getStateStore(INTEREST_STORE);
+            withdrawn = context.getStateStore(WITHDRAWN_STORE);
             ledger = InterestLedger.of(context, INTEREST_STORE, askAgainAfter);
             GatewayLiveness.View gateways = new GatewayLiveness.View(context.getStateStore(GATEWAY_STORE), lease);
-            context.schedule(lease.dividedBy(2), PunctuationType.WALL_CLOCK_TIME, now -> {
-                List<String> garbage = new ArrayList<>();
-                java.util.Set<String> gone = new java.util.HashSet<>(ledger.gateways());
-                try (KeyValueIterator<String, String> it = interest.all()) {
-                    while (it.hasNext()) {
-                        KeyValue<String, String> kv = it.next();
-                        Interest i = Interest.fromStoreJson(kv.value);
-                        if (i.garbage(gateways, horizon)) {
-                            garbage.add(kv.key);
-                            gone.add(i.gateway());   // also one not seen since this task started
-                        }
+            context.schedule(lease.dividedBy(2), PunctuationType.WALL_CLOCK_TIME, now -> removeGarbage(gateways));
+        }
+
+        /**
+         * Removes garbage registrations without reading every registration every time: old
+         * withdrawals are found through their index ({@value #WITHDRAWN_STORE}); registrations of a
+         * restarted or departed gateway by a whole scan, run only when the gateways' generations or
+         * departures changed since the last one (and once after the task starts). Idle, a tick reads
+         * the heartbeats and the withdrawals, not the registrations.
+         */
+        private void removeGarbage(GatewayLiveness.View gateways) {
+            List<String> garbage = new ArrayList<>();
+            List<String> settled = new ArrayList<>();
+            try (KeyValueIterator<String, String> it = withdrawn.all()) {
+                while (it.hasNext()) {
+                    String pair = it.next().key;
+                    Interest i = Interest.fromStoreJson(interest.get(pair));
+                    if (i == null || i.online()) settled.add(pair);   // gone, or registered again since
+                    else if (i.garbage(gateways, horizon)) garbage.add(pair);
+                }
+            }
+            settled.forEach(withdrawn::delete);
+            garbage.forEach(k -> {
+                interest.delete(k);
+                withdrawn.delete(k);
+            });
+            String departures = gateways.departures(horizon);
+            if (departures.equals(scannedFor)) return;
+            garbage.clear();
+            java.util.Set<String> gone = new java.util.HashSet<>(ledger.gateways());
+            try (KeyValueIterator<String, String> it = interest.all()) {
+                while (it.hasNext()) {
+                    KeyValue<String, String> kv = it.next();
+                    Interest i = Interest.fromStoreJson(kv.value);
+                    if (i.garbage(gateways, horizon)) {
+                        garbage.add(kv.key);
+                        gone.add(i.gateway());   // also one not seen since this task started
                     }
                 }
-                garbage.forEach(interest::delete);
-                for (String g : gone) if (gateways.goneFor(g, horizon)) ledger.forget(g);
+            }
+            garbage.forEach(k -> {
+                interest.delete(k);
+                withdrawn.delete(k);
             });
+            for (String g : gone) if (gateways.goneFor(g, horizon)) ledger.forget(g);
+            scannedFor = departures;
         }
 
         @Override
         public void process(Record<String, String> r) {
             InterestMessage m = MalformedRecords.readKeyed(log, context(), r, InterestMessage::read, "interest record");
             if (m instanceof InterestRecord in) {
-                ledger.apply(r.key(), in);
+                InterestLedger.Change c = ledger.apply(r.key(), in);
+                if (c != null && !c.after().online()) withdrawn.put(c.pair(), "");
             } else if (m instanceof InterestDigest d) {
                 ChannelRecord.Resync ask = ledger.digest(d, context().currentSystemTimeMs()).ask();
                 if (ask != null) {
