@@ -541,13 +541,13 @@ public final class GroupScaleBench implements Callable<Integer> {
             dl.advanceWithHeartbeats(renewMs);
             sw.advanceWithHeartbeats(renewMs);
             sw.drain();
-            List<String> renewals = renewals(grp, ver0, dl.now);
+            List<String> resends = resends(grp, ver0, dl.now);
             ProcessCpu pRen = new ProcessCpu();
             Meter dRen = new Meter();
             Meter sRen = new Meter();
-            pipeTimed(dl, dl.interestIn, conv, renewals, dRen);
+            pipeTimed(dl, dl.interestIn, conv, resends, dRen);
             long dOut = dl.drain().size();
-            pipeTimed(sw, sw.interestIn, conv, renewals, sRen);
+            pipeTimed(sw, sw.interestIn, conv, resends, sRen);
             long sOut = sw.drain().size();
             if (dOut + sOut != 0) System.out.printf("#   WARNING: %d channel records after re-sends%n", dOut + sOut);
             long lastRenewal = sw.now;
@@ -699,7 +699,7 @@ public final class GroupScaleBench implements Callable<Integer> {
     }
 
     /** Every online device's interest again: same connection version, written again at {@code at} (a re-send). */
-    private List<String> renewals(Group grp, long ver0, long at) {
+    private List<String> resends(Group grp, long ver0, long at) {
         List<String> out = new ArrayList<>(grp.online);
         for (int i = 0; i < grp.online; i++) {
             int mem = grp.onlineMember[i];

@@ -1,9 +1,12 @@
 package im.routing;
 
+import im.infra.kafka.TopicNames;
 import im.topics.ChannelRecord;
 import im.topics.Interest;
 import im.topics.InterestDigest;
 import im.topics.InterestRecord;
+import im.topics.RouteJson;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.serialization.Serdes;
@@ -11,6 +14,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
@@ -98,6 +102,13 @@ public final class InterestLedger {
         static final Outcome NOTHING = new Outcome(null, List.of());
     }
 
+    /** The record that carries {@code ask} to {@code gateway}'s channel (the topologies' sinks route by its header). */
+    public static Record<String, String> request(TopicNames topics, String gateway, ChannelRecord.Resync ask, long timestamp) {
+        Record<String, String> out = new Record<>(gateway, ask.toJson(), timestamp);
+        out.headers().add(RouteJson.DEST_HEADER, topics.channel(gateway).getBytes(StandardCharsets.UTF_8));
+        return out;
+    }
+
     /**
      * Compares a gateway's digest with this task's. Returns the request to send to the gateway's
      * channel (when two digests in a row disagreed), and, for a digest that ends a re-send, the
@@ -129,12 +140,6 @@ public final class InterestLedger {
         }
         digests.put(d.gateway(), mine.encode());
         return new Outcome(ask, List.of());
-    }
-
-    /** This task's digest of the gateway (count, sum), for tests and metrics; null if none. */
-    public long[] digestOf(String gateway) {
-        Sum s = Sum.decode(digests.get(gateway));
-        return s == null ? null : new long[] {s.gen, s.count(), s.sum()};
     }
 
     // ---- the gateway's own set

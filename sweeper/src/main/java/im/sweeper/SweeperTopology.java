@@ -412,11 +412,7 @@ public final class SweeperTopology {
             } else if (m instanceof InterestDigest d) {
                 InterestLedger.Outcome o = ledger.digest(d, now);
                 for (InterestLedger.Change c : o.withdrawn()) changed(PairKey.conv(c.pair()), c, now);
-                if (o.ask() != null) {
-                    Record<String, String> out = new Record<>(d.gateway(), o.ask().toJson(), r.timestamp());
-                    out.headers().add(RouteJson.DEST_HEADER, topics.channel(d.gateway()).getBytes(StandardCharsets.UTF_8));
-                    context().forward(out);
-                }
+                if (o.ask() != null) context().forward(InterestLedger.request(topics, d.gateway(), o.ask(), r.timestamp()));
             }
         }
 

@@ -193,11 +193,7 @@ public final class DeliveryTopology {
                 if (c != null && !c.after().online()) withdrawn.put(c.pair(), "");
             } else if (m instanceof InterestDigest d) {
                 ChannelRecord.Resync ask = ledger.digest(d, context().currentSystemTimeMs()).ask();
-                if (ask != null) {
-                    Record<String, String> out = new Record<>(d.gateway(), ask.toJson(), r.timestamp());
-                    out.headers().add(RouteJson.DEST_HEADER, topics.channel(d.gateway()).getBytes(StandardCharsets.UTF_8));
-                    context().forward(out);
-                }
+                if (ask != null) context().forward(InterestLedger.request(topics, d.gateway(), ask, r.timestamp()));
             }
         }
     }

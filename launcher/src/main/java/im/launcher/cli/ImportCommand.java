@@ -149,7 +149,7 @@ final class ImportCommand {
     }
 
     @Command(name = "members", mixinStandardHelpOptions = true,
-            description = "Add members to a conversation, one user per line: a join event each, in the order of the file."
+            description = "Add members to a conversation, one user per line: one join event per request (per 5,000 users of a request), in the order of the file."
                     + " Current members are reported, not added again.")
     static final class Members extends Import {
         @Parameters(index = "0", paramLabel = "CONV", description = "Conversation id.")
