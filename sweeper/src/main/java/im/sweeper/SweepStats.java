@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * What the sweeper's tasks count for its meters (owned by the caller of
  * {@link SweeperTopology#build}, no static state): device hints emitted, repairs completed (a
- * hinted pair whose cursor then reached the head it may see), and, as of each task's last sweep,
+ * hinted pair whose cursor then reached the head it may see), online pairs the ticks visited, and, as of each task's last sweep,
  * its lagging pairs by how long they have been lagging. A task's counts leave with the task when
  * it is closed (moved to another instance by a rebalance).
  */
@@ -19,6 +19,7 @@ public final class SweepStats {
 
     final LongAdder hints;
     final LongAdder repairs = new LongAdder();
+    final LongAdder visited = new LongAdder();
     private final Map<String, long[]> byTask = new ConcurrentHashMap<>();
 
     public SweepStats() {
@@ -37,6 +38,11 @@ public final class SweepStats {
     /** Hinted pairs whose cursor then reached the head they may see, while still online. */
     public long repairs() {
         return repairs.sum();
+    }
+
+    /** Online pairs the ticks looked at (each visit of a conversation whose due head moved counts its online pairs). */
+    public long pairsVisited() {
+        return visited.sum();
     }
 
     /** Lagging pairs, over the tasks of this instance, lagging for at least {@code AGES.get(i)} at their task's last sweep. */

@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * restored from the changelogs) when one dies, so hints continue without a database rescan.
  *
  * <p>Meters: {@code im.sweeper.hints} (device hints emitted), {@code im.sweeper.repairs} (hinted
- * pairs that caught up), {@code im.sweeper.lagging.over} (lagging pairs by age, tag {@code over}, see
+ * pairs that caught up), {@code im.sweeper.pairs.visited} (online pairs the ticks looked at: the
+ * sweeper's work, growing with the conversations that had events, not with each event),
+ * {@code im.sweeper.lagging.over} (lagging pairs by age, tag {@code over}, see
  * {@link SweepStats}), {@code im.sweeper.lagging} (RocksDB's
  * estimate of the entries in this instance's {@value SweeperTopology#LAGGING_STORE} stores; NaN
  * while they are not queryable) and the Streams client's metrics, tagged {@code group} with the
@@ -38,6 +40,9 @@ public final class Sweeper extends StreamsComponent<Sweeper> {
                 .description("device hints emitted (a hint to n devices counts n)").register(meters);
         FunctionCounter.builder("im.sweeper.repairs", stats, SweepStats::repairs)
                 .description("hinted (device, conversation) pairs whose cursor then reached the head").register(meters);
+        FunctionCounter.builder("im.sweeper.pairs.visited", stats, SweepStats::pairsVisited)
+                .description("online (device, conversation) pairs the ticks looked at (those of conversations whose due head moved)")
+                .register(meters);
         for (int i = 0; i < SweepStats.AGES.size(); i++) {
             int age = i;
             Gauge.builder("im.sweeper.lagging.over", stats, st -> st.laggingOver(age))

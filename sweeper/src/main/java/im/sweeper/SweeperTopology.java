@@ -18,7 +18,9 @@ import im.topics.InterestRecord;
 import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -216,7 +218,12 @@ public final class SweeperTopology {
         }
     }
 
-    /** Raises heads from events (marking the conversation's online pairs lagging) and runs the sweep. */
+    /**
+     * Raises heads from events, remembering when each seq arrived, and runs the sweep. An event
+     * costs its log write and an entry in memory, whatever the number of online members: no pair
+     * is read or written per event. A pair is checked at the first tick at which a seq above its
+     * cursor has been known for {@code dueAfter}.
+     */
     private static final class HeadsAndSweep extends PairProcessor<String, String> {
         private final TopicNames topics;
         private final long sweep;
@@ -227,6 +234,15 @@ public final class SweeperTopology {
         private final long horizon;
         private GatewayLiveness.View gateways;
         private InterestLedger ledger;   // only to forget gateways gone for good
+        /** Conversations whose head moved less than {@code dueAfter} ago (or whose due head was not visited yet). */
+        private final Map<String, HeadHistory> watched = new HashMap<>();
+        /**
+         * When this task (re)started its first pass over all its online pairs is due (-1 once it
+         * ran): the arrival times of events before the start are not known, so every head is
+         * taken as arrived at the start. A restarted or moved task thereby hints what was lost
+         * before it, one {@code dueAfter} later, at the cost of one pass over its pairs.
+         */
+        private long fullPassAt;
 
         HeadsAndSweep(TopicNames topics, Duration sweep, Duration ackThrottle, Duration backoff, Duration lease, Duration renew,
                       SweepStats stats) {
@@ -244,7 +260,8 @@ public final class SweeperTopology {
             super.init(context);
             gateways = new GatewayLiveness.View(context.getStateStore(GATEWAYS_STORE), lease);
             ledger = InterestLedger.of(context, ONLINE_STORE, 0);
-            // One punctuator per task (only this processor schedules it), over this task's lagging pairs.
+            fullPassAt = context.currentSystemTimeMs() + dueAfter;
+            // One punctuator per task (only this processor schedules it).
             context.schedule(Duration.ofMillis(sweep), PunctuationType.WALL_CLOCK_TIME, this::sweep);
         }
 
@@ -253,33 +270,31 @@ public final class SweeperTopology {
             EventRecord ev = read(r, EventRecord::read);
             if (ev == null) return;
             String conv = ev.conv();
+            long before = logs.head(conv);
             logs.apply(ev);
-            long now = context().currentSystemTimeMs();
-            // The conversation's online pairs: one prefix range, not a scan of all online pairs. A
-            // pair already lagging keeps its spell (its mark is below the new head); the others are
-            // evaluated. A replayed event (seq at or below the head) is handled the same way: after
-            // a crash the head's changelog may hold this event while the lagging index's write of it
-            // was lost, and skipping it would leave a pair unhinted.
-            // Both stores are keyed by PairKey, so the conversation's two ranges are walked side by
-            // side in key order (a merge), with no lookup per pair.
-            List<KeyValue<String, String>> fresh = new ArrayList<>();
-            String prefix = PairKey.prefix(conv);
-            try (KeyValueIterator<String, String> on = online.prefixScan(prefix, KEY_SER);
-                 KeyValueIterator<String, String> lag = lagging.prefixScan(prefix, KEY_SER)) {
-                String lagKey = lag.hasNext() ? lag.next().key : null;
-                while (on.hasNext()) {
-                    KeyValue<String, String> kv = on.next();
-                    while (lagKey != null && lagKey.compareTo(kv.key) < 0) lagKey = lag.hasNext() ? lag.next().key : null;
-                    if (!kv.key.equals(lagKey)) fresh.add(kv);
-                }
+            long after = logs.head(conv);
+            HeadHistory h = watched.get(conv);
+            if (h == null) {
+                // Not watched: its head arrived at least dueAfter ago (or before this task started,
+                // which the first pass covers). A replay (no new head, maybe a membership change
+                // re-applied) gets its conversation visited at the next tick.
+                h = new HeadHistory(before);
+                watched.put(conv, h);
             }
-            for (KeyValue<String, String> kv : fresh) reevaluate(conv, kv.key, Interest.fromStoreJson(kv.value), now);
+            if (after > before) h.arrived(context().currentSystemTimeMs(), after);
+            else h.visited = -1;
         }
 
-        /** One tick: hint the due lagging pairs, grouped per (conversation, gateway, visible head); drop garbage. */
+        /**
+         * One tick: hint the due pairs, grouped per (conversation, gateway, visible head); drop
+         * garbage. Two kinds of pairs are due: those in the lagging index (in a spell that began
+         * with their registration or reinstall, or hinted and not yet caught up: their back-off
+         * decides) and, among the online pairs of the conversations whose due head moved since
+         * their last visit, those whose cursor is below it.
+         */
         private void sweep(long now) {
-            Map<String, Map<String, Map<Long, List<String>>>> due = new LinkedHashMap<>();   // conv → gateway → head → devices
-            List<KeyValue<String, String>> hinted = new ArrayList<>();
+            Hints hints = new Hints();
+            List<KeyValue<String, String>> writes = new ArrayList<>();
             List<String> stale = new ArrayList<>();
             List<String> dead = new ArrayList<>();
             long[] byAge = new long[SweepStats.AGES.size()];
@@ -304,30 +319,167 @@ public final class SweeperTopology {
                     // Silent gateway: wait; the pair is hinted once the route is live again.
                     if (!where.live(gateways, now)) continue;
                     if (!lag.due(now, dueAfter, backoff)) continue;
-                    due.computeIfAbsent(conv, c -> new LinkedHashMap<>())
-                            .computeIfAbsent(where.gateway(), g -> new LinkedHashMap<>())
-                            .computeIfAbsent(target, h -> new ArrayList<>())
-                            .add(PairKey.second(pair));
-                    hinted.add(KeyValue.pair(pair, lag.hinted(now).toJson()));
+                    hints.add(conv, where.gateway(), target, PairKey.second(pair));
+                    writes.add(KeyValue.pair(pair, lag.hinted(now).toJson()));
                 }
             }
             stale.forEach(lagging::delete);
             dead.forEach(this::dropPair);
-            hinted.forEach(kv -> lagging.put(kv.key, kv.value));
-            due.forEach((conv, byGateway) -> byGateway.forEach((gateway, byHead) -> byHead.forEach((head, devices) -> {
-                Record<String, String> out = new Record<>(conv, new ChannelRecord.HintFor(devices, conv, head, WHY).toJson(), now);
-                out.headers().add(RouteJson.DEST_HEADER, topics.channel(gateway).getBytes(StandardCharsets.UTF_8));
-                context().forward(out);
-                stats.hints.add(devices.size());
-            })));
+            writes.forEach(kv -> lagging.put(kv.key, kv.value));
+            writes.clear();
+            dead.clear();
+
+            long cutoff = now - dueAfter;
+            for (HeadHistory h : watched.values()) h.advance(cutoff);
+            if (fullPassAt >= 0 && now >= fullPassAt) {
+                try (KeyValueIterator<String, String> on = online.all();
+                     KeyValueIterator<String, String> cur = cursors.all();
+                     KeyValueIterator<String, String> lag = lagging.all()) {
+                    visit(on, cur, lag, conv -> {
+                        HeadHistory h = watched.get(conv);
+                        return h == null ? logs.head(conv) : h.due;
+                    }, now, hints, writes, dead);
+                }
+                watched.values().forEach(h -> h.visited = h.due);
+                fullPassAt = -1;
+            } else if (fullPassAt < 0) {
+                for (Map.Entry<String, HeadHistory> e : watched.entrySet()) {
+                    HeadHistory h = e.getValue();
+                    if (h.due <= h.visited) continue;
+                    String prefix = PairKey.prefix(e.getKey());
+                    try (KeyValueIterator<String, String> on = online.prefixScan(prefix, KEY_SER);
+                         KeyValueIterator<String, String> cur = cursors.prefixScan(prefix, KEY_SER);
+                         KeyValueIterator<String, String> lag = lagging.prefixScan(prefix, KEY_SER)) {
+                        visit(on, cur, lag, conv -> h.due, now, hints, writes, dead);
+                    }
+                    h.visited = h.due;
+                }
+            }
+            // Before the first pass the watched conversations wait for it (it visits them all).
+            if (fullPassAt < 0) watched.values().removeIf(HeadHistory::settled);
+            dead.forEach(this::dropPair);
+            writes.forEach(kv -> lagging.put(kv.key, kv.value));
+
+            hints.forward(now);
             stats.swept(context().taskId().toString(), byAge);
             if (!dead.isEmpty()) log.info("dropped {} lagging pairs of dead gateways", dead.size());
             for (String g : ledger.gateways()) if (gateways.goneFor(g, horizon)) ledger.forget(g);
         }
 
+        /**
+         * Walks online pairs (in key order) beside the cursors and the lagging index (the same
+         * keys, so a merge, no lookup per pair): a pair outside the index whose cursor is below the
+         * conversation's due head, as far as its user may see it, starts a spell that began
+         * {@code dueAfter} ago and is hinted now (or, on a silent gateway, waits in the index).
+         */
+        private void visit(KeyValueIterator<String, String> on, KeyValueIterator<String, String> cur,
+                           KeyValueIterator<String, String> lag, java.util.function.ToLongFunction<String> dueHead,
+                           long now, Hints hints, List<KeyValue<String, String>> writes, List<String> dead) {
+            String curKey = null;
+            String curValue = null;
+            String lagKey = null;
+            String conv = null;
+            long due = 0;
+            long visited = 0;
+            while (on.hasNext()) {
+                KeyValue<String, String> kv = on.next();
+                String pair = kv.key;
+                visited++;
+                while (lagKey == null || lagKey.compareTo(pair) < 0) {
+                    if (!lag.hasNext()) { lagKey = "\uffff"; break; }
+                    lagKey = lag.next().key;
+                }
+                while (curKey == null || curKey.compareTo(pair) < 0) {
+                    if (!cur.hasNext()) { curKey = "\uffff"; curValue = null; break; }
+                    KeyValue<String, String> c = cur.next();
+                    curKey = c.key;
+                    curValue = c.value;
+                }
+                if (pair.equals(lagKey)) continue;   // in a spell of its own: the lagging pass decides
+                String c = PairKey.conv(pair);
+                if (!c.equals(conv)) {
+                    conv = c;
+                    due = dueHead.applyAsLong(conv);
+                }
+                long cursor = pair.equals(curKey) ? Cursor.fromJson(curValue).delivered() : 0;
+                if (cursor >= due) continue;
+                Interest where = Interest.fromStoreJson(kv.value);
+                if (where == null || !where.online()) continue;
+                long target = logs.visibleHead(conv, where.user());
+                long heldFor = Math.min(target, due);   // the highest seq it may see, known for dueAfter
+                if (cursor >= heldFor || !logs.visible(conv, where.user(), heldFor)) continue;
+                if (where.garbage(gateways, horizon)) {
+                    dead.add(pair);
+                    continue;
+                }
+                Lag spell = Lag.spell(target, now - dueAfter, Lag.NEVER);
+                if (where.live(gateways, now)) {
+                    hints.add(conv, where.gateway(), target, PairKey.second(pair));
+                    spell = spell.hinted(now);
+                }
+                writes.add(KeyValue.pair(pair, spell.toJson()));
+            }
+            stats.visited.add(visited);
+        }
+
+        /** Device hints of one tick: conv → gateway → head → devices, one record each. */
+        private final class Hints {
+            private final Map<String, Map<String, Map<Long, List<String>>>> due = new LinkedHashMap<>();
+
+            void add(String conv, String gateway, long head, String device) {
+                due.computeIfAbsent(conv, c -> new LinkedHashMap<>())
+                        .computeIfAbsent(gateway, g -> new LinkedHashMap<>())
+                        .computeIfAbsent(head, h -> new ArrayList<>())
+                        .add(device);
+            }
+
+            void forward(long now) {
+                due.forEach((conv, byGateway) -> byGateway.forEach((gateway, byHead) -> byHead.forEach((head, devices) -> {
+                    Record<String, String> out = new Record<>(conv, new ChannelRecord.HintFor(devices, conv, head, WHY).toJson(), now);
+                    out.headers().add(RouteJson.DEST_HEADER, topics.channel(gateway).getBytes(StandardCharsets.UTF_8));
+                    context().forward(out);
+                    stats.hints.add(devices.size());
+                })));
+            }
+        }
+
         @Override
         public void close() {
             stats.closed(context().taskId().toString());   // the task moves away: its pairs are counted where it goes
+        }
+    }
+
+    /**
+     * When a watched conversation's recent seqs arrived (wall clock of this task), so that a tick
+     * knows its due head: the highest seq that arrived at least {@code dueAfter} ago. Arrivals
+     * within one millisecond share an entry; the entries live for {@code dueAfter}.
+     */
+    private static final class HeadHistory {
+        /** The highest seq that arrived at least dueAfter ago (as of the last tick). */
+        long due;
+        /** The due head at this conversation's last visit (-1: visit it at the next tick). */
+        long visited;
+        private final ArrayDeque<long[]> pending = new ArrayDeque<>();   // {arrivedAt, seq}, in arrival order
+
+        /** @param due the head before the first arrival (it arrived at least dueAfter ago, and was visited when it did) */
+        HeadHistory(long due) {
+            this.due = due;
+            this.visited = due;
+        }
+
+        void arrived(long at, long seq) {
+            long[] last = pending.peekLast();
+            if (last != null && last[0] == at) last[1] = seq;
+            else pending.addLast(new long[] {at, seq});
+        }
+
+        void advance(long cutoff) {
+            while (!pending.isEmpty() && pending.peekFirst()[0] <= cutoff) due = Math.max(due, pending.pollFirst()[1]);
+        }
+
+        /** Nothing left to visit: every seq is due and was visited. */
+        boolean settled() {
+            return pending.isEmpty() && visited >= due;
         }
     }
 
