@@ -52,29 +52,41 @@ import org.slf4j.LoggerFactory;
  *   <li>{@value #CURSORS_STORE}: pair → (epoch, delivered), never moving backwards within an epoch;</li>
  *   <li>{@value #ONLINE_STORE}: pair → {@link Interest} (merged by its one rule), from interest records,
  *       kept true by the gateways' digests ({@link InterestLedger}, as in the delivery nodes);</li>
- *   <li>{@value #LAGGING_STORE}: pair → {@link Lag} (mark, since, last hint, hints), exactly the online pairs
- *       whose cursor is below the head their user may see ({@link ConvLogStore#visibleHead}: the head
- *       for a member, the leave for a former member, nothing for someone who never was one). Every
- *       transition keeps this index up to date, so the wall-clock punctuator scans only it: a tick
- *       costs O(lagging pairs), not O(online devices × conversations).</li>
+ *   <li>{@value #LAGGING_STORE}: pair → {@link Lag} (mark, since, last hint, hints), the online
+ *       pairs in a spell of their own: hinted and not yet caught up to the head their user may see
+ *       ({@link ConvLogStore#visibleHead}: the head for a member, the leave for a former member,
+ *       nothing for someone who never was one), or waiting for a silent gateway;</li>
+ *   <li>{@value #FRESH_STORE} (in memory): pairs that registered (a new connection) or reinstalled
+ *       behind that head less than the due interval ago, with when.</li>
  * </ul>
- * A pair is due when it has not held its {@code mark} (the head it could see when its spell began)
- * for {@code sweep} plus the gateways' ack throttle (a throttled cursor reaches the sweeper up to
- * that much later): a cursor that reaches the mark while the head has moved on restarts the spell
- * from the new head, so a device that keeps up with a busy conversation (its acks throttled, its
- * cursor never equal to a moving head) is never hinted, and one that lost a push is hinted that
- * long after the spell began. Every {@code sweep} the punctuator hints each due pair not hinted
- * within the back-off ({@code backoff}, doubling with each hint of the spell, see {@link Lag}), on its gateway's channel ({@code ChannelRecord.HintFor}, one
- * record per conversation, gateway and visible head, {@code why:"sweep"}); pairs whose
- * registration is not {@linkplain Interest#live live} (gateway silent) wait,
- * and are hinted again as soon as it is; only garbage registrations are dropped. Per event the
- * conversation's online pairs are read (one prefix range) and only those not already lagging are
- * evaluated; per cursor record, one pair; per renewal, one write.
+ * Besides, in memory, the arrival time of each seq of the conversations whose head moved within the
+ * due interval: {@code sweep} plus the gateways' ack throttle (a throttled cursor reaches the
+ * sweeper up to that much later). Every {@code sweep} the punctuator
+ * <ol>
+ *   <li>walks the index and hints each pair not hinted within the back-off ({@code backoff},
+ *       doubling with each hint of the spell, see {@link Lag}); a pair that reached its
+ *       {@code mark} while the head moved on starts a new spell (a device that keeps up);</li>
+ *   <li>checks the fresh pairs registered at least the due interval ago (a device that just
+ *       subscribed syncs by itself);</li>
+ *   <li>visits, once, the online pairs of each conversation whose <em>due head</em> (the highest seq
+ *       that arrived at least the due interval ago) moved since its last visit, and hints those
+ *       below it, as far as their user may see: a device that keeps up always holds it, one that
+ *       lost a push is hinted at the first tick a seq it lacks has been known that long.</li>
+ * </ol>
+ * Hints go on the pair's gateway's channel ({@code ChannelRecord.HintFor}, one record per
+ * conversation, gateway and visible head, {@code why:"sweep"}); pairs whose registration is not
+ * {@linkplain Interest#live live} (gateway silent) wait in the index and are hinted as soon as it
+ * is; only garbage registrations are dropped. Per event: the log's write and an entry in memory,
+ * no pair; per cursor record, its pair; per registration, its pair. A tick costs the index, the
+ * fresh pairs and the online pairs of the conversations that had events (once each), not online
+ * devices × conversations. The arrival times and fresh pairs are not durable: a starting task takes
+ * every head as arrived at its start and visits all its online pairs one due interval later.
  */
 public final class SweeperTopology {
     public static final String CURSORS_STORE = "cursors";
     public static final String ONLINE_STORE = "online";
     public static final String LAGGING_STORE = "lagging";
+    public static final String FRESH_STORE = "fresh";
     public static final String GATEWAYS_STORE = GatewayLiveness.STORE;
     /** The {@code why} of the hints this topology emits. */
     public static final String WHY = "sweep";
@@ -130,6 +142,9 @@ public final class SweeperTopology {
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CURSORS_STORE), Serdes.String(), Serdes.String()), all);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(ONLINE_STORE), Serdes.String(), Serdes.String()), all);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(LAGGING_STORE), Serdes.String(), Serdes.String()), all);
+        // In memory, no changelog: a starting task's first pass covers what it held.
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(FRESH_STORE), Serdes.String(), Serdes.Long())
+                .withLoggingDisabled(), all);
         t.addSink("out", (key, value, ctx) -> {
                     Header h = ctx.headers().lastHeader(RouteJson.DEST_HEADER);
                     return new String(h.value(), StandardCharsets.UTF_8);
@@ -138,14 +153,16 @@ public final class SweeperTopology {
     }
 
     /**
-     * The four task-local stores and the transitions that keep {@value #LAGGING_STORE} equal to
-     * "online pairs whose cursor is below the head". Shared by the three processors of a task.
+     * The task-local stores and the transitions of a pair's spell ({@value #LAGGING_STORE},
+     * {@value #FRESH_STORE}). Shared by the three processors of a task.
      */
     private abstract static class PairProcessor<KOut, VOut> extends ContextualProcessor<String, String, KOut, VOut> {
         protected ConvLogStore logs;
         protected KeyValueStore<String, String> cursors;
         protected KeyValueStore<String, String> online;
         protected KeyValueStore<String, String> lagging;
+        /** Pairs that registered or reinstalled behind the head, and when: due one interval later. */
+        protected KeyValueStore<String, Long> fresh;
         protected final SweepStats stats;
 
         PairProcessor(SweepStats stats) {
@@ -159,6 +176,7 @@ public final class SweeperTopology {
             cursors = context.getStateStore(CURSORS_STORE);
             online = context.getStateStore(ONLINE_STORE);
             lagging = context.getStateStore(LAGGING_STORE);
+            fresh = context.getStateStore(FRESH_STORE);
         }
 
         /** The delivered cursor; 0 for a device that never acked (or whose cursors were cleared). */
@@ -176,7 +194,9 @@ public final class SweeperTopology {
          * Re-derives the lagging entry of a pair from its cursor and the head its user may see: a
          * pair that caught up leaves the index (an online pair that was hinted and caught up is a
          * completed repair); one still behind keeps its spell while it has not reached the spell's
-         * mark, and starts a new one (mark: the head now) when it has.
+         * mark, and starts a new one (mark: the head now) when it has. One behind without a spell
+         * (it just registered or reinstalled) is {@linkplain #fresh fresh}: checked one due
+         * interval from now, and written to the index only if it is still behind then.
          */
         protected void reevaluate(String conv, String pair, Interest where, long now) {
             reevaluate(conv, pair, where, lag(pair), now);
@@ -186,6 +206,7 @@ public final class SweeperTopology {
         protected void reevaluate(String conv, String pair, Interest where, Lag was, long now) {
             if (where == null || !where.online()) {
                 if (was != null) lagging.delete(pair);
+                if (fresh.get(pair) != null) fresh.delete(pair);
                 return;
             }
             long cursor = cursor(pair);
@@ -196,7 +217,7 @@ public final class SweeperTopology {
                     lagging.delete(pair);
                 }
             } else if (was == null) {
-                lagging.put(pair, Lag.spell(target, now, Lag.NEVER).toJson());
+                fresh.put(pair, now);
             } else if (cursor >= was.mark()) {
                 lagging.put(pair, Lag.spell(target, now, was.lastHint()).toJson());
             }
@@ -204,7 +225,8 @@ public final class SweeperTopology {
 
         protected void dropPair(String pair) {
             online.delete(pair);
-            lagging.delete(pair);
+            if (lagging.get(pair) != null) lagging.delete(pair);
+            if (fresh.get(pair) != null) fresh.delete(pair);
         }
 
         /** The record read by {@code reader}, or null (logged with topic, partition and offset, and skipped) if malformed. */
@@ -330,6 +352,26 @@ public final class SweeperTopology {
             dead.clear();
 
             long cutoff = now - dueAfter;
+            List<KeyValue<String, Long>> registered = new ArrayList<>();
+            try (KeyValueIterator<String, Long> it = fresh.all()) {
+                while (it.hasNext()) {
+                    KeyValue<String, Long> kv = it.next();
+                    if (kv.value <= cutoff) registered.add(kv);
+                }
+            }
+            for (KeyValue<String, Long> kv : registered) {
+                fresh.delete(kv.key);
+                String conv = PairKey.conv(kv.key);
+                Interest where = online(kv.key);
+                if (where == null || !where.online()) continue;
+                long target = logs.visibleHead(conv, where.user());
+                if (cursor(kv.key) < target) due(conv, kv.key, where, target, kv.value, now, hints, writes, dead);
+            }
+            dead.forEach(this::dropPair);
+            writes.forEach(kv -> lagging.put(kv.key, kv.value));
+            writes.clear();
+            dead.clear();
+
             for (HeadHistory h : watched.values()) h.advance(cutoff);
             if (fullPassAt >= 0 && now >= fullPassAt) {
                 try (KeyValueIterator<String, String> on = online.all();
@@ -395,7 +437,7 @@ public final class SweeperTopology {
                     curKey = c.key;
                     curValue = c.value;
                 }
-                if (pair.equals(lagKey)) continue;   // in a spell of its own: the lagging pass decides
+                if (pair.equals(lagKey)) continue;   // in a spell of its own: the lagging pass decides it
                 String c = PairKey.conv(pair);
                 if (!c.equals(conv)) {
                     conv = c;
@@ -408,18 +450,28 @@ public final class SweeperTopology {
                 long target = logs.visibleHead(conv, where.user());
                 long heldFor = Math.min(target, due);   // the highest seq it may see, known for dueAfter
                 if (cursor >= heldFor || !logs.visible(conv, where.user(), heldFor)) continue;
-                if (where.garbage(gateways, horizon)) {
-                    dead.add(pair);
-                    continue;
-                }
-                Lag spell = Lag.spell(target, now - dueAfter, Lag.NEVER);
-                if (where.live(gateways, now)) {
-                    hints.add(conv, where.gateway(), target, PairKey.second(pair));
-                    spell = spell.hinted(now);
-                }
-                writes.add(KeyValue.pair(pair, spell.toJson()));
+                if (fresh.get(pair) != null) continue;   // registered within the interval: due later
+                due(conv, pair, where, target, now - dueAfter, now, hints, writes, dead);
             }
             stats.visited.add(visited);
+        }
+
+        /**
+         * A pair found due (behind since {@code since}): hinted now and entered in the index as
+         * hinted, or, on a silent gateway, entered to wait; a garbage registration is dropped.
+         */
+        private void due(String conv, String pair, Interest where, long target, long since, long now,
+                         Hints hints, List<KeyValue<String, String>> writes, List<String> dead) {
+            if (where.garbage(gateways, horizon)) {
+                dead.add(pair);
+                return;
+            }
+            Lag spell = Lag.spell(target, since, Lag.NEVER);
+            if (where.live(gateways, now)) {
+                hints.add(conv, where.gateway(), target, PairKey.second(pair));
+                spell = spell.hinted(now);
+            }
+            writes.add(KeyValue.pair(pair, spell.toJson()));
         }
 
         /** Device hints of one tick: conv → gateway → head → devices, one record each. */
@@ -573,8 +625,12 @@ public final class SweeperTopology {
             Interest merged = c.after();
             // A re-send (same connection, still online) changes nothing about the lag.
             if (prev != null && merged.ver() == prev.ver() && merged.online() == prev.online()) return;
-            if (prev == null || merged.ver() != prev.ver()) lagging.delete(c.pair());
-            reevaluate(conv, c.pair(), merged, now);
+            Lag was = lag(c.pair());
+            if (was != null && (prev == null || merged.ver() != prev.ver())) {
+                lagging.delete(c.pair());
+                was = null;
+            }
+            reevaluate(conv, c.pair(), merged, was, now);
         }
     }
 }

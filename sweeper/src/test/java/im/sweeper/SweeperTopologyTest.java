@@ -541,7 +541,7 @@ class SweeperTopologyTest {
 
         cursors.pipeInput("c1", "{\"v\":1,\"conv\":\"c1\",\"device\":\"d1\",\"deleted\":true}");
         assertNull(cursors().get(PairKey.of("c1", "d1")), "cursor back to 0");
-        assertNotNull(lagging().get(PairKey.of("c1", "d1")), "and lagging, since it is online");
+        assertNotNull(fresh().get(PairKey.of("c1", "d1")), "and behind, since it is online: due one interval later");
         advance(1000);
         List<TestRecord<String, String>> hints = gwA.readRecordsToList();
         assertEquals(1, hints.size());
@@ -580,7 +580,7 @@ class SweeperTopologyTest {
         assertEquals(0, storedCursor("c2", "d1").get("delivered").asLong());
         cursor("c2", "d1", 1, 4);                 // a late record of the old install does not bring it back
         assertEquals(0, storedCursor("c2", "d1").get("delivered").asLong());
-        assertNotNull(lagging().get(PairKey.of("c2", "d1")), "lagging: the new install holds nothing yet");
+        assertNotNull(fresh().get(PairKey.of("c2", "d1")), "behind: the new install holds nothing yet");
     }
 
     // ---------------------------------------------------------------- cost
@@ -604,7 +604,8 @@ class SweeperTopologyTest {
             }
         }
         assertEquals(1000, count(online()), "1000 online pairs");
-        assertEquals(2, count(lagging()), "the punctuator's index holds the 2 lagging pairs only");
+        assertEquals(2, count(fresh()), "the 2 pairs that registered behind wait for their interval");
+        assertEquals(0, count(lagging()), "nothing is hinted yet");
 
         advance(1000);
         List<TestRecord<String, String>> hints = gwA.readRecordsToList();
@@ -623,6 +624,33 @@ class SweeperTopologyTest {
         assertEquals(1010, stats.pairsVisited(), "c3's 10 pairs once, not 10 × 10");
         advanceInSteps(1000, 500);
         assertEquals(1010, stats.pairsVisited(), "no head moved: nothing visited");
+    }
+
+    /**
+     * A connect burst (devices register behind the head, then sync and ack within the interval)
+     * writes nothing to the lagging index: no entry, no tombstone, no changelog record. Before, each
+     * registration wrote an entry or a delete, and each ack another: tombstones that every tick's
+     * walk of the index then stepped over (the idle sweeper's cost after a burst).
+     */
+    @Test
+    void aConnectBurstThatCatchesUpWithinTheIntervalLeavesNothingInTheIndex() {
+        start();
+        heartbeat("gw-a", GEN, now);
+        for (int c = 0; c < 50; c++) events("c" + c, 1, 3);
+        advanceInSteps(2000, 1000);
+        TestOutputTopic<String, String> changelog = driver.createOutputTopic(
+                "sweeper-topology-test-" + SweeperTopology.LAGGING_STORE + "-changelog", new StringDeserializer(), new StringDeserializer());
+        for (int c = 0; c < 50; c++) {
+            for (int d = 0; d < 4; d++) online("c" + c, "d" + d, "gw-a");
+        }
+        advance(300);
+        for (int c = 0; c < 50; c++) {
+            for (int d = 0; d < 4; d++) cursor("c" + c, "d" + d, 1, 3);
+        }
+        advanceInSteps(3000, 500);
+        assertTrue(gwA.isEmpty(), "no hint: they caught up");
+        assertEquals(0, changelog.readRecordsToList().size(), "no write to the index: no entry, no delete");
+        assertEquals(0, count(fresh()));
     }
 
     @Test
@@ -765,9 +793,13 @@ class SweeperTopologyTest {
         return RouteJson.parse(cursors().get(PairKey.of(conv, device)));
     }
 
-    private static long count(KeyValueStore<String, String> store) {
-        List<KeyValue<String, String>> all = new ArrayList<>();
-        try (KeyValueIterator<String, String> it = store.all()) {
+    private KeyValueStore<String, Long> fresh() {
+        return driver.getKeyValueStore(SweeperTopology.FRESH_STORE);
+    }
+
+    private static <V> long count(KeyValueStore<String, V> store) {
+        List<KeyValue<String, V>> all = new ArrayList<>();
+        try (KeyValueIterator<String, V> it = store.all()) {
             it.forEachRemaining(all::add);
         }
         return all.size();
