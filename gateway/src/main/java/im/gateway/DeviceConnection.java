@@ -264,6 +264,11 @@ final class DeviceConnection {
         return true;
     }
 
+    /** The I/O thread of this connection's channel: a write made on it goes out without a hand-over. */
+    java.util.concurrent.Executor ioThread() {
+        return channel.getIoThread();
+    }
+
     /** A frame pushed to many devices, encoded on first use only (an event goes to every member's devices). */
     static final class PushText {
         private final ServerFrame frame;
@@ -273,7 +278,7 @@ final class DeviceConnection {
             this.frame = frame;
         }
 
-        /** Single-threaded use: the push thread. */
+        /** Encoded by the push thread before any I/O thread writes it (a fan-out hands it over encoded). */
         String text() {
             if (text == null) text = CODEC.encode(frame);
             return text;

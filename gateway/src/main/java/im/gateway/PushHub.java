@@ -18,6 +18,7 @@ import im.topics.InterestRecord;
 import im.topics.MalformedRecordException;
 import im.topics.MembershipNotice;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -369,7 +370,7 @@ final class PushHub implements AutoCloseable {
         }
         ChannelRecord.Push push = (ChannelRecord.Push) msg;
         EventRecord ev = push.ev();
-        DeviceConnection.PushText frame = new DeviceConnection.PushText(new EventPush(ev.toWire()));
+        Fanout fanout = new Fanout(new DeviceConnection.PushText(new EventPush(ev.toWire())));
         for (String d : push.devices()) {
             DeviceConnection c = byDevice.get(d);
             if (c == null) continue;
@@ -377,7 +378,35 @@ final class PushHub implements AutoCloseable {
             // partition): apply it from the log's own word. Only a later change ever replaces a period.
             Long from = push.from().get(d);
             if (from != null) c.visibility.joined(ev.conv(), from);
-            deliver(c, ev, frame);
+            if (mayDeliver(c, ev)) fanout.add(c);
+        }
+        fanout.send();
+    }
+
+    /**
+     * One frame to many connections, written by each connection's I/O thread in one task per
+     * thread: a write made on the channel's own I/O thread goes out at once, where one made on
+     * this thread is handed over (a task and a wake-up of the I/O thread per connection). Each
+     * connection is on one I/O thread and its tasks run in order, so its pushes stay in order.
+     */
+    private final class Fanout {
+        private final DeviceConnection.PushText frame;
+        private final Map<java.util.concurrent.Executor, List<DeviceConnection>> byThread = new java.util.HashMap<>(4);
+
+        Fanout(DeviceConnection.PushText frame) {
+            this.frame = frame;
+        }
+
+        void add(DeviceConnection c) {
+            byThread.computeIfAbsent(c.ioThread(), t -> new ArrayList<>()).add(c);
+        }
+
+        void send() {
+            if (byThread.isEmpty()) return;
+            frame.text();   // encoded once, here, before the I/O threads read it
+            byThread.forEach((thread, conns) -> thread.execute(() -> {
+                for (DeviceConnection c : conns) if (c.push(frame)) pushed.incrementAndGet();
+            }));
         }
     }
 
@@ -387,33 +416,34 @@ final class PushHub implements AutoCloseable {
      */
     private void onNotice(MembershipNotice msg) {
         EventRecord ev = msg.ev();
-        DeviceConnection.PushText frame = null;
+        Fanout fanout = null;
         for (String user : msg.users()) {
             Set<DeviceConnection> conns = byUser.get(user);
             if (conns == null) continue;
-            if (frame == null) frame = new DeviceConnection.PushText(new EventPush(ev.toWire()));
+            if (fanout == null) fanout = new Fanout(new DeviceConnection.PushText(new EventPush(ev.toWire())));
             for (DeviceConnection c : conns) {
                 if (msg.isJoin()) {
                     if (c.visibility.joined(ev.conv(), ev.seq())) register(c, ev.conv());
-                    deliver(c, ev, frame);
+                    if (mayDeliver(c, ev)) fanout.add(c);
                 } else {
                     c.visibility.left(ev.conv(), ev.seq());
                 }
             }
         }
+        if (fanout != null) fanout.send();
     }
 
-    /** Writes the event's frame if the device's period covers it. */
-    private void deliver(DeviceConnection c, EventRecord ev, DeviceConnection.PushText frame) {
+    /** Whether the event's frame goes to this connection: the device's period covers it (and no fault drops it). */
+    private boolean mayDeliver(DeviceConnection c, EventRecord ev) {
         if (Event.LEAVE.equals(ev.kind()) && ev.sender().equals(c.principal().userId())) {
             c.visibility.left(ev.conv(), ev.seq());   // the leave itself is still visible to the leaver
         }
-        if (!c.visibility.visible(ev.conv(), ev.seq())) return;
+        if (!c.visibility.visible(ev.conv(), ev.seq())) return false;
         if (faults.shouldDrop(FaultPoint.GW_PUSH)) {
             droppedByFault.incrementAndGet();
-        } else if (c.push(frame)) {
-            pushed.incrementAndGet();
+            return false;
         }
+        return true;
     }
 
     /** At most one re-send of a partition within this long: every delivery node and sweeper task of it asks. */
