@@ -10,6 +10,7 @@ import im.infra.kafka.TopicNames;
 import im.routing.ConvLogStore;
 import im.routing.PairKey;
 import im.routing.Period;
+import im.sweeper.SweepStats;
 import im.sweeper.SweeperTopology;
 import im.topics.Interest;
 import im.topics.RouteJson;
@@ -35,7 +36,6 @@ import java.util.Locale;
 import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.Callable;
-import java.util.concurrent.atomic.LongAdder;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -67,6 +67,15 @@ import picocli.CommandLine.Option;
  * lagging pairs are a random prefix of a fixed random order of the pairs: for the fractions run
  * in decreasing order, the step from one fraction to the next is the catch-up (cursor raised to
  * the head) of the pairs in between, applied in both systems.
+ *
+ * <p>The Streams side since the 2026-12-05 redesign (8f4afc4, 0d13e74): loading writes no pair
+ * into the {@code lagging} index (the pairs that register behind the head wait in the in-memory
+ * {@code fresh} store); the driver's first tick one due interval after its start is the task's
+ * one pass over all its online pairs, measured and printed apart ("first pass after a start"),
+ * after which the index holds exactly the lagging pairs, hinted. The measured steady ticks then
+ * walk only that index (back-off 0: every tick re-hints every lagging pair, the worst case) and
+ * visit no online pair outside it, since no event arrives; the catch-up between fractions is a
+ * repair per pair, which leaves the index.
  */
 @Command(name = "sweep-bench", mixinStandardHelpOptions = true,
         description = "one sweep tick of the Streams sweeper vs the seed's per-device DB scan, same data, same run")
@@ -106,6 +115,7 @@ public final class SweepBench implements Callable<Integer> {
 
     private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     private final List<Row> rows = new ArrayList<>();
+    private final List<FirstPass> firstPasses = new ArrayList<>();
     private boolean seedWarmed;
 
     public static void main(String[] args) {
@@ -115,8 +125,15 @@ public final class SweepBench implements Callable<Integer> {
         System.exit(new CommandLine(new SweepBench()).execute(args));
     }
 
-    /** One measured tick (median of the repeats) of each side. Seed fields are NaN / -1 when not run. */
+    /**
+     * One measured steady tick (median of the repeats) of each side. Seed fields are NaN / -1 when
+     * not run. {@code visited}: the pairs the Streams tick looked at, its index entries plus the
+     * online pairs it visited outside the index ({@code SweepStats.pairsVisited}, 0 at a steady tick).
+     */
     record Row(int n, double f, int lagging, long visited, Tick streams, Tick seed) {}
+
+    /** The Streams side's first tick after the driver started: its one pass over all online pairs. */
+    record FirstPass(int n, double f, int lagging, long visited, boolean piped, Tick tick) {}
 
     /** CPU and wall ms of a tick and what it did. */
     record Tick(double cpuMs, double wallMs, long hints, long hintRecords, long queries, long rows,
@@ -187,6 +204,15 @@ public final class SweepBench implements Callable<Integer> {
                     } else {
                         s.prefill(lag[0]);
                     }
+                    Tick first = s.firstPass(lag[0]);
+                    firstPasses.add(new FirstPass(n, fs.get(0), lag[0], s.lastVisited, n <= pipeMax, first));
+                    System.out.printf(Locale.ROOT, "# streams N=%d f=%s lagging=%d: first pass after a start (%s): cpu ms %.2f,"
+                                    + " wall ms %.2f, online pairs visited %d, hints %d in %d records; idle commit cpu ms %.2f;"
+                                    + " then the lagging index holds exactly the %d lagging pairs, hinted; load avg %s%n",
+                            n, pct(fs.get(0)), lag[0], n <= pipeMax ? "piped: found in fresh" : "prefilled: found by the pass",
+                            first.cpuMs(), first.wallMs(), s.lastVisited, first.hints(), first.hintRecords(),
+                            s.idle.get(0).cpuMs(), lag[0], loadAvg());
+                    s.idle.clear();
                     for (int i = 0; i < fs.size(); i++) {
                         if (i > 0) s.catchUp(lag[i], lag[i - 1]);
                         long v = s.laggingEntries();
@@ -197,9 +223,13 @@ public final class SweepBench implements Callable<Integer> {
                             if (ticks[r].hints() != lag[i]) {
                                 throw new IllegalStateException("Streams tick hinted " + ticks[r].hints() + " devices, expected " + lag[i]);
                             }
+                            if (s.lastVisited != 0) {
+                                throw new IllegalStateException("Streams steady tick visited " + s.lastVisited
+                                        + " online pairs outside the index, expected 0 (no event since the first pass)");
+                            }
                         }
                         streamsTicks.add(ticks);
-                        visited.add(v);
+                        visited.add(v);   // index entries; + 0 online pairs outside it (checked above)
                         System.out.printf(Locale.ROOT, "# streams N=%d f=%s lagging=%d: tick cpu ms %s, wall ms %s, hints %d"
                                         + " in %d records; idle commit (no punctuation) cpu ms %s wall ms %s; load avg %s%n",
                                 n, pct(fs.get(i)), lag[i], list(ticks, true), list(ticks, false), ticks[0].hints(),
@@ -368,7 +398,9 @@ public final class SweepBench implements Callable<Integer> {
     final class StreamsSide implements AutoCloseable {
         private final Shape shape;
         private final TopologyTestDriver driver;
-        private final LongAdder hintCount = new LongAdder();
+        private final SweepStats stats = new SweepStats();
+        /** Online pairs outside the index that the last {@link #tick} visited ({@link SweepStats#pairsVisited} delta). */
+        long lastVisited;
         private final TestInputTopic<String, String> events;
         private final TestInputTopic<String, String> cursors;
         private final TestInputTopic<String, String> interest;
@@ -383,9 +415,10 @@ public final class SweepBench implements Callable<Integer> {
             p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
             p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
             p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");   // as the Sweeper runs it
-            // back-off = sweep: a pair still lagging at the next tick is hinted again, so every tick does the full work.
+            // back-off 0: a pair still lagging at the next tick is hinted again, so every tick does the full work
+            // (with back-off = sweep, the back-off's doubling within a spell would skip ticks from the third hint on).
             driver = new TopologyTestDriver(SweeperTopology.build(TOPICS, Duration.ofMillis(sweepMs),
-                    Duration.ofMillis(sweepMs), Duration.ofDays(1), Duration.ofDays(1), hintCount), p, T0);
+                    Duration.ZERO, Duration.ofDays(1), Duration.ofDays(1), stats), p, T0);
             StringSerializer ser = new StringSerializer();
             StringDeserializer de = new StringDeserializer();
             events = driver.createInputTopic(TOPICS.events(), ser, ser);
@@ -433,11 +466,15 @@ public final class SweepBench implements Callable<Integer> {
         }
 
         /**
-         * The stores as {@link #load} leaves them, written straight into them (their changelogs too)
-         * instead of through the input topics: the test driver commits and flushes RocksDB after every
-         * input record, which makes piping millions of records take far longer than a run may.
-         * Values in the formats of {@code PairState}; {@link #verifyStores} checks, at the piped sizes,
-         * that the topology produced exactly this.
+         * The persistent stores as {@link #load} leaves them, written straight into them (their
+         * changelogs too) instead of through the input topics: the test driver commits and flushes
+         * RocksDB after every input record, which makes piping millions of records take far longer
+         * than a run may. Values in the formats of {@code PairState}; {@link #verifyStores} checks,
+         * at the piped sizes, that the topology produced exactly this. As after loading, the
+         * {@code lagging} index is empty (no pair was hinted yet); unlike it, nothing is in the
+         * in-memory {@code fresh} store (a restarted task has lost it), so here the start's first
+         * pass, not the fresh check, finds the lagging pairs: the same hints and the same index
+         * entries either way ({@link #firstPass}).
          */
         private java.util.Map<Integer, List<String>> members;
 
@@ -448,7 +485,6 @@ public final class SweepBench implements Callable<Integer> {
             KeyValueStore<String, String> periods = driver.getKeyValueStore(ConvLogStore.PERIODS);
             KeyValueStore<String, String> cur = driver.getKeyValueStore(SweeperTopology.CURSORS_STORE);
             KeyValueStore<String, String> onl = driver.getKeyValueStore(SweeperTopology.ONLINE_STORE);
-            KeyValueStore<String, String> lag = driver.getKeyValueStore(SweeperTopology.LAGGING_STORE);
             for (int c = 0; c < shape.convs; c++) {
                 heads.put(Shape.conv(c), (long) Shape.head(c));
                 expectedPeriods(c).forEach(periods::put);
@@ -458,16 +494,20 @@ public final class SweepBench implements Callable<Integer> {
                 String key = pairKey(p);
                 cur.put(key, expectedCursor(p, lags));
                 onl.put(key, expectedOnline(p));
-                if (lags[p]) lag.put(key, expectedLag(shape.convOf[p]));
                 if (p % 50_000 == 49_999) flushCaptured();
             }
             flushCaptured();
             System.out.printf(Locale.ROOT, "# streams stores prefilled directly (N > --pipe-max %d): %d heads, %d cursors,"
-                            + " %d online, %d lagging in %.1f s%n",
+                            + " %d online (%d of them behind the head), 0 lagging, 0 fresh (a restarted task) in %.1f s%n",
                     pipeMax, shape.convs, shape.n, shape.n, lagging, (System.nanoTime() - t0) / 1e9);
         }
 
-        /** Every store holds exactly what {@link #prefill} would write. */
+        /**
+         * Every persistent store holds exactly what {@link #prefill} writes (an empty {@code lagging}
+         * index: an event or a registration writes no pair there), and the in-memory
+         * {@code fresh} store exactly the pairs that registered behind the head, since their
+         * registration (the driver's clock stood at T0 during the load).
+         */
         void verifyStores(int lagging) {
             boolean[] lags = shape.laggingSet(lagging);
             KeyValueStore<String, Long> heads = driver.getKeyValueStore(ConvLogStore.HEADS);
@@ -484,18 +524,22 @@ public final class SweepBench implements Callable<Integer> {
             KeyValueStore<String, String> cur = driver.getKeyValueStore(SweeperTopology.CURSORS_STORE);
             KeyValueStore<String, String> onl = driver.getKeyValueStore(SweeperTopology.ONLINE_STORE);
             KeyValueStore<String, String> lag = driver.getKeyValueStore(SweeperTopology.LAGGING_STORE);
+            KeyValueStore<String, Long> fresh = driver.getKeyValueStore(SweeperTopology.FRESH_STORE);
             for (int p = 0; p < shape.n; p++) {
                 String key = pairKey(p);
                 check(expectedCursor(p, lags), cur.get(key), "cursor of pair " + p);
                 check(expectedOnline(p), onl.get(key), "online of pair " + p);
-                check(lags[p] ? expectedLag(shape.convOf[p]) : null, lag.get(key), "lagging of pair " + p);
+                check(null, lag.get(key), "lagging of pair " + p);
+                check(lags[p] ? T0.toEpochMilli() : null, fresh.get(key), "fresh of pair " + p);
             }
             check((long) shape.convs, count(heads), "heads entries");
             check((long) shape.n, count(cur), "cursors entries");
             check((long) shape.n, count(onl), "online entries");
-            check((long) lagging, count(lag), "lagging entries");
-            System.out.println("# streams stores after loading through the topology: equal, entry by entry, to what"
-                    + " --pipe-max prefills for larger N");
+            check(0L, count(lag), "lagging entries");
+            check((long) lagging, count(fresh), "fresh entries");
+            System.out.println("# streams stores after loading through the topology: persistent ones equal, entry by entry,"
+                    + " to what --pipe-max prefills for larger N (lagging index empty); fresh (in memory) holds the "
+                    + lagging + " pairs behind the head");
         }
 
         private static void check(Object expected, Object actual, String what) {
@@ -558,9 +602,33 @@ public final class SweepBench implements Callable<Integer> {
             return new im.topics.EventRecord(Shape.conv(c), seq, "join", "m-" + c + "-" + seq, user, null, null, "", 0).toJson();
         }
 
-        private static String expectedLag(int c) {
+        /** The index entry of a lagging pair hinted once, at {@code hintedAt}, in a spell from T0 (its registration). */
+        private static String expectedLag(int c, long hintedAt) {
             return RouteJson.JSON.createObjectNode().put("mark", (long) Shape.head(c)).put("since", T0.toEpochMilli())
-                    .put("lastHint", -1L).put("hints", 0).toString();
+                    .put("lastHint", hintedAt).put("hints", 1).toString();
+        }
+
+        /**
+         * The start's first pass (the first tick at least one due interval after the driver
+         * started): it visits every online pair and hints each lagging one, found in {@code fresh}
+         * (piped load) or by the pass (prefill). After it the index holds exactly the lagging
+         * pairs, each hinted once, the same entries either way.
+         */
+        Tick firstPass(int lagging) {
+            Tick t = tick();
+            if (lastVisited != shape.n) {
+                throw new IllegalStateException("first tick visited " + lastVisited + " online pairs, expected all " + shape.n);
+            }
+            if (t.hints() != lagging) throw new IllegalStateException("first pass hinted " + t.hints() + ", expected " + lagging);
+            boolean[] lags = shape.laggingSet(lagging);
+            KeyValueStore<String, String> lag = driver.getKeyValueStore(SweeperTopology.LAGGING_STORE);
+            KeyValueStore<String, Long> fresh = driver.getKeyValueStore(SweeperTopology.FRESH_STORE);
+            for (int p = 0; p < shape.n; p++) {
+                check(lags[p] ? expectedLag(shape.convOf[p], now) : null, lag.get(pairKey(p)), "lagging of pair " + p + " after the first pass");
+            }
+            check((long) lagging, count(lag), "lagging entries after the first pass");
+            check(0L, count(fresh), "fresh entries after the first pass");
+            return t;
         }
 
         /** Lets the driver commit and hand over what the stores' changelogs produced, then drops it. */
@@ -569,14 +637,19 @@ public final class SweepBench implements Callable<Integer> {
             drainChangelogs();
         }
 
-        /** The pairs lagOrder[to..from) ack up to the head. */
+        /** The pairs lagOrder[to..from) ack up to the head: hinted pairs that catch up, repairs that leave the index. */
         void catchUp(int to, int from) {
+            long repairsBefore = stats.repairs();
             for (int i = to; i < from; i++) {
                 int p = shape.lagOrder[i];
                 int c = shape.convOf[p];
                 cursors.pipeInput(Shape.conv(c), cursor(c, shape.devOf[p], Shape.head(c)));
             }
             drainChangelogs();
+            if (stats.repairs() - repairsBefore != from - to) {
+                throw new IllegalStateException("catch-up of " + (from - to) + " hinted pairs counted "
+                        + (stats.repairs() - repairsBefore) + " repairs");
+            }
         }
 
         long laggingEntries() {
@@ -608,7 +681,8 @@ public final class SweepBench implements Callable<Integer> {
             advance(1);
             idle.add(new Tick((threads.getCurrentThreadCpuTime() - icpu0) / 1e6, (System.nanoTime() - iwall0) / 1e6,
                     0, 0, 0, 0, 0, 0, 0, 0, 0));
-            long hintsBefore = hintCount.sum();
+            long hintsBefore = stats.hints();
+            long visitedBefore = stats.pairsVisited();
             long cpu0 = threads.getCurrentThreadCpuTime();
             long wall0 = System.nanoTime();
             advance(1);
@@ -617,7 +691,8 @@ public final class SweepBench implements Callable<Integer> {
             long records = 0;
             for (TestOutputTopic<String, String> ch : channels) records += ch.getQueueSize();
             drainChangelogs();
-            return new Tick(cpu / 1e6, wall / 1e6, hintCount.sum() - hintsBefore, records, 0, 0, 0, 0, 0, 0, 0);
+            lastVisited = stats.pairsVisited() - visitedBefore;
+            return new Tick(cpu / 1e6, wall / 1e6, stats.hints() - hintsBefore, records, 0, 0, 0, 0, 0, 0, 0);
         }
 
         private void advance(long ms) {
@@ -859,6 +934,17 @@ public final class SweepBench implements Callable<Integer> {
 
     private void printTable(List<Double> fs) {
         System.out.println();
+        System.out.println("# Streams, first pass after a start (one tick per N, the first one due interval after the driver"
+                + " started; 'visited' = online pairs the pass visited, SweepStats.pairsVisited)");
+        System.out.printf("%9s %6s %7s %8s | %9s %9s %6s  %s%n", "N", "f", "lagging", "visited", "st cpu ms", "st wall",
+                "hints", "loaded");
+        for (FirstPass r : firstPasses) {
+            System.out.printf(Locale.ROOT, "%9d %6s %7d %8d | %9.2f %9.2f %6d  %s%n", r.n(), pct(r.f()), r.lagging(),
+                    r.visited(), r.tick().cpuMs(), r.tick().wallMs(), r.tick().hints(), r.piped() ? "piped" : "prefilled");
+        }
+        System.out.println();
+        System.out.println("# steady ticks (median of --repeats); 'visited' = lagging index entries + online pairs visited"
+                + " outside it (0: no event since the first pass)");
         String head = "%9s %6s %7s %8s | %9s %9s %6s %4s | %9s %9s %7s %8s %11s %9s %8s%n";
         System.out.printf(head, "N", "f", "lagging", "visited", "st cpu ms", "st wall", "hints", "DBr",
                 "seed cpu", "seed wall", "queries", "rows", "tup_return", "blks_hit", "pg cpu");
