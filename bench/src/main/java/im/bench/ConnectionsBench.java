@@ -70,6 +70,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.knowm.xchart.XYChart;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -164,6 +165,11 @@ public final class ConnectionsBench implements Callable<Integer> {
     @Option(names = "--converge-timeout-s", description = "seconds from the storm's start within which every device must have"
             + " acked its head; default ${DEFAULT-VALUE}")
     int convergeTimeoutS = 60;
+    @Option(names = "--chart", description = "also write a PNG (XChart) of the cost per connection against N to this file:"
+            + " idle CPU and heap above the empty platform, push p50/p99")
+    Path chart;
+    @Option(names = "--chart-title", description = "the chart's title, default ${DEFAULT-VALUE}")
+    String chartTitle = "What an idle subscribed connection costs as N grows";
 
     private final long clockTick = Procs.clockTick();
     /** The command that starts a platform (its arguments follow). */
@@ -205,6 +211,16 @@ public final class ConnectionsBench implements Callable<Integer> {
         /** CPU without the platform JVM's JIT compiler threads (still compiling after the settle; noise here). */
         double cpuNoJit() {
             return cpuPct - jitPct;
+        }
+
+        /** {@link #cpuNoJit} above the empty platform's, % of one core per 1,000 connections. */
+        double cpuPer1k(Result empty) {
+            return (cpuNoJit() - empty.cpuNoJit()) / n * 1000;
+        }
+
+        /** Heap used after a full GC above the empty platform's, KB per connection. */
+        double heapKbPerConn(Result empty) {
+            return (heapMb - empty.heapMb) * 1024 / n;
         }
     }
 
@@ -252,6 +268,10 @@ public final class ConnectionsBench implements Callable<Integer> {
             System.err.println("--groups-per-device: 0 to 10000, and not with --reconnect");
             return 2;
         }
+        if (chart != null && noEmpty) {
+            System.err.println("--chart plots costs above the empty platform: not with --no-empty");
+            return 2;
+        }
         List<Integer> ordered = new ArrayList<>(sizes);
         Collections.sort(ordered);
         long runStart = System.nanoTime();
@@ -272,6 +292,7 @@ public final class ConnectionsBench implements Callable<Integer> {
         if (!noEmpty) empty = runSize(0);
         for (int n : ordered) results.add(runSize(n));
         printTable(empty);
+        if (chart != null) writeChart(empty);
         System.out.printf("%n# load avg at end: %s; total %.1f min%n", loadAvg(), (System.nanoTime() - runStart) / 60e9);
         return 0;
     }
@@ -1292,11 +1313,11 @@ public final class ConnectionsBench implements Callable<Integer> {
         for (Result r : all) {
             boolean base = r.n == 0 || empty == null;
             double cpuAbove = base ? Double.NaN : r.cpuNoJit() - empty.cpuNoJit();
-            double heapKb = base ? Double.NaN : (r.heapMb - empty.heapMb) * 1024 / r.n;
+            double heapKb = base ? Double.NaN : r.heapKbPerConn(empty);
             double rssKb = base ? Double.NaN : (r.rssMb - empty.rssMb) * 1024 / r.n;
             System.out.printf(Locale.ROOT, "%6d %7s %9s %6s %7.2f %8.2f %8s %8s %8.1f %8s %8.1f %8s %7s %7s %7s%n",
                     r.n, f1(r.setupS), f1(r.connectS), r.n == 0 ? "-" : String.valueOf(r.errors), r.cpuPct, r.cpuNoJit(), f2(cpuAbove),
-                    f2(cpuAbove / r.n * 1000), r.heapMb, f1(heapKb), r.rssMb, f1(rssKb), f1(r.p50), f1(r.p99), f1(r.max));
+                    f2(base ? Double.NaN : r.cpuPer1k(empty)), r.heapMb, f1(heapKb), r.rssMb, f1(rssKb), f1(r.p50), f1(r.p99), f1(r.max));
         }
         if (results.stream().anyMatch(r -> r.missed > 0)) {
             System.out.println("# pushes missed (no event within 10 s): "
@@ -1343,6 +1364,24 @@ public final class ConnectionsBench implements Callable<Integer> {
                     f2((r.rssMb - e0rss) / (s.rssMb - e0rss)), f2(r.p50 / s.p50), f2(r.p99 / s.p99), f1(dHeap), f2(dCpu));
             prev = r;
         }
+    }
+
+    /** Cost per connection against N, three charts side by side since their units differ: CPU, heap, push latency. */
+    private void writeChart(Result empty) throws IOException {
+        String xTitle = "idle connections N";
+        double[] n = results.stream().mapToDouble(Result::n).toArray();
+        XYChart cpu = Charts.against("Idle CPU above the empty platform", xTitle, "% of one core per 1,000 connections", 480, 420);
+        Charts.addSeries(cpu, "platform without JIT threads", n, results.stream().mapToDouble(r -> r.cpuPer1k(empty)).toArray());
+        XYChart heap = Charts.against("Heap above the empty platform", xTitle, "KB per connection", 480, 420);
+        Charts.addSeries(heap, "used after a full GC", n, results.stream().mapToDouble(r -> r.heapKbPerConn(empty)).toArray());
+        XYChart push = Charts.against("Push to an idle connection", xTitle, "send -> event (ms)", 480, 420);
+        Charts.addSeries(push, "p50", n, results.stream().mapToDouble(Result::p50).toArray());
+        Charts.addSeries(push, "p99", n, results.stream().mapToDouble(Result::p99).toArray());
+        for (XYChart c : List.of(cpu, heap, push)) {
+            c.getStyler().setXAxisDecimalPattern("#,##0");
+            c.getStyler().setYAxisDecimalPattern("#,##0.##");
+        }
+        Charts.write(chart, chartTitle, cpu, heap, push);
     }
 
     private static String f1(double v) {

@@ -768,22 +768,16 @@ public final class GroupScaleBench implements Callable<Integer> {
 
     /** Per-unit CPU (µs; ticks in ms) against members, one series per figure that is not a count. */
     private void writeChart(List<Result> rs) throws IOException {
-        System.setProperty("java.awt.headless", "true");
-        org.knowm.xchart.XYChart c = new org.knowm.xchart.XYChartBuilder().width(900).height(560).title(chartTitle)
-                .xAxisTitle("members of the group (25 % online, at most 2,000)").yAxisTitle("CPU per unit (µs; sweep tick: ms)").build();
+        org.knowm.xchart.XYChart c = Charts.against(chartTitle, "members of the group (25 % online, at most 2,000)",
+                "CPU per unit (µs; sweep tick: ms)", 900, 560);
         c.getStyler().setXAxisLogarithmic(true);
         c.getStyler().setYAxisLogarithmic(true);
-        c.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.OutsideS);
-        c.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
         double[] x = rs.stream().mapToDouble(Result::members).toArray();
         for (Col col : COLS) {
             if (col.head().startsWith("hints") || col.head().startsWith("needless") || col.head().equals("tick ms")) continue;
             double[] y = rs.stream().mapToDouble(r -> Math.max(0.01, col.get().applyAsDouble(r))).toArray();
             c.addSeries(col.head(), x, y);
         }
-        Path parent = chart.toAbsolutePath().getParent();
-        if (parent != null) Files.createDirectories(parent);
-        org.knowm.xchart.BitmapEncoder.saveBitmap(c, chart.toString(), org.knowm.xchart.BitmapEncoder.BitmapFormat.PNG);
-        System.out.println("# chart written to " + chart);
+        Charts.write(chart, null, c);
     }
 }
