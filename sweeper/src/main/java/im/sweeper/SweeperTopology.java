@@ -87,6 +87,8 @@ public final class SweeperTopology {
     public static final String ONLINE_STORE = "online";
     public static final String LAGGING_STORE = "lagging";
     public static final String FRESH_STORE = "fresh";
+    /** Online pairs a starting task's first pass visits per tick. */
+    static final int FIRST_PASS_PAIRS_PER_TICK = 20_000;
     public static final String GATEWAYS_STORE = GatewayLiveness.STORE;
     /** The {@code why} of the hints this topology emits. */
     public static final String WHY = "sweep";
@@ -259,12 +261,16 @@ public final class SweeperTopology {
         /** Conversations whose head moved less than {@code dueAfter} ago (or whose due head was not visited yet). */
         private final Map<String, HeadHistory> watched = new HashMap<>();
         /**
-         * When this task (re)started its first pass over all its online pairs is due (-1 once it
-         * ran): the arrival times of events before the start are not known, so every head is
-         * taken as arrived at the start. A restarted or moved task thereby hints what was lost
-         * before it, one {@code dueAfter} later, at the cost of one pass over its pairs.
+         * When this task (re)started its first pass over all its online pairs begins: the arrival
+         * times of events before the start are not known, so every head is taken as arrived at the
+         * start. A restarted or moved task thereby hints what was lost before it, one
+         * {@code dueAfter} later, at the cost of one pass over its pairs, spread over ticks of
+         * {@value #FIRST_PASS_PAIRS_PER_TICK} pairs so that no tick holds the stream thread long.
          */
-        private long fullPassAt;
+        private long firstPassAt;
+        /** Where the first pass goes on (null: from the start, or done once {@link #firstPassDone}). */
+        private String firstPassFrom;
+        private boolean firstPassDone;
 
         HeadsAndSweep(TopicNames topics, Duration sweep, Duration ackThrottle, Duration backoff, Duration lease, Duration renew,
                       SweepStats stats) {
@@ -282,7 +288,7 @@ public final class SweeperTopology {
             super.init(context);
             gateways = new GatewayLiveness.View(context.getStateStore(GATEWAYS_STORE), lease);
             ledger = InterestLedger.of(context, ONLINE_STORE, 0);
-            fullPassAt = context.currentSystemTimeMs() + dueAfter;
+            firstPassAt = context.currentSystemTimeMs() + dueAfter;
             // One punctuator per task (only this processor schedules it).
             context.schedule(Duration.ofMillis(sweep), PunctuationType.WALL_CLOCK_TIME, this::sweep);
         }
@@ -309,10 +315,11 @@ public final class SweeperTopology {
 
         /**
          * One tick: hint the due pairs, grouped per (conversation, gateway, visible head); drop
-         * garbage. Two kinds of pairs are due: those in the lagging index (in a spell that began
-         * with their registration or reinstall, or hinted and not yet caught up: their back-off
-         * decides) and, among the online pairs of the conversations whose due head moved since
-         * their last visit, those whose cursor is below it.
+         * garbage. Three kinds of pairs are due: those in the lagging index (hinted and not caught
+         * up, or waiting for a silent gateway: their back-off decides), the fresh pairs whose
+         * interval is over and still behind, and, among the online pairs of the conversations
+         * whose due head moved since their last visit (and of the first pass), those whose cursor
+         * is below it.
          */
         private void sweep(long now) {
             Hints hints = new Hints();
@@ -373,18 +380,29 @@ public final class SweeperTopology {
             dead.clear();
 
             for (HeadHistory h : watched.values()) h.advance(cutoff);
-            if (fullPassAt >= 0 && now >= fullPassAt) {
-                try (KeyValueIterator<String, String> on = online.all();
-                     KeyValueIterator<String, String> cur = cursors.all();
-                     KeyValueIterator<String, String> lag = lagging.all()) {
-                    visit(on, cur, lag, conv -> {
-                        HeadHistory h = watched.get(conv);
-                        return h == null ? logs.head(conv) : h.due;
-                    }, now, hints, writes, dead);
+            // Until one due interval after the start, heads known at the start may be younger than
+            // that: the watched conversations wait (the first pass and their visits come then).
+            if (now >= firstPassAt) {
+                if (!firstPassDone) {
+                    try (KeyValueIterator<String, String> on = from(online);
+                         KeyValueIterator<String, String> cur = from(cursors);
+                         KeyValueIterator<String, String> lag = from(lagging)) {
+                        firstPassFrom = visit(on, cur, lag, conv -> {
+                            HeadHistory h = watched.get(conv);
+                            return h == null ? logs.head(conv) : h.due;
+                        }, now, hints, writes, dead, FIRST_PASS_PAIRS_PER_TICK);
+                    }
+                    firstPassDone = firstPassFrom == null;
+                    // The conversations it covered whole need no visit of the same due head.
+                    String stop = firstPassDone ? null : PairKey.conv(firstPassFrom);
+                    watched.forEach((conv, h) -> {
+                        if (stop == null || conv.compareTo(stop) < 0) h.visited = h.due;
+                    });
+                    dead.forEach(this::dropPair);   // before the visits below open their iterators
+                    writes.forEach(kv -> lagging.put(kv.key, kv.value));
+                    writes.clear();
+                    dead.clear();
                 }
-                watched.values().forEach(h -> h.visited = h.due);
-                fullPassAt = -1;
-            } else if (fullPassAt < 0) {
                 for (Map.Entry<String, HeadHistory> e : watched.entrySet()) {
                     HeadHistory h = e.getValue();
                     if (h.due <= h.visited) continue;
@@ -392,13 +410,12 @@ public final class SweeperTopology {
                     try (KeyValueIterator<String, String> on = online.prefixScan(prefix, KEY_SER);
                          KeyValueIterator<String, String> cur = cursors.prefixScan(prefix, KEY_SER);
                          KeyValueIterator<String, String> lag = lagging.prefixScan(prefix, KEY_SER)) {
-                        visit(on, cur, lag, conv -> h.due, now, hints, writes, dead);
+                        visit(on, cur, lag, conv -> h.due, now, hints, writes, dead, Integer.MAX_VALUE);
                     }
                     h.visited = h.due;
                 }
+                watched.values().removeIf(HeadHistory::settled);
             }
-            // Before the first pass the watched conversations wait for it (it visits them all).
-            if (fullPassAt < 0) watched.values().removeIf(HeadHistory::settled);
             dead.forEach(this::dropPair);
             writes.forEach(kv -> lagging.put(kv.key, kv.value));
 
@@ -414,16 +431,27 @@ public final class SweeperTopology {
          * conversation's due head, as far as its user may see it, starts a spell that began
          * {@code dueAfter} ago and is hinted now (or, on a silent gateway, waits in the index).
          */
-        private void visit(KeyValueIterator<String, String> on, KeyValueIterator<String, String> cur,
-                           KeyValueIterator<String, String> lag, java.util.function.ToLongFunction<String> dueHead,
-                           long now, Hints hints, List<KeyValue<String, String>> writes, List<String> dead) {
+        /** The first pass's iterator over a store: from where it stopped at the last tick (keys in order). */
+        private KeyValueIterator<String, String> from(KeyValueStore<String, String> store) {
+            return firstPassFrom == null ? store.all() : store.range(firstPassFrom, null);
+        }
+
+        /** @return the key of the first online pair not visited (at most {@code limit} are), null if none is left */
+        private String visit(KeyValueIterator<String, String> on, KeyValueIterator<String, String> cur,
+                             KeyValueIterator<String, String> lag, java.util.function.ToLongFunction<String> dueHead,
+                             long now, Hints hints, List<KeyValue<String, String>> writes, List<String> dead, int limit) {
             String curKey = null;
             String curValue = null;
             String lagKey = null;
             String conv = null;
             long due = 0;
             long visited = 0;
+            // Ids are ASCII (the protocol's id rule), so String order is the stores' byte order.
             while (on.hasNext()) {
+                if (visited == limit) {
+                    stats.visited.add(visited);
+                    return on.peekNextKey();
+                }
                 KeyValue<String, String> kv = on.next();
                 String pair = kv.key;
                 visited++;
@@ -454,6 +482,7 @@ public final class SweeperTopology {
                 due(conv, pair, where, target, now - dueAfter, now, hints, writes, dead);
             }
             stats.visited.add(visited);
+            return null;
         }
 
         /**
@@ -556,8 +585,8 @@ public final class SweeperTopology {
                 String text = merged.toJson();
                 if (text.equals(prev)) return;   // a duplicate or stale record: nothing moved
                 cursors.put(pair, text);
-                // An online pair below its head is in the index (every transition that can put it
-                // there evaluates it), so a cursor that moves up changes only an indexed pair.
+                // Only a pair in the index has a spell a cursor can end or restart; any other pair is
+                // judged by the tick against the due head (or, if fresh, when its interval is over).
                 Lag was = lag(pair);
                 if (was != null) {
                     Interest where = online(pair);

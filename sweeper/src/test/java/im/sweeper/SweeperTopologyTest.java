@@ -585,6 +585,30 @@ class SweeperTopologyTest {
 
     // ---------------------------------------------------------------- cost
 
+    /** A large task's first pass is spread over ticks, and the pairs behind in each part are hinted once. */
+    @Test
+    void aStartingTasksFirstPassIsSpreadOverTicks() {
+        start();
+        int n = SweeperTopology.FIRST_PASS_PAIRS_PER_TICK + 5_000;
+        KeyValueStore<String, Long> heads = driver.getKeyValueStore(ConvLogStore.HEADS);
+        KeyValueStore<String, String> periods = driver.getKeyValueStore(ConvLogStore.PERIODS);
+        for (int i = 0; i < n; i++) {   // as restored: one device per conversation, cursor 0, head 1
+            String conv = String.format("c%06d", i);
+            heads.put(conv, 1L);
+            periods.put(PairKey.of(conv, "u"), new Period(0, Period.OPEN).encode());
+            online().put(PairKey.of(conv, "d"), new im.topics.Interest("u", "gw-a", GEN, 1, true, now).toStoreJson());
+        }
+        advance(1000);
+        assertEquals(SweeperTopology.FIRST_PASS_PAIRS_PER_TICK, stats.pairsVisited(), "the first tick's part");
+        assertEquals(SweeperTopology.FIRST_PASS_PAIRS_PER_TICK, hintCount.sum());
+        advance(1000);
+        assertEquals(n, stats.pairsVisited(), "the rest at the next tick");
+        assertEquals(n, hintCount.sum(), "every pair hinted once, none twice");
+        advance(1000);
+        assertEquals(n, stats.pairsVisited(), "and then nothing");
+        assertEquals(n, count(lagging()), "all hinted, waiting for their back-off");
+    }
+
     /**
      * An event costs no pair: the tick after it is due visits the online pairs of that
      * conversation once (however many events it had), the lagging index, and nothing else.
