@@ -73,6 +73,9 @@ public final class ScaleOutBench implements Callable<Integer> {
     static final double MODEL_WHOLE_STACK_MS = 2.0;
     static final double MODEL_PUSHES_PER_SEND = 7.0;
 
+    @Option(names = "--one-jvm", description = "run ./im platform with every role in one JVM (the README's command) instead of"
+            + " --processes; its CPU is then reported as one process, platform-jvm (broker and roles together)")
+    boolean oneJvm;
     @Option(names = "--gateways", description = "gateway processes; default ${DEFAULT-VALUE}")
     int gateways = 2;
     @Option(names = "--delivery-nodes", description = "delivery node processes; default ${DEFAULT-VALUE}")
@@ -148,6 +151,10 @@ public final class ScaleOutBench implements Callable<Integer> {
             System.err.println("--gateways and --delivery-nodes: 1 to 16 (what ./im platform --processes accepts)");
             return 2;
         }
+        if (oneJvm) {   // one gateway and one delivery node, in the platform's JVM
+            gateways = 1;
+            deliveryNodes = 1;
+        }
         if (groups < 1 || members < 2 || online < 1 || online > members - 1 || rate < 1 || seconds < 1 || warmup < 0
                 || drain < 0 || idle < 0 || ackEvery < 1 || ackWindowMs < 0 || bodyBytes < 1 || connectThreads < 1) {
             System.err.println("--groups >= 1, --members >= 2, --online-per-group 1..members-1, --rate/--seconds/--ack-every/--body-bytes >= 1,"
@@ -169,7 +176,8 @@ public final class ScaleOutBench implements Callable<Integer> {
         }
         List<String> env = new ArrayList<>(List.of("IM_RATE_LIMIT=1000000", "IM_MAX_INFLIGHT=10000"));
         env.addAll(platformEnv);   // later values win
-        List<String> args = List.of("--processes", "--gateways", String.valueOf(gateways), "--delivery-nodes", String.valueOf(deliveryNodes));
+        List<String> args = oneJvm ? List.of()
+                : List.of("--processes", "--gateways", String.valueOf(gateways), "--delivery-nodes", String.valueOf(deliveryNodes));
 
         System.out.printf("# scale-out bench: gateways=%d delivery-nodes=%d groups=%d members=%d online-per-group=%d (pushes per send %d)"
                         + " rate=%d/s warmup=%d s measured=%d s drain=%d s ack every %d pushes or %d ms body=%d B platform-env=%s%n",
@@ -520,7 +528,7 @@ public final class ScaleOutBench implements Callable<Integer> {
 
         private Map<Long, String> labels() {
             Map<Long, String> l = new LinkedHashMap<>(p.roleProcesses());
-            l.put(p.pid, "broker");
+            l.put(p.pid, l.isEmpty() ? "platform-jvm" : "broker");   // no role processes: every role is in it
             for (long pg : p.postgresKinds().keySet()) l.put(pg, "postgres");
             l.put(ProcessHandle.current().pid(), "harness");
             return l;
@@ -558,7 +566,7 @@ public final class ScaleOutBench implements Callable<Integer> {
         }
     }
 
-    private static final List<String> ROLE_ORDER = List.of("gateway", "delivery", "relay", "sweeper", "broker", "postgres", "harness");
+    private static final List<String> ROLE_ORDER = List.of("gateway", "delivery", "relay", "sweeper", "broker", "platform-jvm", "postgres", "harness");
 
     /** gateway-1, gateway-2, delivery-1, ..., relay-*, sweeper-*, broker, postgres, harness; anything else last. */
     static int byRole(String a, String b) {
