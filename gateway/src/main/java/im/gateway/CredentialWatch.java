@@ -11,8 +11,10 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -51,12 +53,23 @@ final class CredentialWatch implements AutoCloseable {
             "SELECT now(), NULL, NULL, NULL UNION ALL "
             + "(SELECT NULL, device_id, install_epoch, credential FROM devices WHERE updated_at >= ?)";
 
+    /** A held session as the watch sees it ({@link DeviceConnection} on a gateway). */
+    interface Held {
+        /** Null until the connection authenticated. */
+        DevicePrincipal principal();
+
+        boolean isOpen();
+
+        /** Tells the client why (an error frame without rid) and closes with the code's status. */
+        void endSession(ErrorCode code, String why);
+    }
+
     /** A device's credentials as the database has them now. */
     private record Current(int epoch, long credential) {
     }
 
     private final DataSource db;
-    private final Supplier<? extends Iterable<DeviceConnection>> connections;
+    private final Supplier<? extends Iterable<? extends Held>> connections;
     private final Duration interval;
     private final AtomicLong passes = new AtomicLong();
     /** Sessions closed, by this watch (tests, meters). */
@@ -67,7 +80,7 @@ final class CredentialWatch implements AutoCloseable {
     private Timestamp previous;
     private ScheduledExecutorService timer;
 
-    CredentialWatch(DataSource db, Supplier<? extends Iterable<DeviceConnection>> connections, Duration interval) {
+    CredentialWatch(DataSource db, Supplier<? extends Iterable<? extends Held>> connections, Duration interval) {
         this.db = db;
         this.connections = connections;
         this.interval = interval;
@@ -113,22 +126,24 @@ final class CredentialWatch implements AutoCloseable {
                 }
             }
             if (full) {
-                closeEnded(readHeld(c), true);
+                Set<String> asked = new HashSet<>();
+                Map<String, Current> current = readHeld(c, asked);
+                closeEnded(current, asked);
                 fullPasses.incrementAndGet();
             } else if (!changed.isEmpty()) {
-                closeEnded(changed, false);
+                closeEnded(changed, Set.of());
             }
             previous = started;
         }
     }
 
-    /** The current credentials of every held device. */
-    private Map<String, Current> readHeld(Connection c) throws SQLException {
-        List<String> devices = new ArrayList<>();
-        for (DeviceConnection conn : connections.get()) {
+    /** The current credentials of every held device; {@code asked} receives the devices asked for. */
+    private Map<String, Current> readHeld(Connection c, Set<String> asked) throws SQLException {
+        for (Held conn : connections.get()) {
             DevicePrincipal p = conn.principal();
-            if (p != null && conn.isOpen()) devices.add(p.deviceId());
+            if (p != null && conn.isOpen()) asked.add(p.deviceId());
         }
+        List<String> devices = new ArrayList<>(asked);
         Map<String, Current> current = new HashMap<>();
         if (devices.isEmpty()) return current;
         try (PreparedStatement ps = c.prepareStatement(HELD)) {
@@ -144,16 +159,19 @@ final class CredentialWatch implements AutoCloseable {
     }
 
     /**
-     * Closes the held connections whose credentials are not the device's current ones. With
-     * {@code complete}, a held device missing from {@code current} was removed.
+     * Closes the held connections whose credentials are not the device's current ones. A device
+     * in {@code asked} (the full pass read it) and missing from {@code current} was removed; one
+     * that is in neither authenticated after the database was read (the connections are listed
+     * again to be judged, and a connect burst adds some meanwhile): its own authentication was
+     * the check, and the next pass judges it.
      */
-    private void closeEnded(Map<String, Current> current, boolean complete) {
-        for (DeviceConnection conn : connections.get()) {
+    private void closeEnded(Map<String, Current> current, Set<String> asked) {
+        for (Held conn : connections.get()) {
             DevicePrincipal p = conn.principal();
             if (p == null || !conn.isOpen()) continue;
             Current now = current.get(p.deviceId());
             if (now == null) {
-                if (complete) close(conn, ErrorCode.STALE_INSTALL, "device " + p.deviceId() + " was removed");
+                if (asked.contains(p.deviceId())) close(conn, ErrorCode.STALE_INSTALL, "device " + p.deviceId() + " was removed");
             } else if (now.epoch() != p.installEpoch()) {
                 close(conn, ErrorCode.STALE_INSTALL, "device " + p.deviceId() + " was reinstalled (install " + now.epoch() + ")");
             } else if (now.credential() != p.credential()) {
@@ -162,7 +180,7 @@ final class CredentialWatch implements AutoCloseable {
         }
     }
 
-    private void close(DeviceConnection conn, ErrorCode code, String why) {
+    private void close(Held conn, ErrorCode code, String why) {
         closed.incrementAndGet();
         conn.endSession(code, why + "; this connection's session is over");
     }

@@ -39,7 +39,7 @@ import org.xnio.IoUtils;
  * {@code IM_CONN_STALL_MS} is closed (status 4008): a client that never reads costs the budget
  * for that long, then nothing.
  */
-final class DeviceConnection {
+final class DeviceConnection implements CredentialWatch.Held {
     /** Close status for a connection that stayed over its byte budget (docs/protocol.md). */
     static final int SLOW_CONSUMER_STATUS = 4008;
     private static final FrameCodec CODEC = new FrameCodec();
@@ -104,7 +104,8 @@ final class DeviceConnection {
         this.meters = meters;
     }
 
-    DevicePrincipal principal() {
+    @Override
+    public DevicePrincipal principal() {
         return principal;
     }
 
@@ -140,7 +141,8 @@ final class DeviceConnection {
      * Ends the session: from now on every request is refused with {@code code}, which is also sent
      * (without rid) before the close with the code's status.
      */
-    void endSession(ErrorCode code, String why) {
+    @Override
+    public void endSession(ErrorCode code, String why) {
         endSession(new ErrorFrame(null, code, why), code.closeStatus());
     }
 
@@ -155,7 +157,8 @@ final class DeviceConnection {
         return channel.getPeerAddress(InetSocketAddress.class).getAddress();
     }
 
-    boolean isOpen() {
+    @Override
+    public boolean isOpen() {
         return channel.isOpen();
     }
 
