@@ -502,7 +502,8 @@ public final class ConnectionsBench implements Callable<Integer> {
                     return null;
                 }));
             }
-            long limitS = 60 + tokens.length / 100;
+            // a device in K groups registers K + 1 conversations and acks each head: about K / 10 times the work of one
+            long limitS = 60 + (long) tokens.length * (10 + groupsPerDevice) / 1000;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(limitS);
             for (Future<?> f : fs) {
                 try {
