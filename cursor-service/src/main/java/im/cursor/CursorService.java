@@ -24,7 +24,8 @@ import javax.sql.DataSource;
 /**
  * Merges device acks into {@code device_cursors}. An ack of seq n means "this device durably
  * stored every visible event up to n" (D3); the stored cursor only grows (GREATEST) and never
- * exceeds the conversation head (D4): an ack above the head is refused ({@code CURSOR_AHEAD}),
+ * exceeds the conversation head (D4): an ack above the head is refused ({@code CURSOR_AHEAD})
+ * once a locking re-read ({@link #RECHECK}) shows no send making it valid,
  * and a former member's ack is capped at the end of their last visibility period, the last seq
  * they may see. The reply carries the merged value, so a device that restored old state learns
  * the server's larger cursor.
@@ -99,6 +100,19 @@ public final class CursorService {
             + " WHERE dc.install_epoch < EXCLUDED.install_epoch OR dc.delivered_seq < EXCLUDED.delivered_seq"
             + " RETURNING device_id, conv_id, delivered_seq, install_epoch, (extract(epoch FROM updated_at) * 1000)::bigint";
 
+    /**
+     * An ack above the head its check saw, read again with a lock: logical decoding streams a
+     * send's commit once its WAL record is flushed, a moment before the transaction becomes
+     * visible to new snapshots, so a device can ack a push whose send the check does not see yet.
+     * {@code FOR SHARE} waits for the sender's row lock on the conversation, that is until the
+     * send is visible (or rolled back), and then reads the head it left: no time bound, and an
+     * ack of a seq that no send is writing is refused at once.
+     */
+    static final String RECHECK =
+            "SELECT c.head_seq, (SELECT max(LEAST(COALESCE(m.to_seq, c.head_seq), c.head_seq)) FROM memberships m"
+            + "   WHERE m.conv_id = c.conv_id AND m.user_id = ?)"
+            + " FROM conversations c WHERE c.conv_id = ? FOR SHARE OF c";
+
     /** The outcome of one ack of a batch: the merged cursor, or why it was refused. */
     public record Outcome(long delivered, AckRejectedException rejected) {
         public long orThrow() {
@@ -158,6 +172,7 @@ public final class CursorService {
             // Valid acks, collapsed per (device, conv) to the largest seq, sorted by (device, conv).
             Map<String, AckRequest> merged = new TreeMap<>();
             Map<String, Long> stored = new HashMap<>();
+            TreeMap<String, List<Integer>> ahead = new TreeMap<>();   // conv → acks above the head the check saw
             try (PreparedStatement ps = c.prepareStatement(CHECK)) {
                 Array d = c.createArrayOf("text", devices);
                 Array v = c.createArrayOf("text", convs);
@@ -172,7 +187,11 @@ public final class CursorService {
                         int i = rs.getInt(1) - 1;
                         AckRequest a = acks.get(i);
                         AckRejectedException bad = validate(a, rs);
-                        if (bad != null) {
+                        if (bad != null && bad.errorCode() == ErrorCode.CURSOR_AHEAD && a.seq() > 0) {
+                            ahead.computeIfAbsent(a.conv(), k -> new ArrayList<>()).add(i);
+                            long cursor = rs.getLong(5);
+                            if (!rs.wasNull()) stored.put(pairKey(a.who().deviceId(), a.conv()), cursor);
+                        } else if (bad != null) {
                             out[i] = new Outcome(0, bad);
                         } else {
                             // A former member has stored everything visible to them once they hold
@@ -183,6 +202,29 @@ public final class CursorService {
                             merged.merge(key, capped, (x, y) -> x.seq() >= y.seq() ? x : y);
                             long cursor = rs.getLong(5);
                             if (!rs.wasNull()) stored.put(key, cursor);
+                        }
+                    }
+                }
+            }
+            if (!ahead.isEmpty()) {
+                try (PreparedStatement ps = c.prepareStatement(RECHECK)) {   // in conversation order: the lock order
+                    for (Map.Entry<String, List<Integer>> e : ahead.entrySet()) {
+                        for (int i : e.getValue()) {
+                            AckRequest a = acks.get(i);
+                            ps.setString(1, a.who().userId());
+                            ps.setString(2, a.conv());
+                            try (ResultSet rs = ps.executeQuery()) {
+                                rs.next();   // the check found the conversation, and conversations are never deleted
+                                long head = rs.getLong(1);
+                                long visible = rs.getLong(2);
+                                if (a.seq() > head) {
+                                    out[i] = new Outcome(0, new AckRejectedException(ErrorCode.CURSOR_AHEAD,
+                                            "seq=" + a.seq() + " head=" + head));
+                                } else {
+                                    AckRequest capped = new AckRequest(a.who(), a.conv(), Math.min(a.seq(), visible));
+                                    merged.merge(pairKey(a.who().deviceId(), a.conv()), capped, (x, y) -> x.seq() >= y.seq() ? x : y);
+                                }
+                            }
                         }
                     }
                 }

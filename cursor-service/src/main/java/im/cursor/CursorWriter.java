@@ -1,6 +1,5 @@
 package im.cursor;
 
-import im.protocol.ErrorCode;
 import im.infra.identity.DevicePrincipal;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,15 +34,9 @@ import org.slf4j.LoggerFactory;
 public final class CursorWriter implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CursorWriter.class);
 
-    private record Pending(AckRequest ack, CompletableFuture<Long> reply, int attempt) {}
-
-    /**
-     * An ack can reach us before the send it acknowledges is visible to a new snapshot: logical
-     * decoding streams a commit once its WAL record is flushed, a moment before the transaction
-     * becomes visible. So an ack just above the head is checked again shortly before it is refused.
-     */
-    private static final int AHEAD_RETRIES = 3;
-    private static final long AHEAD_RETRY_MS = 20;
+    // An ack can reach us before the send it acknowledges is visible to a new snapshot; the
+    // service's check waits for such a send (CursorService.RECHECK), so nothing is retried here.
+    private record Pending(AckRequest ack, CompletableFuture<Long> reply) {}
 
     private final CursorService service;
     private final Duration maxDelay;
@@ -89,7 +82,7 @@ public final class CursorWriter implements AutoCloseable {
     /** Queues an ack; the future completes with the merged cursor or an {@link AckRejectedException}. */
     public CompletableFuture<Long> ack(DevicePrincipal who, String conv, long seq) {
         CompletableFuture<Long> f = new CompletableFuture<>();
-        Pending p = new Pending(new AckRequest(who, conv, seq), f, 0);
+        Pending p = new Pending(new AckRequest(who, conv, seq), f);
         if (running && releases != null && hold(p)) return f;
         enqueue(p);
         return f;
@@ -178,7 +171,7 @@ public final class CursorWriter implements AutoCloseable {
     private void write(List<Pending> batch) {
         List<AckRequest> reqs = new ArrayList<>(batch.size());
         for (Pending p : batch) reqs.add(p.ack());
-        for (Pending p : batch) if (p.attempt() == 0) acks.incrementAndGet();
+        acks.addAndGet(batch.size());
         try {
             List<CursorService.Outcome> out = service.ackBatch(reqs);
             transactions.incrementAndGet();
@@ -187,12 +180,6 @@ public final class CursorWriter implements AutoCloseable {
                 Pending p = batch.get(i);
                 if (o.rejected() == null) {
                     p.reply().complete(o.delivered());
-                } else if (o.rejected().errorCode() == ErrorCode.CURSOR_AHEAD && p.attempt() < AHEAD_RETRIES
-                        && running) {
-                    Pending again = new Pending(p.ack(), p.reply(), p.attempt() + 1);
-                    CompletableFuture.delayedExecutor(AHEAD_RETRY_MS, TimeUnit.MILLISECONDS).execute(() -> {
-                        if (!queue.offer(again)) again.reply().completeExceptionally(o.rejected());
-                    });
                 } else {
                     p.reply().completeExceptionally(o.rejected());
                 }
