@@ -38,6 +38,15 @@ final class Admin {
         post("/admin/conversations", body, true);
     }
 
+    /** A GET of the admin API (200 or an exception). */
+    JsonNode get(String path) throws Exception {
+        HttpRequest req = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
+                .header("Authorization", "Bearer " + Platform.ADMIN_TOKEN).GET().build();
+        HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) throw new IllegalStateException("GET " + path + " -> " + r.statusCode() + " " + r.body());
+        return JSON.readTree(r.body());
+    }
+
     /** The reply, or null when a retried create is answered ALREADY_EXISTS (an earlier attempt committed). */
     JsonNode post(String path, ObjectNode body, boolean create) throws Exception {
         HttpRequest req = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))

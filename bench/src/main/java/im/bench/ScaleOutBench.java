@@ -291,10 +291,13 @@ public final class ScaleOutBench implements Callable<Integer> {
 
             CpuWindow cpu = new CpuWindow(p);
             pace(run, senders, body, cpu);
+            long sendsEnd = System.nanoTime();
             long expected = (long) (run.total - run.measuredFrom) * online;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(drain);
             while (System.nanoTime() < deadline && run.measuredPushes() < expected) Thread.sleep(20);
+            long drained = System.nanoTime();
             report(run, cpu, idleCpu, expected);
+            cursorsAtHead(admin, online, sendsEnd, drained);
             return 0;
         } finally {
             for (RawWs c : OPEN) c.close();
@@ -302,6 +305,37 @@ public final class ScaleOutBench implements Callable<Integer> {
             timer.shutdownNow();
             io.shutdownNow();
         }
+    }
+
+    /**
+     * Polls the groups' cursors (GET /admin/conversations/{conv}/cursors, what the database holds)
+     * until every online recipient's delivered cursor is its group's head, and prints how long that
+     * took after the last send and after the drain ended (the last push arrived), or that it did not
+     * happen within 30 s.
+     */
+    private void cursorsAtHead(Admin admin, int online, long sendsEnd, long drained) throws Exception {
+        long deadline = drained + TimeUnit.SECONDS.toNanos(30);
+        int behind = -1;
+        while (System.nanoTime() < deadline) {
+            behind = 0;
+            for (int g = 0; g < groups; g++) {
+                JsonNode cc = admin.get("/admin/conversations/g-" + g + "/cursors");
+                long head = cc.get("head").asLong();
+                for (JsonNode d : cc.get("devices")) {
+                    String id = d.get("device").asText();
+                    int m = Integer.parseInt(id.substring(id.lastIndexOf('-') + 1));
+                    if (m >= 1 && m <= online && d.get("delivered").asLong() < head) behind++;
+                }
+            }
+            if (behind == 0) {
+                long now = System.nanoTime();
+                System.out.printf(Locale.ROOT, "every online recipient's cursor at its group's head (database): %.1f s after the last send,"
+                        + " %.1f s after the last push arrived%n", (now - sendsEnd) / 1e9, (now - drained) / 1e9);
+                return;
+            }
+            Thread.sleep(100);
+        }
+        System.out.printf("cursors: %d online recipients still behind their group's head 30 s after the drain%n", behind);
     }
 
     // ------------------------------------------------------------------ onboarding through the admin API
