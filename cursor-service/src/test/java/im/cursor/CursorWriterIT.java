@@ -90,8 +90,10 @@ class CursorWriterIT {
             sender.setAutoCommit(false);
             st.execute("UPDATE conversations SET head_seq = 8 WHERE conv_id = 'c1'");
             CompletableFuture<Long> ack = CompletableFuture.supplyAsync(() -> service.ack(bo, "c1", 8));
-            Thread.sleep(300);   // the send commits well after any fixed re-check would have given up
-            assertTrue(!ack.isDone(), "the ack waits for the send");
+            // The ack's transaction blocks on the sender's row lock (or, refused at once, completes).
+            im.testkit.Await.until(Duration.ofSeconds(10), () -> ack.isDone() || waitingOnALock(),
+                    "the ack waits on a lock or completes");
+            assertTrue(!ack.isDone(), "the ack waits for the send: " + (ack.isDone() ? ack.handle((v, e) -> v + " / " + e).join() : ""));
             sender.commit();
             assertEquals(8, ack.get(10, TimeUnit.SECONDS));
         }
@@ -191,6 +193,15 @@ class CursorWriterIT {
         sql("UPDATE devices SET install_epoch = 2 WHERE device_id = 'd-bo'");
         assertEquals(1, service.ack(new DevicePrincipal("u-bo", "d-bo", 2), "c1", 1),
                 "a new install's ack replaces the old install's larger cursor");
+    }
+
+    /** Whether a backend of this database waits for a lock (the ack behind the sender's row lock). */
+    private boolean waitingOnALock() {
+        try {
+            return one("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'") > 0;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private long one(String query) throws Exception {

@@ -14,6 +14,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -268,7 +269,7 @@ final class DeviceConnection implements CredentialWatch.Held {
     }
 
     /** The I/O thread of this connection's channel: a write made on it goes out without a hand-over. */
-    java.util.concurrent.Executor ioThread() {
+    Executor ioThread() {
         return channel.getIoThread();
     }
 

@@ -19,10 +19,12 @@ import im.topics.MalformedRecordException;
 import im.topics.MembershipNotice;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -391,7 +393,7 @@ final class PushHub implements AutoCloseable {
      */
     private final class Fanout {
         private final DeviceConnection.PushText frame;
-        private final Map<java.util.concurrent.Executor, List<DeviceConnection>> byThread = new java.util.HashMap<>(4);
+        private final Map<Executor, List<DeviceConnection>> byThread = new HashMap<>(4);
 
         Fanout(DeviceConnection.PushText frame) {
             this.frame = frame;

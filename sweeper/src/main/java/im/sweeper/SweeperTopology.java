@@ -80,7 +80,8 @@ import org.slf4j.LoggerFactory;
  * no pair; per cursor record, its pair; per registration, its pair. A tick costs the index, the
  * fresh pairs and the online pairs of the conversations that had events (once each), not online
  * devices × conversations. The arrival times and fresh pairs are not durable: a starting task takes
- * every head as arrived at its start and visits all its online pairs one due interval later.
+ * every head as arrived at its start and, from one due interval later, visits all its online pairs
+ * ({@value #FIRST_PASS_PAIRS_PER_TICK} per tick).
  */
 public final class SweeperTopology {
     public static final String CURSORS_STORE = "cursors";
@@ -353,10 +354,7 @@ public final class SweeperTopology {
                 }
             }
             stale.forEach(lagging::delete);
-            dead.forEach(this::dropPair);
-            writes.forEach(kv -> lagging.put(kv.key, kv.value));
-            writes.clear();
-            dead.clear();
+            apply(writes, dead);
 
             long cutoff = now - dueAfter;
             List<KeyValue<String, Long>> registered = new ArrayList<>();
@@ -374,10 +372,7 @@ public final class SweeperTopology {
                 long target = logs.visibleHead(conv, where.user());
                 if (cursor(kv.key) < target) due(conv, kv.key, where, target, kv.value, now, hints, writes, dead);
             }
-            dead.forEach(this::dropPair);
-            writes.forEach(kv -> lagging.put(kv.key, kv.value));
-            writes.clear();
-            dead.clear();
+            apply(writes, dead);
 
             for (HeadHistory h : watched.values()) h.advance(cutoff);
             // Until one due interval after the start, heads known at the start may be younger than
@@ -398,10 +393,7 @@ public final class SweeperTopology {
                     watched.forEach((conv, h) -> {
                         if (stop == null || conv.compareTo(stop) < 0) h.visited = h.due;
                     });
-                    dead.forEach(this::dropPair);   // before the visits below open their iterators
-                    writes.forEach(kv -> lagging.put(kv.key, kv.value));
-                    writes.clear();
-                    dead.clear();
+                    apply(writes, dead);   // before the visits below open their iterators
                 }
                 for (Map.Entry<String, HeadHistory> e : watched.entrySet()) {
                     HeadHistory h = e.getValue();
@@ -416,13 +408,28 @@ public final class SweeperTopology {
                 }
                 watched.values().removeIf(HeadHistory::settled);
             }
-            dead.forEach(this::dropPair);
-            writes.forEach(kv -> lagging.put(kv.key, kv.value));
+            apply(writes, dead);
 
             hints.forward(now);
             stats.swept(context().taskId().toString(), byAge);
-            if (!dead.isEmpty()) log.info("dropped {} lagging pairs of dead gateways", dead.size());
             for (String g : ledger.gateways()) if (gateways.goneFor(g, horizon)) ledger.forget(g);
+        }
+
+        /**
+         * Applies what a part of the tick decided, once its iterators are closed: the index entries
+         * it wrote and the garbage registrations it found (logged); both lists are emptied.
+         */
+        private void apply(List<KeyValue<String, String>> writes, List<String> dead) {
+            dead.forEach(this::dropPair);
+            if (!dead.isEmpty()) log.info("dropped {} pairs of dead gateways", dead.size());
+            writes.forEach(kv -> lagging.put(kv.key, kv.value));
+            writes.clear();
+            dead.clear();
+        }
+
+        /** The first pass's iterator over a store: from where it stopped at the last tick (keys in order). */
+        private KeyValueIterator<String, String> from(KeyValueStore<String, String> store) {
+            return firstPassFrom == null ? store.all() : store.range(firstPassFrom, null);
         }
 
         /**
@@ -430,13 +437,9 @@ public final class SweeperTopology {
          * keys, so a merge, no lookup per pair): a pair outside the index whose cursor is below the
          * conversation's due head, as far as its user may see it, starts a spell that began
          * {@code dueAfter} ago and is hinted now (or, on a silent gateway, waits in the index).
+         *
+         * @return the key of the first online pair not visited (at most {@code limit} are), null if none is left
          */
-        /** The first pass's iterator over a store: from where it stopped at the last tick (keys in order). */
-        private KeyValueIterator<String, String> from(KeyValueStore<String, String> store) {
-            return firstPassFrom == null ? store.all() : store.range(firstPassFrom, null);
-        }
-
-        /** @return the key of the first online pair not visited (at most {@code limit} are), null if none is left */
         private String visit(KeyValueIterator<String, String> on, KeyValueIterator<String, String> cur,
                              KeyValueIterator<String, String> lag, java.util.function.ToLongFunction<String> dueHead,
                              long now, Hints hints, List<KeyValue<String, String>> writes, List<String> dead, int limit) {
