@@ -28,6 +28,36 @@ final class Procs {
         return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
     }
 
+    /**
+     * The JIT compiler threads of a JVM ("C1 CompilerThre..." / "C2 CompilerThre..." in
+     * {@code /proc/<pid>/task/<tid>/comm}): thread id → utime + stime in clock ticks. Keyed per
+     * thread so that a window counts only what each thread did inside it (the JVM starts and ends
+     * compiler threads as the queue grows and shrinks). Empty if the process is gone.
+     */
+    static Map<Long, Long> jitThreadTicks(long pid) {
+        Map<Long, Long> m = new HashMap<>();
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/" + pid + "/task"))) {
+            for (Path t : tasks) {
+                try {
+                    String comm = Files.readString(t.resolve("comm")).trim();
+                    if (!isJitThread(comm)) continue;
+                    long ticks = ticks(t.resolve("stat"));
+                    if (ticks >= 0) m.put(Long.parseLong(t.getFileName().toString()), ticks);
+                } catch (IOException | RuntimeException gone) {
+                    // the thread ended while we read it
+                }
+            }
+        } catch (IOException e) {
+            // the process is gone
+        }
+        return m;
+    }
+
+    /** A HotSpot JIT compiler thread's name as Linux shows it (truncated to 15 characters). */
+    static boolean isJitThread(String comm) {
+        return comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler");
+    }
+
     /** pid → parent pid of every process. */
     static Map<Long, Long> parents() {
         Map<Long, Long> m = new HashMap<>();

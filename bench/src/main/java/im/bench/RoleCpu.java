@@ -96,7 +96,7 @@ final class RoleCpu {
             for (Path t : tasks) {
                 try {
                     String comm = Files.readString(t.resolve("comm")).trim();
-                    String role = comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler") ? "jvm jit"
+                    String role = Procs.isJitThread(comm) ? "jvm jit"
                             : comm.startsWith("GC Thread") || comm.startsWith("G1 ") || comm.equals("VM Thread") ? "jvm gc" : null;
                     if (role == null) continue;
                     String stat = Files.readString(t.resolve("stat"));

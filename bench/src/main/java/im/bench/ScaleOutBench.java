@@ -90,7 +90,8 @@ public final class ScaleOutBench implements Callable<Integer> {
     int rate = 200;
     @Option(names = "--seconds", description = "measured seconds; default ${DEFAULT-VALUE}")
     int seconds = 30;
-    @Option(names = "--warmup", description = "seconds of sending before the measured window; default ${DEFAULT-VALUE}")
+    @Option(names = "--warmup", description = "seconds of sending before the measured window: long enough for every JVM's JIT to compile"
+            + " its hot paths under the load (the report prints the compiler threads' CPU inside the window); default ${DEFAULT-VALUE}")
     int warmup = 10;
     @Option(names = "--idle", description = "seconds of an idle window after the probes (connections held, nothing sent): each process's"
             + " idle CPU, subtracted in the 'above idle' columns (0: none); default ${DEFAULT-VALUE}")
@@ -537,6 +538,8 @@ public final class ScaleOutBench implements Callable<Integer> {
         private Map<Long, Long> ticks0;
         private Map<Long, String> labels1;
         private Map<Long, Long> ticks1;
+        private Map<Long, Map<Long, Long>> jit0;
+        private Map<Long, Map<Long, Long>> jit1;
         private long beginNanos;
         private long endNanos;
 
@@ -548,11 +551,13 @@ public final class ScaleOutBench implements Callable<Integer> {
             beginNanos = System.nanoTime();
             labels0 = labels();
             ticks0 = ticks(labels0);
+            jit0 = jit(labels0);
         }
 
         void end() {
             labels1 = labels();
             ticks1 = ticks(labels1);
+            jit1 = jit(labels1);
             endNanos = System.nanoTime();
         }
 
@@ -575,6 +580,31 @@ public final class ScaleOutBench implements Callable<Integer> {
                 if (v >= 0) t.put(pid, v);
             }
             return t;
+        }
+
+        /** Per JVM of the platform and the harness (not PostgreSQL): its JIT compiler threads' ticks, per thread. */
+        private static Map<Long, Map<Long, Long>> jit(Map<Long, String> labels) {
+            Map<Long, Map<Long, Long>> j = new HashMap<>();
+            labels.forEach((pid, label) -> {
+                if (!label.equals("postgres")) j.put(pid, Procs.jitThreadTicks(pid));
+            });
+            return j;
+        }
+
+        /**
+         * ms of the JIT compiler threads per label over the window (threads that ended inside it are
+         * missed, so a lower bound). Part of {@link #msByLabel}: a large share means the JVMs were still
+         * compiling their hot paths, i.e. a warm-up too short for a steady-state figure.
+         */
+        Map<String, Double> jitMsByLabel() {
+            Map<String, Double> ms = new java.util.TreeMap<>(ScaleOutBench::byRole);
+            jit1.forEach((pid, threads) -> {
+                Map<Long, Long> before = jit0.getOrDefault(pid, Map.of());
+                long t = 0;
+                for (Map.Entry<Long, Long> e : threads.entrySet()) t += e.getValue() - before.getOrDefault(e.getKey(), 0L);
+                ms.merge(labels1.get(pid), t * 1000.0 / tick, Double::sum);
+            });
+            return ms;
         }
 
         /** ms of CPU per label over the window; a process born inside it counts from 0 (named in {@link #changes}). */
@@ -685,6 +715,15 @@ public final class ScaleOutBench implements Callable<Integer> {
         double wholeModel = platformModel + rest * 1000 * k;   // clients, JIT, GC: scaled by pushes like the clients' work
         System.out.println(row("whole", platform + byRole.getOrDefault("harness", 0.0), platformIdle + idleByRole.getOrDefault("harness", Double.NaN),
                 windowS, sends, pushes, wholeModel) + "   (platform + harness vs the model's 2.0 ms per send, its rest scaled by pushes)");
+
+        Map<String, Double> jit = cpu.jitMsByLabel();
+        double jitTotal = jit.values().stream().mapToDouble(Double::doubleValue).sum();
+        StringBuilder jitLine = new StringBuilder();
+        jit.forEach((l, v) -> jitLine.append(String.format(Locale.ROOT, " %s %.0f ms (%.0f %% of its CPU);", l, v, 100 * v / ms.getOrDefault(l, Double.NaN))));
+        System.out.printf(Locale.ROOT, "JIT compilation inside the window (C1/C2 compiler threads, part of the CPU above):%s total %.1f %% of a core"
+                + "%s%n", jitLine, 100 * jitTotal / 1000 / windowS,
+                jitTotal > 0.05 * ms.values().stream().mapToDouble(Double::doubleValue).sum()
+                        ? " -- over 5 % of all CPU: the JVMs were still warming up; a longer --warmup gives the steady state" : "");
 
         System.out.println();
         split("gateways", ms, idleMs, "gateway", run.pushesByGateway, pushes);
