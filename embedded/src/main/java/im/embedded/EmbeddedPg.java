@@ -20,6 +20,11 @@ import java.util.concurrent.TimeUnit;
  * the platform needs it: {@code wal_level=logical} for CDC, and durable commits
  * ({@code fsync=on}, {@code synchronous_commit=on}; the library's default is off, which would
  * break D1 and D6). Listens on 127.0.0.1 only.
+ *
+ * <p>It stops only when its owner {@link #close() closes} it. The library would also stop it from
+ * a JVM shutdown hook of its own; hooks run at the same time, so on Ctrl-C that one cut the
+ * sessions of roles the owner's hook was still stopping (the owner stops PostgreSQL last). An
+ * owner that must stop it on exit does so from its own hook, in order.
  */
 public final class EmbeddedPg implements AutoCloseable {
     public static final String USER = "postgres";
@@ -62,7 +67,8 @@ public final class EmbeddedPg implements AutoCloseable {
                     .setDataDirectory(dataDir)
                     .setCleanDataDirectory(!keepData)
                     .setOverrideWorkingDirectory(binariesDir().toFile())
-                    .setPGStartupWait(Duration.ofSeconds(60));
+                    .setPGStartupWait(Duration.ofSeconds(60))
+                    .setRegisterShutdownHook(false);   // the owner stops it, last (see the class comment)
             SERVER_CONFIG.forEach(b::setServerConfig);
             if (port > 0) b.setPort(port);
             return b.start();

@@ -64,10 +64,14 @@ final class Stack implements AutoCloseable {
     volatile RoleProcess sweeper;
     /** Frames dropped by fault rules of gateways that are gone, per point. */
     private final Map<String, Long> droppedByGone = new java.util.TreeMap<>();
+    /** Ctrl-C or a failed start: stops what runs, PostgreSQL last (the embedded server has no hook of its own). */
+    private final Thread exitHook = new Thread(this::close, "campaign-stack-shutdown");
+    private boolean closed;
 
     Stack(Path dir, int kafkaNodes, boolean pgStandby) {
         this.dir = dir;
         pg = StackPg.start(dir.resolve("pg"), pgStandby, "campaign");
+        Runtime.getRuntime().addShutdownHook(exitHook);
         db = Database.open(pg.dbConfig(16), "campaign");
         Database.migrate(db.dataSource());
         kafka = KafkaCluster.start(dir.resolve("kafka"), kafkaNodes, true);
@@ -216,13 +220,20 @@ final class Stack implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (closed) return;
+        closed = true;
+        try {
+            Runtime.getRuntime().removeShutdownHook(exitHook);
+        } catch (IllegalStateException shuttingDown) {
+            // this is the hook running
+        }
         for (RoleProcess g : gateways) if (g != null) quietly(g::kill);
         if (sweeper != null) quietly(sweeper::kill);
         for (RoleProcess n : nodes) if (n != null) quietly(n::kill);
         for (RoleProcess r : relays) if (r != null) quietly(r::kill);
-        quietly(kafka::close);
-        quietly(db::close);
+        if (kafka != null) quietly(kafka::close);   // null: the start failed before it (the hook closes what there is)
+        if (db != null) quietly(db::close);
         quietly(pg::close);
     }
 }
