@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * client carries HSTS, and nothing of the admin listener's is reachable through it. Only the
  * addresses (upstream, listen, certificate, temp files) are rewritten for the test; each rewrite
  * must match, so the test fails when the file changes shape. Needs nginx (Debian's nginx-light,
- * which .ci/run installs).
+ * which ./run-tests installs).
  */
 @ExtendWith(ImStackExtension.class)
 class ProxyIT {
@@ -43,7 +43,7 @@ class ProxyIT {
             if (Files.isExecutable(p)) return p.toString();
         }
         throw new AssertionError("nginx not found on PATH or in /usr/sbin: install Debian's nginx-light"
-                + " (apt-get install nginx-light), as .ci/run does");
+                + " (apt-get install nginx-light), as ./run-tests does");
     }
 
     @Test

@@ -60,7 +60,7 @@ class WebClientIT {
         // Not a skip: without a browser this test cannot prove anything, so the build must say so.
         assertTrue(CHROMIUM.canExecute() && CHROMEDRIVER.canExecute(),
                 "the web client test needs Debian's Chromium and its driver at " + CHROMIUM + " and " + CHROMEDRIVER
-                        + ": apt-get install chromium chromium-driver (.ci/run installs them when missing)");
+                        + ": apt-get install chromium chromium-driver (./run-tests installs them when missing)");
     }
 
     @Test

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * file loads: syntax, PromQL, templates), {@code promtool check config prometheus.yml} (the compose
  * stack's scrape configuration) and {@code promtool test rules alerts.test.yml} (alerts
  * fire on histories that break them and not before). Needs {@code promtool} (Debian's
- * {@code prometheus} package; {@code .ci/run} installs it): without it the test fails and says so.
+ * {@code prometheus} package; {@code ./run-tests} installs it): without it the test fails and says so.
  */
 class PromtoolIT {
     private static String promtool() {
@@ -25,7 +25,7 @@ class PromtoolIT {
             if (Files.isExecutable(p)) return p.toString();
         }
         throw new AssertionError("promtool not found on PATH: install Debian's prometheus package"
-                + " (apt-get install --no-install-recommends prometheus), as .ci/run does");
+                + " (apt-get install --no-install-recommends prometheus), as ./run-tests does");
     }
 
     private static String run(Path dir, String... args) throws IOException, InterruptedException {
