@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.client.internal.ClientFaults;
-import im.client.internal.FaultInjection;
 import im.protocol.Ack;
 import im.testkit.Await;
 import java.nio.file.Path;
