@@ -1,6 +1,6 @@
 import { CLOSES, ImError, parseServerFrame } from '../protocol.js';
 import type { ConvState } from '../protocol.js';
-import type { ConnectionState, Identity, SocketLike, StateDetail } from '../client.js';
+import type { ConnectionState, Identity, SocketLike, StateDetail } from '../types.js';
 import type { Acks } from './acks.js';
 import type { Core } from './core.js';
 import type { ReceivePath } from './receive-path.js';

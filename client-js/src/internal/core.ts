@@ -1,4 +1,4 @@
-import type { ClientOptions, ConnectionState, SocketLike, WebSocketCtor } from '../client.js';
+import type { ClientOptions, ConnectionState, SocketLike, WebSocketCtor } from '../types.js';
 import { Listeners } from './listeners.js';
 import type { LocalStore } from './local-store.js';
 import { PendingRequests } from './requests.js';

@@ -1,4 +1,4 @@
-import type { ClientEvents, EventSource } from '../client.js';
+import type { ClientEvents, EventSource } from '../types.js';
 import type { Event } from '../protocol.js';
 
 /** The client's typed callbacks (`on`) and its async iterators of new events (`stream`). */

@@ -1,6 +1,6 @@
 import { ImError, type Event } from '../protocol.js';
 import type { ConvRecord, FailedEntry, Loaded, OutboxEntry, PageQuery, SearchQuery, Storage, StoreOp } from '../storage.js';
-import type { Identity } from '../client.js';
+import type { Identity } from '../types.js';
 
 /** A conversation as the local store sees it: what the app lists (see `ImClient.listConversations`). */
 export interface ConversationSummary {

@@ -1,5 +1,5 @@
 import type { CaughtUpRange, ClientFrame, ConvState, Event, ImError, ServerFrame } from '../protocol.js';
-import type { EventSource } from '../client.js';
+import type { EventSource } from '../types.js';
 import type { Acks } from './acks.js';
 import type { Core } from './core.js';
 

@@ -1,5 +1,5 @@
 import { ImError, type ClientFrame, type ServerFrame } from '../protocol.js';
-import type { SocketLike } from '../client.js';
+import type { SocketLike } from '../types.js';
 
 interface Pending { resolve: (f: ServerFrame) => void; reject: (e: ImError) => void; timer: ReturnType<typeof setTimeout> }
 

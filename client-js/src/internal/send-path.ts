@@ -1,6 +1,6 @@
 import { ImError, checkBody, type ClientFrame } from '../protocol.js';
 import type { FailedEntry, OutboxEntry, StoreOp } from '../storage.js';
-import type { SentResult } from '../client.js';
+import type { SentResult } from '../types.js';
 import type { Core } from './core.js';
 
 interface Waiter { resolve: (r: SentResult) => void; reject: (e: unknown) => void }

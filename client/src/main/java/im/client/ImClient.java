@@ -1,6 +1,7 @@
 package im.client;
 
 import im.client.internal.ClientCore;
+import im.client.internal.ClientFaults;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -69,9 +70,8 @@ public final class ImClient implements AutoCloseable {
 
     /** As {@link #open(ClientOptions)}, with the clock that stamps {@link PendingSend#createdAtMillis()}. */
     public static ImClient open(ClientOptions options, Clock clock) throws IOException {
-        Objects.requireNonNull(options, "options");
         Objects.requireNonNull(clock, "clock");
-        return new ImClient(options, ClientCore.open(options, clock, null));
+        return open(options, clock, null, ClientFaults.NONE);
     }
 
     /**
@@ -79,9 +79,18 @@ public final class ImClient implements AutoCloseable {
      * its own; {@code runtime} must stay open while this client is.
      */
     public static ImClient open(ClientOptions options, ClientRuntime runtime) throws IOException {
-        Objects.requireNonNull(options, "options");
         Objects.requireNonNull(runtime, "runtime");
-        return new ImClient(options, ClientCore.open(options, Clock.systemUTC(), runtime.threads()));
+        return open(options, Clock.systemUTC(), runtime, ClientFaults.NONE);
+    }
+
+    /**
+     * The one way in: on {@code runtime}'s threads (null: threads of its own), the receive path running
+     * {@code faults}. Package-private: only the SDK's own crash tests pass hooks other than
+     * {@link ClientFaults#NONE} (through {@code FaultInjection}, in the test sources).
+     */
+    static ImClient open(ClientOptions options, Clock clock, ClientRuntime runtime, ClientFaults faults) throws IOException {
+        Objects.requireNonNull(options, "options");
+        return new ImClient(options, ClientCore.open(options, clock, runtime == null ? null : runtime.threads(), faults));
     }
 
     public ClientOptions options() {

@@ -5,9 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.client.internal.ClientFaults;
-import im.client.internal.FaultInjection;
 import im.protocol.Ack;
+import im.testkit.Await;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -137,13 +138,9 @@ class ClientRuntimeTest {
         until(() -> threadNames().stream().noneMatch(n -> n.startsWith(runtime.name() + "-")), "the runtime's threads ended");
     }
 
-    /** Polls {@code condition} for up to 30 s (the client module has no testkit). */
-    static void until(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("not within 30 s: " + what);
-            Thread.sleep(10);
-        }
+    /** Polls {@code condition} for up to 30 s. */
+    static void until(java.util.function.BooleanSupplier condition, String what) {
+        Await.until(Duration.ofSeconds(30), condition, what);
     }
 
     private static Set<String> threadNames() {

@@ -3,7 +3,6 @@ package im.client;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import im.client.internal.ClientFaults;
-import im.client.internal.FaultInjection;
 import im.protocol.Ack;
 import im.protocol.ClientFrame;
 import java.sql.Connection;

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.client.internal.ClientFaults;
-import im.client.internal.FaultInjection;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;

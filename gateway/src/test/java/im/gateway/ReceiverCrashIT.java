@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.client.ClientOptions;
+import im.client.FaultInjection;
 import im.client.ImClient;
 import im.client.internal.ClientFaults;
-import im.client.internal.FaultInjection;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
 import java.nio.file.Path;

@@ -18,6 +18,7 @@ import im.relay.CdcRelay;
 import im.relay.RelayConfig;
 import im.sweeper.Sweeper;
 import im.sweeper.SweeperConfig;
+import im.testkit.Await;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
 import java.io.PrintWriter;
@@ -35,7 +36,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -109,14 +109,6 @@ class CliIT {
         return r;
     }
 
-    private static void await(BooleanSupplier cond, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("timed out waiting for " + what);
-            Thread.sleep(50);
-        }
-    }
-
     private static int closedPort() throws Exception {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
@@ -153,7 +145,7 @@ class CliIT {
         Sweeper sweeper = new Sweeper(SweeperConfig.from(s), Metrics.detached()).start();   // repairs a push lost before the interest was routed
         started.add(sweeper);
         Gateway gw = gateway(stack, s, "");
-        await(() -> relay.isActive() && node.isRunning() && sweeper.isRunning(), "relay active, delivery node and sweeper running");
+        Await.until(Duration.ofSeconds(60), () -> relay.isActive() && node.isRunning() && sweeper.isRunning(), "relay active, delivery node and sweeper running");
         String url = "http://127.0.0.1:" + gw.port();
         String[] admin = {"--admin-url", "http://127.0.0.1:" + gw.adminPort(), "--admin-token", ADMIN};
 
@@ -201,7 +193,7 @@ class CliIT {
         StringWriter tailErr = new StringWriter();
         Future<Run> tail = background.submit(() ->
                 im(tailOut, tailErr, "tail", "--gateway", url, "--token", bo, "--conv", "c-ab", "--from", "1", "-n", "5"));
-        await(() -> tailOut.toString().contains("* left"), "tail printed the history");
+        Await.until(Duration.ofSeconds(60), () -> tailOut.toString().contains("* left"), "tail printed the history");
         assertTrue(tailErr.toString().contains("subscribed as u-bo / d-bo, following c-ab from seq 1 (acking; delivered cursor 0)"),
                 tailErr.toString());
 
@@ -254,7 +246,7 @@ class CliIT {
         StringWriter resumedErr = new StringWriter();
         Future<Run> resumed = background.submit(() -> im(new StringWriter(), resumedErr,
                 "tail", "--gateway", url, "--token", bo, "--conv", "c-ab", "--no-ack", "-n", "1", "--json"));
-        await(() -> resumedErr.toString().contains("following c-ab from seq 7 (--no-ack: not acking)"), "resumed tail subscribed");
+        Await.until(Duration.ofSeconds(60), () -> resumedErr.toString().contains("following c-ab from seq 7 (--no-ack: not acking)"), "resumed tail subscribed");
         ok(im("send", "--gateway", url, "--token", ana, "--conv", "c-ab", "seven"));
         Run r7 = ok(resumed.get(60, TimeUnit.SECONDS));
         assertTrue(r7.out().matches("\\{\"conv\":\"c-ab\",\"seq\":7,\"kind\":\"msg\".*\"body\":\"seven\".*\\}\n"), r7.toString());

@@ -11,17 +11,20 @@ import im.client.ImClient;
 import im.infra.config.ChildJvm;
 import im.protocol.EventPush;
 import im.protocol.ServerFrame;
+import im.testkit.Await;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -106,7 +109,8 @@ class PlatformProcessesIT {
                     assertTrue(System.currentTimeMillis() < deadline, "nothing pushed across gateways: " + pushedToBo);
                     seqs.add(ana.send("c-ab", "hello across gateways " + seqs.size()).seq());
                     long last = seqs.get(seqs.size() - 1);
-                    while (bo.cursor("c-ab") < last && System.currentTimeMillis() < deadline) Thread.sleep(20);
+                    Await.until(Duration.ofMillis(Math.max(0, deadline - System.currentTimeMillis())), () -> bo.cursor("c-ab") >= last,
+                            "bo stored seq " + last + "; pushed across gateways so far: " + pushedToBo);
                 }
                 assertEquals(seqs.get(seqs.size() - 1), bo.cursor("c-ab"));
                 assertEquals("hello across gateways " + (seqs.size() - 1),
@@ -118,8 +122,12 @@ class PlatformProcessesIT {
             platform.destroy();   // SIGTERM: the shutdown hook stops the children, then PostgreSQL and Kafka
             boolean exited = platform.waitFor(90, TimeUnit.SECONDS);
             if (!exited) platform.destroyForcibly();
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (children.stream().anyMatch(ProcessHandle::isAlive) && System.currentTimeMillis() < deadline) Thread.sleep(100);
+            try {
+                CompletableFuture.allOf(children.stream().map(ProcessHandle::onExit).toArray(CompletableFuture[]::new))
+                        .get(30, TimeUnit.SECONDS);
+            } catch (TimeoutException stillRunning) {
+                // not a failure yet: those still alive are killed first, then the assertion below names them
+            }
             List<ProcessHandle> alive = children.stream().filter(ProcessHandle::isAlive).toList();
             alive.forEach(ProcessHandle::destroyForcibly);
             assertTrue(exited, "the platform stopped on SIGTERM");

@@ -77,12 +77,12 @@ public final class ClientCore implements AutoCloseable {
 
     /**
      * Claims {@code stateDir} ({@link StateDirLock}: refused while another open client holds it)
-     * and loads its durable state (creating the directory if missing); with the fault hooks of a
-     * {@link FaultInjection#open} on this thread, if any. With {@code shared} null the client gets
+     * and loads its durable state (creating the directory if missing); the receive path runs
+     * {@code faults} ({@link ClientFaults#NONE} but in the SDK's own tests). With {@code shared} null the client gets
      * threads of its own, else it runs on those (which must stay open while the client is).
      * A {@code caFile} is read first: {@link im.client.CaFileException} if it cannot be used.
      */
-    public static ClientCore open(ClientOptions options, Clock clock, ClientThreads shared) throws IOException {
+    public static ClientCore open(ClientOptions options, Clock clock, ClientThreads shared, ClientFaults faults) throws IOException {
         // Before the state directory is claimed: a bad CA file leaves nothing to undo.
         List<X509Certificate> ca = options.caFile() == null ? null : CaFile.certificates(options.caFile());
         StateDirLock lock = StateDirLock.acquire(options.stateDir());
@@ -90,7 +90,7 @@ public final class ClientCore implements AutoCloseable {
             LocalStore store = LocalStore.open(options.stateDir());
             try {
                 LegacyState.importInto(options.stateDir(), store);
-                return new ClientCore(options, clock, store, FaultInjection.forOpening(), lock, shared, ca);
+                return new ClientCore(options, clock, store, java.util.Objects.requireNonNull(faults, "faults"), lock, shared, ca);
             } catch (IOException | RuntimeException e) {
                 store.close();
                 throw e;

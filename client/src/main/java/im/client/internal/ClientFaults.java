@@ -9,7 +9,9 @@ import java.util.List;
  * socket (no close handshake, no ack, no further store write, no reconnect) and closes itself.
  * The durable state in {@code stateDir} is then exactly what a killed process would leave; a test
  * reopens a new {@link im.client.ImClient} on the same directory, like a restarted process.
- * Hooks that return normally have no effect. Installed only through {@link FaultInjection}.
+ * Hooks that return normally have no effect. Production clients run {@link #NONE}; the SDK's tests
+ * install others through a package-private {@code ImClient.open} (their door, {@code FaultInjection},
+ * is in the SDK's test sources, not in its jar).
  */
 public interface ClientFaults {
     ClientFaults NONE = new ClientFaults() {

@@ -6,11 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.infra.config.ConfigException;
+import im.infra.config.ConfigKeys;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class FaultsTest {
+    @Test
+    void theDocOfImFaultListsExactlyThePoints() {
+        String doc = ConfigKeys.FAULT.doc();
+        String listed = doc.substring(doc.indexOf("Points: ") + "Points: ".length(), doc.length() - 1);
+        assertEquals(FaultPoint.names(), List.of(listed.split(", ")), "the IM_FAULT doc spells out every point, in order");
+    }
+
     @Test
     void dropSkipThenCount() {
         Faults f = Faults.parse("gw.reply.send:drop:2:3");
