@@ -12,12 +12,6 @@ import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.CompositeArchRule;
-import java.util.ArrayDeque;
-import java.util.Deque;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -25,44 +19,22 @@ import java.util.Set;
  * classes of every module on this test class path: each module's package root may use only the
  * modules the table draws arrows to (directly or through theirs), {@code protocol} nothing of ours,
  * no package cycles, no main class of the test kit. The launcher sees every module but
- * {@code reliability}, {@code bench} and {@code examples} (nothing depends on them; the table lets
- * them use anything), so those three are not checked here.
+ * {@code reliability}, {@code bench} and {@code examples} (nothing depends on them), so their rows
+ * are not checked here.
  */
 @AnalyzeClasses(packages = "im", importOptions = ImportOption.DoNotIncludeTests.class)
 class LayeringTest {
-    private record Module(String root, List<String> uses) {
-    }
-
-    /** Module -> its package root and the modules of ours it uses: the table's "depends on (ours)" column. */
-    private static final Map<String, Module> TABLE = new LinkedHashMap<>();
-
-    static {
-        TABLE.put("protocol", new Module("im.protocol", List.of()));
-        TABLE.put("topics", new Module("im.topics", List.of("protocol")));
-        TABLE.put("infra", new Module("im.infra", List.of("protocol")));
-        TABLE.put("ingest", new Module("im.ingest", List.of("infra")));
-        TABLE.put("cursor-service", new Module("im.cursor", List.of("infra", "topics")));
-        TABLE.put("read-path", new Module("im.read", List.of("infra", "protocol")));
-        TABLE.put("relay", new Module("im.relay", List.of("infra", "topics")));
-        TABLE.put("routing", new Module("im.routing", List.of("infra", "topics")));
-        TABLE.put("delivery", new Module("im.delivery", List.of("routing")));
-        TABLE.put("sweeper", new Module("im.sweeper", List.of("routing")));
-        TABLE.put("gateway", new Module("im.gateway", List.of("protocol", "topics", "ingest", "cursor-service", "read-path")));
-        TABLE.put("client", new Module("im.client", List.of("protocol")));
-        TABLE.put("embedded", new Module("im.embedded", List.of("infra")));
-        TABLE.put("testkit", new Module("im.testkit", List.of("embedded")));
-        // "all roles, embedded"; the admin CLI's tail and send are SDK clients, hence client.
-        TABLE.put("launcher", new Module("im.launcher", List.of("gateway", "relay", "delivery", "sweeper", "client", "embedded")));
-    }
+    /** docs/architecture.md's module table: the one drawing of the graph (ModuleGraphTest holds it against the poms). */
+    private static final ModuleTable TABLE = ModuleTable.read();
 
     @ArchTest
     static final ArchRule everyClassOfOursBelongsToAModuleOfTheTable = classes().that().resideInAPackage("im..")
-            .should().resideInAnyPackage(TABLE.values().stream().map(m -> m.root() + "..").toArray(String[]::new))
-            .because("a new module gets its row in the table (and here) before its code");
+            .should().resideInAnyPackage(TABLE.rows().values().stream().map(m -> m.packageRoot() + "..").toArray(String[]::new))
+            .because("a new module gets its row in docs/architecture.md's module table before its code");
 
     @ArchTest
     static final ArchRule eachModuleUsesOnlyWhatTheTableDraws = CompositeArchRule.of(
-            TABLE.keySet().stream().map(LayeringTest::usesOnlyWhatTheTableDraws).toList());
+            TABLE.rows().keySet().stream().map(LayeringTest::usesOnlyWhatTheTableDraws).toList());
 
     @ArchTest
     static final ArchRule protocolDependsOnNothingOfOurs = noClasses().that().resideInAPackage("im.protocol..")
@@ -81,22 +53,11 @@ class LayeringTest {
             .because("the test kit is a test-scope dependency only");
 
     private static ArchRule usesOnlyWhatTheTableDraws(String module) {
-        String[] allowed = reachableFrom(module).stream().map(m -> TABLE.get(m).root() + "..").toArray(String[]::new);
-        return noClasses().that().resideInAPackage(TABLE.get(module).root() + "..")
+        Set<String> reach = TABLE.reachableFrom(module);
+        String[] allowed = reach.stream().map(m -> TABLE.rows().get(m).packageRoot() + "..").toArray(String[]::new);
+        return noClasses().that().resideInAPackage(TABLE.rows().get(module).packageRoot() + "..")
                 .should().dependOnClassesThat(resideInAPackage("im..").and(not(resideInAnyPackage(allowed))))
-                .as("module " + module + " uses only " + String.join(", ", reachableFrom(module)));
-    }
-
-    /** {@code module} and every module its arrows reach, following the arrows of those. */
-    private static Set<String> reachableFrom(String module) {
-        Set<String> seen = new LinkedHashSet<>();
-        Deque<String> todo = new ArrayDeque<>(List.of(module));
-        while (!todo.isEmpty()) {
-            String m = todo.pop();
-            if (seen.add(m)) {
-                todo.addAll(TABLE.get(m).uses());
-            }
-        }
-        return seen;
+                .as("module " + module + " uses only " + String.join(", ", reach))
+                .allowEmptyShould(true);   // reliability, bench, examples: not on this class path
     }
 }
