@@ -32,7 +32,7 @@ public final class ConfigKeys {
 
     // --- PostgreSQL
     public static final ConfigKey<String> PG_URL = key("IM_PG_URL", "",
-            "JDBC URL of an external PostgreSQL (wal_level=logical). Empty: start the embedded PostgreSQL. A primary/standby pair: both hosts and targetServerType=primary (docs/operations.md).");
+            "JDBC URL of an external PostgreSQL (wal_level=logical). Empty: start the embedded PostgreSQL. A primary/standby pair: both hosts and targetServerType=primary, e.g. jdbc:postgresql://pg-a:5432,pg-b:5432/im?targetServerType=primary (docs/operations.md).");
     public static final ConfigKey<String> PG_USER = key("IM_PG_USER", "postgres", "PostgreSQL user.");
     public static final ConfigKey<String> PG_PASSWORD = key("IM_PG_PASSWORD", "postgres", "PostgreSQL password.");
     public static final ConfigKey<Integer> PG_POOL_SIZE = key("IM_PG_POOL_SIZE", "16", 1, 200,
@@ -56,7 +56,7 @@ public final class ConfigKeys {
     public static final ConfigKey<String> TOPIC_PREFIX = key("IM_TOPIC_PREFIX", "im.",
             "Prefix of every topic name, e.g. im.events.");
     public static final ConfigKey<Integer> REPLICATION_FACTOR = key("IM_REPLICATION_FACTOR", "1", 1, 32_767,
-            "Replicas of every topic the platform creates (shared topics, gateway channels, relay offsets, Kafka Streams internal topics), with min.insync.replicas one less (at least 1); 3 on a replicated cluster. More than the cluster's registered brokers is refused at start.");
+            "Replicas of every topic the platform creates (shared topics, gateway channels, relay offsets, Kafka Streams internal topics), with min.insync.replicas one less (at least 1); 3 on a replicated cluster (see docs/operations.md). More than the cluster's registered brokers is refused at start.");
 
     // --- CDC relay
     public static final ConfigKey<String> RELAY_SLOT = key("IM_RELAY_SLOT", "im_relay",
@@ -67,7 +67,7 @@ public final class ConfigKeys {
             "CDC relay: how often published positions are committed (and the slot advanced). Lower = fewer duplicates replayed after a crash.");
 
     public static final ConfigKey<Duration> RELAY_LOCK_TIMEOUT_MS = ms("IM_RELAY_LOCK_TIMEOUT_MS", "5000", 1000, 600_000,
-            "CDC relay: the active relay's lock session is ended by PostgreSQL (idle_session_timeout) after this long without its heartbeat (sent every fifth of it), so a frozen relay loses the lock and a standby takes over; the relay stops publishing after half of it without a heartbeat. 1000-600000.");
+            "CDC relay: the active relay heartbeats its lock session every fifth of this; PostgreSQL ends a session idle this long (idle_session_timeout, PostgreSQL 14+), so a frozen relay (SIGSTOP, stalled VM) loses the lock and a standby takes over within about this plus 5 s. The relay itself stops publishing once half of it passed without a heartbeat. 1000-600000.");
 
     // --- Gateway
     public static final ConfigKey<String> GATEWAY_HOST = key("IM_GATEWAY_HOST", "127.0.0.1",
@@ -103,7 +103,7 @@ public final class ConfigKeys {
 
     public static final ConfigKey<Integer> CONN_BUFFER_BYTES = key("IM_CONN_BUFFER_BYTES", "262144", 16_384, 67_108_864,
             "Bytes of frames (replies and pushes) the gateway holds for one connection before it stops reading from it "
-            + "and drops pushes to it; reading resumes when half has drained (16384-67108864).");
+            + "and drops pushes to it; reading resumes when half has drained (16384-67108864). See docs/security.md.");
     public static final ConfigKey<Integer> CONN_SEND_BUFFER_BYTES = key("IM_CONN_SEND_BUFFER_BYTES", "0", 0, 16_777_216,
             "Kernel send buffer (SO_SNDBUF) of each gateway socket; 0 leaves it to the kernel's autotuning, which may grow "
             + "it to net.ipv4.tcp_wmem's maximum (0-16777216).");
@@ -151,7 +151,7 @@ public final class ConfigKeys {
     public static final ConfigKey<Duration> GATEWAY_LEASE_MS = ms("IM_GATEWAY_LEASE_MS", "10000", 1000, 600_000,
             "Delivery nodes and the sweeper skip the routes of a gateway not heard from for this long (its entries come back when it heartbeats again; entries of a restarted or long-gone gateway are removed).");
     public static final ConfigKey<Duration> INTEREST_RENEW_MS = ms("IM_INTEREST_RENEW_MS", "2000", 200, 600_000,
-            "How often a gateway writes, per partition of the interest topic, a digest of the registrations it holds there; two digests in a row that a delivery node or sweeper disagrees with make it ask for the partition's registrations again, so a lost registration is repaired within about three intervals. Withdrawals, and registrations of a gateway silent, for 6 intervals + the gateway lease are removed. Must be the same for gateways, delivery nodes and sweepers.");
+            "How often a gateway writes, per partition of the interest topic, a digest of the registrations it holds there (registrations are not renewed one by one); two disagreeing digests in a row make a delivery node or the sweeper ask for the partition again, so a lost registration is repaired within about three intervals. Withdrawals, and registrations of a gateway silent for 6 intervals + the gateway lease, are removed. Same value for gateways, delivery nodes and sweepers.");
     public static final ConfigKey<String> STATE_DIR = key("IM_STATE_DIR", "",
             "Kafka Streams state directory of a delivery node or sweeper. Empty: a fresh temporary directory per start.");
 
@@ -165,7 +165,7 @@ public final class ConfigKeys {
     public static final ConfigKey<String> JAVA_OPTS = key("IM_JAVA_OPTS", "",
             "JVM options the ./im script passes to java (e.g. -Xmx4g); read by the script, not by the roles, and accepted here so that a role started by ./im does not refuse it as unknown.");
     public static final ConfigKey<String> OPS_HOST = key("IM_OPS_HOST", "127.0.0.1",
-            "Address the ops HTTP server (/healthz, /readyz, /metrics) of the relay, delivery, sweeper and platform roles binds to.");
+            "Address the ops HTTP server (/healthz, /readyz, /metrics) of the relay, delivery, sweeper and platform roles binds to (the gateway serves them on its admin listener).");
     public static final ConfigKey<Integer> OPS_PORT = key("IM_OPS_PORT", "9090", 0, 65_535,
             "Port of that ops server (0 = any free port). The gateway role serves the same paths on its admin listener (IM_ADMIN_PORT) instead.");
 
@@ -179,7 +179,7 @@ public final class ConfigKeys {
 
     // --- Tests
     public static final ConfigKey<String> STACK = key("IM_STACK", "embedded",
-            "Tests only: 'embedded' (default) or 'containers' (PostgreSQL and Kafka in Testcontainers; needs Docker).");
+            "Tests only: 'embedded' (default) or 'containers' (PostgreSQL and Kafka in Testcontainers; needs Docker, or podman through ops/test-containers.sh).");
 
     private ConfigKeys() {}
 
