@@ -8,14 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import im.client.ClientListener;
 import im.client.ClientOptions;
 import im.client.ImClient;
-import im.infra.config.ChildJvm;
 import im.protocol.EventPush;
 import im.protocol.ServerFrame;
 import im.testkit.Await;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,34 +37,12 @@ class PlatformProcessesIT {
 
     @Test
     void everyRoleRunsAsItsOwnProcessAndMessagesCrossGateways(@TempDir Path dir) throws Exception {
-        Path jar = Path.of(System.getProperty("im.jar", "target/im.jar")).toAbsolutePath();
-        Process platform = ChildJvm.builder(Map.of("IM_PG_DATA_DIR", dir.resolve("pg").toString(),
-                        "IM_KAFKA_DATA_DIR", dir.resolve("kafka").toString(), "IM_PG_PORT", "0", "IM_KAFKA_PORT", "0",
-                        "IM_GATEWAY_PORT", "0", "IM_ADMIN_PORT", "0", "IM_OPS_PORT", "0", "IM_PARTITIONS", "4"),
-                List.of("-Xmx512m", "-jar", jar.toString(), "platform", "--processes", "--demo")).start();
-        List<String> output = new CopyOnWriteArrayList<>();
-        CompletableFuture<Void> ready = new CompletableFuture<>();
-        Thread reader = new Thread(() -> {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(platform.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    output.add(line);
-                    if (line.startsWith("IM_READY platform")) ready.complete(null);
-                }
-            } catch (java.io.IOException ignored) {
-                // the platform ended
-            }
-            ready.completeExceptionally(new AssertionError("platform exited before it was ready"));
-        });
-        reader.setDaemon(true);
-        reader.start();
+        PlatformChild child = PlatformChild.start(dir, Map.of("IM_PARTITIONS", "4"), "--processes", "--demo");
+        Process platform = child.process;
+        List<String> output = child.output;
         List<ProcessHandle> children = new ArrayList<>();
         try {
-            try {
-                ready.get(300, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                throw new AssertionError("not ready: " + e + "\n" + String.join("\n", output), e);
-            }
+            child.awaitLine("IM_READY platform", 300);
             platform.descendants().forEach(children::add);
             assertEquals(7, children.stream().filter(h -> h.info().command().orElse("").endsWith("java")).count(),
                     "2 relays, 2 delivery nodes, a sweeper, 2 gateways: " + children.size() + "\n" + String.join("\n", output));
