@@ -300,18 +300,17 @@ public final class Gateway implements AutoCloseable {
         }
     }
 
-
     /** The public listener's bound port (useful with IM_GATEWAY_PORT=0). */
     public int port() {
         return ((InetSocketAddress) server.getListenerInfo().get(0).getAddress()).getPort();
     }
 
-    /** The admin listener's bound port (useful with IM_ADMIN_PORT=0). */
     /** Partitions of the interest topic this gateway wrote again because a delivery node or the sweeper asked (im_interest_resends). */
-    long pushResends() {
+    public long pushResends() {
         return push == null ? 0 : push.resyncsServed.get();
     }
 
+    /** The admin listener's bound port (useful with IM_ADMIN_PORT=0). */
     public int adminPort() {
         return ((InetSocketAddress) adminServer.getListenerInfo().get(0).getAddress()).getPort();
     }

@@ -14,16 +14,16 @@ import javax.sql.DataSource;
  * The seed's cast, created through the directory: users ana, bo and cy with one device each
  * (cy is not in c-ab), and the direct conversation c-ab (join events seq 1 and 2).
  */
-final class Fixture {
-    static final String ADMIN_TOKEN = "test-admin-token-0123456789";
+public final class Fixture {
+    public static final String ADMIN_TOKEN = "test-admin-token-0123456789";
 
-    final DataSource db;
-    final Directory dir;
-    final String anaToken;
-    final String boToken;
-    final String cyToken;
+    public final DataSource db;
+    public final Directory dir;
+    public final String anaToken;
+    public final String boToken;
+    public final String cyToken;
 
-    Fixture(TestStack stack) {
+    public Fixture(TestStack stack) {
         db = stack.dataSource();
         dir = new Directory(db, Clock.systemUTC());
         for (String u : List.of("u-ana", "u-bo", "u-cy")) dir.createUser(u, u.substring(2));
@@ -33,7 +33,7 @@ final class Fixture {
         dir.createConversation("c-ab", "direct", List.of("u-ana", "u-bo"));
     }
 
-    long count(String sql, Object... args) {
+    public long count(String sql, Object... args) {
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             for (int i = 0; i < args.length; i++) ps.setObject(i + 1, args[i]);
             try (ResultSet rs = ps.executeQuery()) {
@@ -45,11 +45,11 @@ final class Fixture {
         }
     }
 
-    long messages() {
+    public long messages() {
         return count("SELECT count(*) FROM events WHERE kind = 'msg'");
     }
 
-    long head(String conv) {
+    public long head(String conv) {
         return count("SELECT head_seq FROM conversations WHERE conv_id = ?", conv);
     }
 }

@@ -11,10 +11,10 @@ import java.util.HashMap;
 import java.util.Map;
 
 /** A gateway in the test JVM on a free port, against the test's database. */
-final class InProcessGateway implements AutoCloseable {
-    final Gateway gateway;
+public final class InProcessGateway implements AutoCloseable {
+    public final Gateway gateway;
 
-    InProcessGateway(TestStack stack, String faults, Map<String, String> extra) {
+    public InProcessGateway(TestStack stack, String faults, Map<String, String> extra) {
         Map<String, String> m = new HashMap<>(extra);
         m.put(ConfigKeys.GATEWAY_PORT.name(), "0");
         m.put(ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN);
@@ -23,24 +23,24 @@ final class InProcessGateway implements AutoCloseable {
         gateway = new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC()).start();
     }
 
-    InProcessGateway(TestStack stack) {
+    public InProcessGateway(TestStack stack) {
         this(stack, "", Map.of());
     }
 
-    URI ws() {
+    public URI ws() {
         return URI.create("ws://127.0.0.1:" + gateway.port() + "/ws");
     }
 
-    URI http(String path) {
+    public URI http(String path) {
         return URI.create("http://127.0.0.1:" + gateway.port() + path);
     }
 
     /** A path on the admin listener: /admin/..., /healthz, /readyz, /metrics. */
-    URI admin(String path) {
+    public URI admin(String path) {
         return URI.create("http://127.0.0.1:" + gateway.adminPort() + path);
     }
 
-    int port() {
+    public int port() {
         return gateway.port();
     }
 

@@ -14,18 +14,18 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /** A bare WebSocket for tests that need to send arbitrary frames and read raw replies. */
-final class RawSocket implements AutoCloseable {
+public final class RawSocket implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     private final BlockingQueue<String> texts = new LinkedBlockingQueue<>();
-    final CompletableFuture<Integer> closed = new CompletableFuture<>();
+    public final CompletableFuture<Integer> closed = new CompletableFuture<>();
     private final WebSocket ws;
 
-    RawSocket(URI uri) throws Exception {
+    public RawSocket(URI uri) throws Exception {
         this(uri, HttpClient.newHttpClient());
     }
 
     /** Through {@code http}'s settings (e.g. the TLS context of a {@code wss} URI). */
-    RawSocket(URI uri, HttpClient http) throws Exception {
+    public RawSocket(URI uri, HttpClient http) throws Exception {
         ws = http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5))
                 .buildAsync(uri, new WebSocket.Listener() {
                     private final StringBuilder buf = new StringBuilder();
@@ -54,36 +54,36 @@ final class RawSocket implements AutoCloseable {
                 }).get(10, TimeUnit.SECONDS);
     }
 
-    void send(String text) throws Exception {
+    public void send(String text) throws Exception {
         ws.sendText(text, true).get(10, TimeUnit.SECONDS);
     }
 
-    void sendBinary(byte[] data) throws Exception {
+    public void sendBinary(byte[] data) throws Exception {
         ws.sendBinary(ByteBuffer.wrap(data), true).get(10, TimeUnit.SECONDS);
     }
 
-    JsonNode next() throws Exception {
+    public JsonNode next() throws Exception {
         String s = texts.poll(10, TimeUnit.SECONDS);
         if (s == null) throw new AssertionError("no frame within 10 s");
         return JSON.readTree(s);
     }
 
     /** The next frame within {@code wait}, or null. */
-    JsonNode poll(java.time.Duration wait) throws Exception {
+    public JsonNode poll(java.time.Duration wait) throws Exception {
         String s = texts.poll(wait.toMillis(), TimeUnit.MILLISECONDS);
         return s == null ? null : JSON.readTree(s);
     }
 
-    JsonNode request(String text) throws Exception {
+    public JsonNode request(String text) throws Exception {
         send(text);
         return next();
     }
 
-    int awaitClose() throws Exception {
+    public int awaitClose() throws Exception {
         return closed.get(10, TimeUnit.SECONDS);
     }
 
-    JsonNode auth(String token) throws Exception {
+    public JsonNode auth(String token) throws Exception {
         return request("{\"t\":\"auth\",\"rid\":\"a1\",\"token\":\"" + token + "\"}");
     }
 

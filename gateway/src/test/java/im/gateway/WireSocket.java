@@ -12,10 +12,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * A hand-written WebSocket client over a plain TCP socket, for frames no well-behaved client
  * library will send (a text frame whose payload is not UTF-8, say).
  */
-final class WireSocket implements AutoCloseable {
+public final class WireSocket implements AutoCloseable {
     /** One received frame. */
-    record Frame(int opcode, byte[] payload) {
-        String text() {
+    public record Frame(int opcode, byte[] payload) {
+        public String text() {
             return new String(payload, StandardCharsets.UTF_8);
         }
 
@@ -28,12 +28,12 @@ final class WireSocket implements AutoCloseable {
     private final DataInputStream in;
     private final OutputStream out;
 
-    WireSocket(int port) throws IOException {
+    public WireSocket(int port) throws IOException {
         this(port, 0);
     }
 
     /** A socket whose kernel receive buffer is {@code receiveBuffer} bytes (0: the system's default). */
-    WireSocket(int port, int receiveBuffer) throws IOException {
+    public WireSocket(int port, int receiveBuffer) throws IOException {
         socket = new Socket();
         if (receiveBuffer > 0) socket.setReceiveBufferSize(receiveBuffer);   // before connect: sets the window
         socket.connect(new java.net.InetSocketAddress("127.0.0.1", port));
@@ -51,19 +51,19 @@ final class WireSocket implements AutoCloseable {
         }
     }
 
-    void setReadTimeout(int millis) throws IOException {
+    public void setReadTimeout(int millis) throws IOException {
         socket.setSoTimeout(millis);
     }
 
-    void sendText(byte[] payload) throws IOException {
+    public void sendText(byte[] payload) throws IOException {
         sendFrame(0x1, payload);
     }
 
-    void sendText(String s) throws IOException {
+    public void sendText(String s) throws IOException {
         sendText(s.getBytes(StandardCharsets.UTF_8));
     }
 
-    void sendFrame(int opcode, byte[] payload) throws IOException {
+    public void sendFrame(int opcode, byte[] payload) throws IOException {
         ByteArrayOutputStream f = new ByteArrayOutputStream();
         f.write(0x80 | opcode);
         int n = payload.length;
@@ -85,7 +85,7 @@ final class WireSocket implements AutoCloseable {
         out.flush();
     }
 
-    Frame read() throws IOException {
+    public Frame read() throws IOException {
         int b0 = in.readUnsignedByte();
         int b1 = in.readUnsignedByte();
         long len = b1 & 0x7f;
@@ -97,7 +97,7 @@ final class WireSocket implements AutoCloseable {
     }
 
     /** Reads frames until a close frame or EOF; returns the close status (-1 for EOF without one). */
-    int readUntilClose() throws IOException {
+    public int readUntilClose() throws IOException {
         try {
             while (true) {
                 Frame f = read();

@@ -1,4 +1,4 @@
-package im.gateway;
+package im.system;
 
 import im.topics.EventRecord;
 import java.time.Duration;

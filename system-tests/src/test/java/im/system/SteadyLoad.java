@@ -1,4 +1,4 @@
-package im.gateway;
+package im.system;
 
 import im.client.ClientListener;
 import im.client.ImClient;

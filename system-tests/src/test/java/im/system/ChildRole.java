@@ -1,4 +1,4 @@
-package im.gateway;
+package im.system;
 
 import im.infra.config.ChildJvm;
 import im.infra.config.Settings;

@@ -1,5 +1,8 @@
-package im.gateway;
+package im.system;
 
+import im.gateway.Fixture;
+import im.gateway.Gateway;
+import im.gateway.GatewayConfig;
 import im.testkit.Await;
 import im.infra.ops.Metrics;
 import im.delivery.route.DeliveryConfig;

@@ -1,4 +1,4 @@
-package im.gateway;
+package im.system;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,4 +1,4 @@
-package im.gateway;
+package im.system;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,5 +1,7 @@
-package im.gateway;
+package im.system;
 
+import im.gateway.Fixture;
+import im.gateway.Gateway;
 import im.testkit.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
