@@ -25,7 +25,7 @@ COPY embedded/pom.xml embedded/
 COPY testkit/pom.xml testkit/
 COPY store/pom.xml store/
 COPY relay/pom.xml relay/
-COPY routing/pom.xml routing/
+COPY streams/pom.xml streams/
 COPY delivery/pom.xml delivery/
 COPY sweeper/pom.xml sweeper/
 COPY gateway/pom.xml gateway/

@@ -1,4 +1,4 @@
-package im.routing;
+package im.streams;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.streams.KafkaStreams;

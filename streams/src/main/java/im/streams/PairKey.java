@@ -1,4 +1,4 @@
-package im.routing;
+package im.streams;
 
 /**
  * The one key shape of every per-(conversation, X) value the Streams roles keep, X being a device

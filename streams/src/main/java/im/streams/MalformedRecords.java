@@ -1,4 +1,4 @@
-package im.routing;
+package im.streams;
 
 import im.topics.MalformedRecordException;
 import java.util.function.Function;

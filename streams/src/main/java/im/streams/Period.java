@@ -1,4 +1,4 @@
-package im.routing;
+package im.streams;
 
 /**
  * A user's latest visibility period in a conversation, folded from the conversation's own

@@ -1,4 +1,4 @@
-package im.routing;
+package im.streams;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

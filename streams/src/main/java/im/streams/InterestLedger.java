@@ -1,4 +1,4 @@
-package im.routing;
+package im.streams;
 
 import im.infra.kafka.TopicNames;
 import im.topics.ChannelRecord;

@@ -1,4 +1,4 @@
-package im.routing;
+package im.streams;
 
 import java.util.Iterator;
 import java.util.LinkedHashMap;

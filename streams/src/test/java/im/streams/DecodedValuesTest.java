@@ -1,4 +1,4 @@
-package im.routing;
+package im.streams;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;

@@ -1,4 +1,4 @@
-package im.routing;
+package im.streams;
 
 import im.topics.EventRecord;
 import org.apache.kafka.common.serialization.Serdes;
