@@ -23,11 +23,9 @@ COPY topics/pom.xml topics/
 COPY infra/pom.xml infra/
 COPY embedded/pom.xml embedded/
 COPY testkit/pom.xml testkit/
-COPY ingest/pom.xml ingest/
+COPY store/pom.xml store/
 COPY relay/pom.xml relay/
-COPY cursor-service/pom.xml cursor-service/
-COPY read-path/pom.xml read-path/
-COPY routing/pom.xml routing/
+COPY streams/pom.xml streams/
 COPY delivery/pom.xml delivery/
 COPY sweeper/pom.xml sweeper/
 COPY gateway/pom.xml gateway/

@@ -27,7 +27,7 @@ import im.infra.db.Database;
 import im.infra.fault.Faults;
 import im.infra.kafka.SharedTopics;
 import im.infra.kafka.TopicNames;
-import im.ingest.directory.Directory;
+import im.store.directory.Directory;
 import im.protocol.Acked;
 import im.protocol.ErrorFrame;
 import im.protocol.Event;
@@ -138,7 +138,7 @@ public final class DeliveryBench implements Callable<Integer> {
     @Option(names = "--ack-throttle-ms", description = "IM_ACK_THROTTLE_MS (cursor writes per device and conversation), default ${DEFAULT-VALUE}")
     int ackThrottleMs = Integer.parseInt(ConfigKeys.ACK_THROTTLE_MS.defaultValue());
     @Option(names = "--send-lanes", description = "IM_SEND_LANES (group commit; 0 = one transaction per send), default ${DEFAULT-VALUE}")
-    int sendLanes = im.ingest.SendService.DEFAULT_LANES;
+    int sendLanes = im.store.send.SendService.DEFAULT_LANES;
     @Option(names = "--floor-messages", description = "messages per Kafka floor measurement, default ${DEFAULT-VALUE}")
     int floorMessages = 1000;
     @Option(names = "--work-dir", description = "parent of the temp dir (databases, broker, client state); default java.io.tmpdir")

@@ -1,8 +1,8 @@
 package im.bench;
 
 import im.infra.db.Database;
-import im.ingest.SendSql;
-import im.ingest.directory.Directory;
+import im.store.directory.Directory;
+import im.store.send.SendSql;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

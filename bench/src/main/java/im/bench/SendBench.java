@@ -14,8 +14,8 @@ import im.gateway.GatewayConfig;
 import im.infra.config.Settings;
 import im.infra.db.Database;
 import im.infra.fault.Faults;
-import im.ingest.SendSql;
-import im.ingest.directory.Directory;
+import im.store.send.SendSql;
+import im.store.directory.Directory;
 import im.protocol.Auth;
 import im.protocol.Authed;
 import im.protocol.FrameCodec;
@@ -71,7 +71,7 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--senders", description = "concurrent senders (and pgbench clients), default ${DEFAULT-VALUE}")
     int senders = 16;
     @Option(names = "--send-lanes", description = "the gateway's IM_SEND_LANES (group commit; 0 = one transaction per send), default ${DEFAULT-VALUE}")
-    int sendLanes = im.ingest.SendService.DEFAULT_LANES;
+    int sendLanes = im.store.send.SendService.DEFAULT_LANES;
     @Option(names = "--conversations", description = "conversations, default ${DEFAULT-VALUE}; 1 = one hot conversation")
     int conversations = 1000;
     @Option(names = "--seconds", description = "measured seconds per mode, default ${DEFAULT-VALUE}")

@@ -1,6 +1,6 @@
 package im.gateway;
 
-import im.ingest.directory.DirectoryException;
+import im.store.directory.DirectoryException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetAddress;

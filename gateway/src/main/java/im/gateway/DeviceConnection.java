@@ -1,11 +1,11 @@
 package im.gateway;
 
 import im.infra.identity.DevicePrincipal;
-import im.ingest.directory.AuthenticatedToken;
 import im.protocol.ErrorCode;
 import im.protocol.ErrorFrame;
 import im.protocol.FrameCodec;
 import im.protocol.ServerFrame;
+import im.store.directory.AuthenticatedToken;
 import io.undertow.websockets.core.WebSocketCallback;
 import io.undertow.websockets.core.WebSocketChannel;
 import io.undertow.websockets.core.WebSockets;

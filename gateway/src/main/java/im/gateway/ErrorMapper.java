@@ -2,8 +2,8 @@ package im.gateway;
 
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.error.RejectedException;
-import im.ingest.directory.DirectoryException;
 import im.protocol.ErrorCode;
+import im.store.directory.DirectoryException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

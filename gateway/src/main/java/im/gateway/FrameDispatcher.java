@@ -1,14 +1,8 @@
 package im.gateway;
 
-import im.cursor.CursorWriter;
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
 import im.infra.identity.DevicePrincipal;
-import im.ingest.SendResult;
-import im.ingest.SendService;
-import im.ingest.directory.AuthenticatedToken;
-import im.ingest.directory.Directory;
-import im.ingest.directory.DirectoryException;
 import im.protocol.Ack;
 import im.protocol.Acked;
 import im.protocol.Auth;
@@ -23,6 +17,12 @@ import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.Sub;
 import im.protocol.Sync;
+import im.store.cursor.CursorWriter;
+import im.store.directory.AuthenticatedToken;
+import im.store.directory.Directory;
+import im.store.directory.DirectoryException;
+import im.store.send.SendResult;
+import im.store.send.SendService;
 import java.net.InetAddress;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;

@@ -1,16 +1,16 @@
 package im.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import im.cursor.CursorService;
-import im.cursor.CursorSink;
-import im.cursor.CursorWriter;
-import im.cursor.KafkaCursorSink;
 import im.infra.fault.Faults;
 import im.infra.ops.Metrics;
-import im.ingest.SendService;
-import im.ingest.directory.Directory;
-import im.ingest.directory.DirectoryListing;
-import im.read.ConversationReader;
+import im.store.cursor.CursorService;
+import im.store.cursor.CursorSink;
+import im.store.cursor.CursorWriter;
+import im.store.cursor.KafkaCursorSink;
+import im.store.directory.Directory;
+import im.store.directory.DirectoryListing;
+import im.store.read.ConversationReader;
+import im.store.send.SendService;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Tags;

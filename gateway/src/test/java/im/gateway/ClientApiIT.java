@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import im.cursor.CursorService;
 import im.infra.identity.DevicePrincipal;
+import im.store.cursor.CursorService;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
 import java.net.URI;

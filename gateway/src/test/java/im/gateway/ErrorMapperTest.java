@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.error.RejectedException;
-import im.ingest.directory.DirectoryException;
 import im.protocol.ErrorCode;
+import im.store.directory.DirectoryException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

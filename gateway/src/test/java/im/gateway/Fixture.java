@@ -1,6 +1,6 @@
 package im.gateway;
 
-import im.ingest.directory.Directory;
+import im.store.directory.Directory;
 import im.testkit.TestStack;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

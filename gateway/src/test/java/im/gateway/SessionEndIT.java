@@ -7,12 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import im.cursor.CursorService;
+import im.store.cursor.CursorService;
 import im.infra.fault.Faults;
 import im.infra.identity.DevicePrincipal;
-import im.ingest.SendService;
+import im.store.send.SendService;
 import im.protocol.ErrorCode;
-import im.read.ConversationReader;
+import im.store.read.ConversationReader;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
 import java.net.http.HttpClient;

@@ -9,7 +9,7 @@ import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.fault.Faults;
 import im.infra.kafka.SharedTopics;
-import im.ingest.directory.Directory;
+import im.store.directory.Directory;
 import im.testkit.ImStackExtension;
 import im.testkit.TestCertificates;
 import im.testkit.TestCertificates.PrivateCa;

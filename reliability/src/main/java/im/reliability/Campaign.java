@@ -3,7 +3,7 @@ package im.reliability;
 import im.client.ClientListener;
 import im.client.ImClient;
 import im.client.SentAck;
-import im.ingest.directory.Directory;
+import im.store.directory.Directory;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;

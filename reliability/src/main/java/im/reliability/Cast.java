@@ -1,6 +1,6 @@
 package im.reliability;
 
-import im.ingest.directory.Directory;
+import im.store.directory.Directory;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;

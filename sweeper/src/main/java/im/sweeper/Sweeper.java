@@ -1,8 +1,8 @@
 package im.sweeper;
 
 import im.infra.role.RoleRuntime;
-import im.routing.StreamsComponent;
-import im.routing.StreamsRole;
+import im.streams.StreamsComponent;
+import im.streams.StreamsRole;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

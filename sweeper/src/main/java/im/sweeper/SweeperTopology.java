@@ -1,11 +1,11 @@
 package im.sweeper;
 
 import im.infra.kafka.TopicNames;
-import im.routing.ConvLogStore;
-import im.routing.GatewayLiveness;
-import im.routing.InterestLedger;
-import im.routing.MalformedRecords;
-import im.routing.PairKey;
+import im.streams.ConvLogStore;
+import im.streams.GatewayLiveness;
+import im.streams.InterestLedger;
+import im.streams.MalformedRecords;
+import im.streams.PairKey;
 import im.sweeper.PairState.Cursor;
 import im.sweeper.PairState.Lag;
 import im.topics.ChannelRecord;

@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import im.infra.kafka.TopicNames;
-import im.routing.ConvLogStore;
-import im.routing.PairKey;
-import im.routing.Period;
+import im.streams.ConvLogStore;
+import im.streams.PairKey;
+import im.streams.Period;
 import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -17,9 +17,9 @@ import im.client.ImClient;
 import im.client.ReceivedEvent;
 import im.infra.fault.Faults;
 import im.infra.identity.DevicePrincipal;
-import im.ingest.SendService;
 import im.protocol.EventPush;
 import im.protocol.ServerFrame;
+import im.store.send.SendService;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
 import java.nio.file.Path;
@@ -336,7 +336,7 @@ class DeliveryIT {
                 for (int i = 0; i < 3; i++) bs.get(i).addListener(pushRecorder("g1", pushed.get(i)));
                 Await.until(CONVERGE, () -> ana.cursor("g1") == 1, "ana holds its join");
 
-                im.ingest.directory.Onboarding.AddedMembers r = fx.dir.onboarding().addMembers("g1", added);
+                im.store.directory.Onboarding.AddedMembers r = fx.dir.onboarding().addMembers("g1", added);
                 assertEquals(2, r.head(), "one event for the 51");
                 assertTrue(r.added().values().stream().allMatch(s -> s == 2), "every period starts at that event: " + r.added());
                 assertEquals(2, fx.count("SELECT count(*) FROM events WHERE conv_id = ?", "g1"));
@@ -404,10 +404,10 @@ class DeliveryIT {
     /** Creates users {@code prefix + from} .. {@code prefix + (to - 1)} in one bulk call; returns their ids. */
     private static List<String> createUsers(Fixture fx, String prefix, int from, int to) {
         List<String> ids = new ArrayList<>();
-        List<im.ingest.directory.Onboarding.NewUser> users = new ArrayList<>();
+        List<im.store.directory.Onboarding.NewUser> users = new ArrayList<>();
         for (int i = from; i < to; i++) {
             ids.add(prefix + i);
-            users.add(new im.ingest.directory.Onboarding.NewUser(prefix + i, null));
+            users.add(new im.store.directory.Onboarding.NewUser(prefix + i, null));
         }
         fx.dir.onboarding().createUsers(users);
         return ids;

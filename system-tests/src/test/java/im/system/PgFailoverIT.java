@@ -21,7 +21,7 @@ import im.infra.db.DbConfig;
 import im.infra.fault.Faults;
 import im.infra.kafka.SharedTopics;
 import im.infra.kafka.TopicNames;
-import im.ingest.directory.Directory;
+import im.store.directory.Directory;
 import im.relay.CdcRelay;
 import im.relay.RelayConfig;
 import im.testkit.ImStackExtension;

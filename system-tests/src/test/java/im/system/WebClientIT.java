@@ -13,7 +13,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import im.infra.config.ConfigKeys;
 import im.infra.fault.Faults;
 import im.infra.identity.DevicePrincipal;
-import im.ingest.SendService;
+import im.store.send.SendService;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
 import java.io.File;

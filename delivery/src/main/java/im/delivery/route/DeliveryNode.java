@@ -1,8 +1,8 @@
 package im.delivery.route;
 
 import im.infra.role.RoleRuntime;
-import im.routing.StreamsComponent;
-import im.routing.StreamsRole;
+import im.streams.StreamsComponent;
+import im.streams.StreamsRole;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

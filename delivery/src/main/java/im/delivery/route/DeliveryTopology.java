@@ -1,13 +1,13 @@
 package im.delivery.route;
 
 import im.infra.kafka.TopicNames;
-import im.routing.ConvLogStore;
-import im.routing.DecodedValues;
-import im.routing.GatewayLiveness;
-import im.routing.InterestLedger;
-import im.routing.MalformedRecords;
-import im.routing.PairKey;
-import im.routing.Period;
+import im.streams.ConvLogStore;
+import im.streams.DecodedValues;
+import im.streams.GatewayLiveness;
+import im.streams.InterestLedger;
+import im.streams.MalformedRecords;
+import im.streams.PairKey;
+import im.streams.Period;
 import im.topics.ChannelRecord;
 import im.topics.EventRecord;
 import im.topics.Interest;

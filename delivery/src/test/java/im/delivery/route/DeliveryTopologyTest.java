@@ -9,9 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import im.infra.kafka.TopicNames;
-import im.routing.ConvLogStore;
-import im.routing.PairKey;
-import im.routing.Period;
+import im.streams.ConvLogStore;
+import im.streams.PairKey;
+import im.streams.Period;
 import im.topics.Interest;
 import im.topics.RouteJson;
 import java.nio.charset.StandardCharsets;
@@ -481,7 +481,7 @@ class DeliveryTopologyTest {
         long v1 = online("c1", "d1", "u1", "gw-a", 1);
         long v2 = online("c1", "d2", "u2", "gw-a", 1);
         gwA.readRecordsToList();
-        org.apache.kafka.streams.state.KeyValueStore<String, String> digests = driver.getKeyValueStore(im.routing.InterestLedger.DIGESTS);
+        org.apache.kafka.streams.state.KeyValueStore<String, String> digests = driver.getKeyValueStore(im.streams.InterestLedger.DIGESTS);
         digests.delete("gw-a");                     // what a restart of the task leaves: the in-memory store is empty
         for (int i = 0; i < 3; i++) {
             advance(RENEW);

@@ -1,6 +1,0 @@
-package im.ingest.directory;
-
-import java.util.List;
-
-/** A conversation as the admin API shows it. */
-public record ConversationInfo(String conv, String kind, long head, List<Membership> memberships) {}

@@ -1,4 +1,0 @@
-package im.ingest.directory;
-
-/** A user as the admin API lists it: id, display name and how many devices are registered. */
-public record UserSummary(String user, String name, int devices) {}

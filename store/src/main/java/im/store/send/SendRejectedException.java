@@ -1,0 +1,17 @@
+package im.store.send;
+
+import im.infra.error.RejectedException;
+import im.protocol.ErrorCode;
+import java.util.Set;
+
+/** A send that must not be written, answered with its wire code. */
+public final class SendRejectedException extends RejectedException {
+    private static final long serialVersionUID = 1L;
+
+    /** The codes sends are refused with. */
+    public static final Set<ErrorCode> CODES = Set.of(ErrorCode.STALE_INSTALL, ErrorCode.BAD_TOKEN, ErrorCode.UNKNOWN_CONV, ErrorCode.NOT_MEMBER, ErrorCode.CMID_CONFLICT);
+
+    public SendRejectedException(ErrorCode code, String message) {
+        super(code, CODES, message);
+    }
+}
