@@ -30,6 +30,7 @@ COPY delivery/pom.xml delivery/
 COPY sweeper/pom.xml sweeper/
 COPY gateway/pom.xml gateway/
 COPY client/pom.xml client/
+COPY system-tests/pom.xml system-tests/
 COPY launcher/pom.xml launcher/
 COPY reliability/pom.xml reliability/
 COPY bench/pom.xml bench/
