@@ -1,6 +1,7 @@
 package im.streams;
 
 import im.topics.EventRecord;
+import im.topics.PairKey;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.api.ProcessorContext;

@@ -2,6 +2,7 @@ package im.streams;
 
 import im.infra.kafka.TopicNames;
 import im.topics.ChannelRecord;
+import im.topics.PairKey;
 import im.topics.Interest;
 import im.topics.InterestDigest;
 import im.topics.InterestRecord;

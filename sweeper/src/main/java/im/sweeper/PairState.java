@@ -6,7 +6,7 @@ import im.topics.RouteJson;
 /**
  * The per-(conversation, device) values of the sweeper's state stores, as compact JSON (no
  * {@code v}: internal state, like the delivery app's changelogs), keyed by
- * {@link im.streams.PairKey} so that all pairs of one conversation are one prefix range.
+ * {@link im.topics.PairKey} so that all pairs of one conversation are one prefix range.
  */
 final class PairState {
     private PairState() {}

@@ -5,6 +5,7 @@ import im.infra.db.Transactions;
 import im.infra.identity.DevicePrincipal;
 import im.infra.ops.Metrics;
 import im.topics.CursorRecord;
+import im.topics.PairKey;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
@@ -83,7 +84,7 @@ public final class CursorService {
 
     /**
      * The merge, for distinct (device, conv) pairs, written in (device, conv) order (the lock
-     * order; byte order, like the caller's sort). A cursor written by an older install of the
+     * order; byte order, whatever order the caller passes them in). A cursor written by an older install of the
      * device is replaced, not merged: the new install holds nothing of what the old one stored.
      * A row the merge would not change is not updated (no new row version, so no WAL and no CDC
      * record); it returns nothing, and the caller replies with what it knows of the stored cursor.
@@ -158,7 +159,7 @@ public final class CursorService {
         // The latency sample: the age (ms) at the check of the first ack's first new event, when the
         // check ran (nanoTime), and 1 once the upsert moved the first ack's cursor.
         long[] sample = new long[3];
-        String firstKey = pairKey(acks.get(0).who().deviceId(), acks.get(0).conv());
+        String firstKey = acks.get(0).pair();
         List<Outcome> outcomes = Transactions.run(db, "ack", c -> {
             sample[0] = -1;
             sample[2] = 0;
@@ -169,7 +170,7 @@ public final class CursorService {
                 devices[i] = acks.get(i).who().deviceId();
                 convs[i] = acks.get(i).conv();
             }
-            // Valid acks, collapsed per (device, conv) to the largest seq, sorted by (device, conv).
+            // Valid acks, collapsed per (conv, device) pair (PairKey) to the largest seq; the upsert sorts them into its lock order.
             Map<String, AckRequest> merged = new TreeMap<>();
             Map<String, Long> stored = new HashMap<>();
             TreeMap<String, List<Integer>> ahead = new TreeMap<>();   // conv → acks above the head the check saw
@@ -190,7 +191,7 @@ public final class CursorService {
                         if (bad != null && bad.errorCode() == ErrorCode.CURSOR_AHEAD && a.seq() > 0) {
                             ahead.computeIfAbsent(a.conv(), k -> new ArrayList<>()).add(i);
                             long cursor = rs.getLong(5);
-                            if (!rs.wasNull()) stored.put(pairKey(a.who().deviceId(), a.conv()), cursor);
+                            if (!rs.wasNull()) stored.put(a.pair(), cursor);
                         } else if (bad != null) {
                             out[i] = new Outcome(0, bad);
                         } else {
@@ -198,7 +199,7 @@ public final class CursorService {
                             // their last period: the cursor stops there (the reply says so), it
                             // does not follow the head into events they may not see.
                             AckRequest capped = new AckRequest(a.who(), a.conv(), Math.min(a.seq(), rs.getLong(4)));
-                            String key = pairKey(a.who().deviceId(), a.conv());
+                            String key = a.pair();
                             merged.merge(key, capped, (x, y) -> x.seq() >= y.seq() ? x : y);
                             long cursor = rs.getLong(5);
                             if (!rs.wasNull()) stored.put(key, cursor);
@@ -222,7 +223,7 @@ public final class CursorService {
                                             "seq=" + a.seq() + " head=" + head));
                                 } else {
                                     AckRequest capped = new AckRequest(a.who(), a.conv(), Math.min(a.seq(), visible));
-                                    merged.merge(pairKey(a.who().deviceId(), a.conv()), capped, (x, y) -> x.seq() >= y.seq() ? x : y);
+                                    merged.merge(a.pair(), capped, (x, y) -> x.seq() >= y.seq() ? x : y);
                                 }
                             }
                         }
@@ -260,7 +261,7 @@ public final class CursorService {
                     List<CursorRecord> moved = new ArrayList<>(m);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
-                            String key = pairKey(rs.getString(1), rs.getString(2));
+                            String key = PairKey.of(rs.getString(2), rs.getString(1));
                             result.put(key, rs.getLong(3));
                             if (key.equals(firstKey)) sample[2] = 1;
                             moved.add(new CursorRecord.Update(rs.getString(2), rs.getString(1), rs.getInt(4), rs.getLong(3), rs.getLong(5)));
@@ -277,7 +278,7 @@ public final class CursorService {
             for (int i = 0; i < n; i++) {
                 if (out[i] == null) {
                     AckRequest a = acks.get(i);
-                    out[i] = new Outcome(result.get(pairKey(a.who().deviceId(), a.conv())), null);
+                    out[i] = new Outcome(result.get(a.pair()), null);
                 }
             }
             return List.of(out);
@@ -288,14 +289,6 @@ public final class CursorService {
             deliveryLatency.record(sample[0] + (System.nanoTime() - sample[1]) / 1_000_000, TimeUnit.MILLISECONDS);
         }
         return outcomes;
-    }
-
-    /**
-     * One (device, conversation) as a map key. The separator sorts below every id character, so
-     * keys sort by (device, conversation): the upsert's lock order.
-     */
-    static String pairKey(String device, String conv) {
-        return device + "\u0000" + conv;
     }
 
     private static AckRejectedException validate(AckRequest a, ResultSet rs) throws SQLException {

@@ -96,7 +96,7 @@ public final class CursorWriter implements AutoCloseable {
 
     /** True if the throttle holds {@code p} (released later with the pair's other held acks). */
     private boolean hold(Pending p) {
-        String pair = CursorService.pairKey(p.ack().who().deviceId(), p.ack().conv());
+        String pair = p.ack().pair();
         synchronized (held) {
             List<Pending> waiting = held.get(pair);
             if (waiting != null) {

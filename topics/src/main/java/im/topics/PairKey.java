@@ -1,11 +1,12 @@
-package im.streams;
+package im.topics;
 
 /**
- * The one key shape of every per-(conversation, X) value the Streams roles keep, X being a device
- * (interest, cursors, lagging pairs) or a user (visibility periods): {@code conv + "\u0000" + X}.
- * The conversation comes first so that everything of one conversation is one prefix range
- * ({@code prefixScan(prefix(conv))}), and each change rewrites only its own entry, never a value
- * that grows with the conversation's size.
+ * The one key of a (conversation, X) pair, X being a device (interest, cursors, lagging pairs, the
+ * cursor service's batch merge and ack throttle) or a user (visibility periods):
+ * {@code conv + "\u0000" + X}. The conversation comes first so that everything of one conversation
+ * is one prefix range ({@code prefixScan(prefix(conv))}), and each change rewrites only its own
+ * entry, never a value that grows with the conversation's size. The Streams roles persist these
+ * keys (RocksDB stores and their changelog topics): the encoding must not change.
  */
 public final class PairKey {
     /** Separates the two parts; ids never contain it (the protocol's id rule). */
