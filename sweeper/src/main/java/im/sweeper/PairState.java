@@ -1,6 +1,7 @@
 package im.sweeper;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import im.topics.Cursor;
 import im.topics.RouteJson;
 
 /**
@@ -18,26 +19,15 @@ final class PairState {
         return v.longValue();
     }
 
-    /** A device's merged cursor in a conversation: the max {@code delivered} of its latest install epoch. */
-    record Cursor(long epoch, long delivered) {
-        static Cursor fromJson(String json) {
-            JsonNode n = RouteJson.parse(json);
-            return new Cursor(number(n, "epoch"), number(n, "delivered"));
-        }
+    /** A device's merged cursor in a conversation ({@link Cursor}: the max {@code delivered} of its latest install epoch), from its store form. */
+    static Cursor cursor(String json) {
+        JsonNode n = RouteJson.parse(json);
+        return new Cursor(number(n, "epoch"), number(n, "delivered"));
+    }
 
-        String toJson() {
-            return RouteJson.JSON.createObjectNode().put("epoch", epoch).put("delivered", delivered).toString();
-        }
-
-        /**
-         * This cursor merged with a newer record: a higher epoch starts over (a reinstall), the same
-         * epoch keeps the max (duplicates and replays), a lower epoch is a stale record and ignored.
-         */
-        Cursor merge(long otherEpoch, long otherDelivered) {
-            if (otherEpoch > epoch) return new Cursor(otherEpoch, otherDelivered);
-            if (otherEpoch == epoch && otherDelivered > delivered) return new Cursor(epoch, otherDelivered);
-            return this;
-        }
+    /** The store form of a cursor. */
+    static String json(Cursor c) {
+        return RouteJson.JSON.createObjectNode().put("epoch", c.epoch()).put("delivered", c.delivered()).toString();
     }
 
     /**

@@ -5,9 +5,9 @@ import im.streams.ConvLogStore;
 import im.streams.GatewayLiveness;
 import im.streams.InterestLedger;
 import im.streams.MalformedRecords;
-import im.sweeper.PairState.Cursor;
 import im.sweeper.PairState.Lag;
 import im.topics.ChannelRecord;
+import im.topics.Cursor;
 import im.topics.CursorRecord;
 import im.topics.EventRecord;
 import im.topics.Interest;
@@ -185,7 +185,7 @@ public final class SweeperTopology {
         /** The delivered cursor; 0 for a device that never acked (or whose cursors were cleared). */
         protected long cursor(String pair) {
             String c = cursors.get(pair);
-            return c == null ? 0 : Cursor.fromJson(c).delivered();
+            return c == null ? 0 : PairState.cursor(c).delivered();
         }
 
         protected Lag lag(String pair) {
@@ -474,7 +474,7 @@ public final class SweeperTopology {
                     conv = c;
                     due = dueHead.applyAsLong(conv);
                 }
-                long cursor = pair.equals(curKey) ? Cursor.fromJson(curValue).delivered() : 0;
+                long cursor = pair.equals(curKey) ? PairState.cursor(curValue).delivered() : 0;
                 if (cursor >= due) continue;
                 Interest where = Interest.fromStoreJson(kv.value);
                 if (where == null || !where.online()) continue;
@@ -584,8 +584,8 @@ public final class SweeperTopology {
             String pair = PairKey.of(conv, c.device());
             if (c instanceof CursorRecord.Update u) {
                 String prev = cursors.get(pair);
-                Cursor merged = prev == null ? new Cursor(u.epoch(), u.delivered()) : Cursor.fromJson(prev).merge(u.epoch(), u.delivered());
-                String text = merged.toJson();
+                Cursor merged = prev == null ? new Cursor(u.epoch(), u.delivered()) : PairState.cursor(prev).merge(u.epoch(), u.delivered());
+                String text = PairState.json(merged);
                 if (text.equals(prev)) return;   // a duplicate or stale record: nothing moved
                 cursors.put(pair, text);
                 // Only a pair in the index has a spell a cursor can end or restart; any other pair is
@@ -602,11 +602,11 @@ public final class SweeperTopology {
                 // record) and stays; the reset's epoch is kept so a late record of an older install
                 // cannot come back.
                 String prev = cursors.get(pair);
-                Cursor had = prev == null ? null : Cursor.fromJson(prev);
+                Cursor had = prev == null ? null : PairState.cursor(prev);
                 if (d.epoch() == CursorRecord.Deleted.ANY_EPOCH) {
                     cursors.delete(pair);
                 } else if (had == null || d.removes((int) had.epoch())) {
-                    cursors.put(pair, new Cursor(d.epoch(), 0).toJson());
+                    cursors.put(pair, PairState.json(new Cursor(d.epoch(), 0)));
                 }
             }
             Interest where = online(pair);

@@ -4,6 +4,7 @@ import im.protocol.ErrorCode;
 import im.infra.db.Transactions;
 import im.infra.identity.DevicePrincipal;
 import im.infra.ops.Metrics;
+import im.topics.Cursor;
 import im.topics.CursorRecord;
 import im.topics.PairKey;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -84,21 +85,23 @@ public final class CursorService {
 
     /**
      * The merge, for distinct (device, conv) pairs, written in (device, conv) order (the lock
-     * order; byte order, whatever order the caller passes them in). A cursor written by an older install of the
-     * device is replaced, not merged: the new install holds nothing of what the old one stored.
-     * A row the merge would not change is not updated (no new row version, so no WAL and no CDC
-     * record); it returns nothing, and the caller replies with what it knows of the stored cursor.
+     * order; byte order, whatever order the caller passes them in). The merge is {@link Cursor#merge}
+     * ({@code CursorMergeIT} checks the two agree): a cursor written by an older install of the
+     * device is replaced, not merged, since the new install holds nothing of what the old one
+     * stored; one of a newer install is never overwritten (the check's lock on the device row makes
+     * that case unreachable here, but the rule is the one rule). A row the merge would not change
+     * is not updated (no new row version, so no WAL and no CDC record); it returns nothing, and the
+     * caller replies with what it knows of the stored cursor.
      */
     static final String UPSERT =
             "INSERT INTO device_cursors AS dc (device_id, conv_id, install_epoch, delivered_seq)"
             + " SELECT * FROM unnest(?::text[], ?::text[], ?::int[], ?::bigint[]) AS u(d, c, e, s)"
             + " ORDER BY d COLLATE \"C\", c COLLATE \"C\""
             + " ON CONFLICT (device_id, conv_id) DO UPDATE SET"
-            + "  delivered_seq = CASE WHEN dc.install_epoch < EXCLUDED.install_epoch THEN EXCLUDED.delivered_seq"
-            + "                       ELSE GREATEST(dc.delivered_seq, EXCLUDED.delivered_seq) END,"
-            + "  install_epoch = GREATEST(dc.install_epoch, EXCLUDED.install_epoch),"
-            + "  updated_at = clock_timestamp()"
-            + " WHERE dc.install_epoch < EXCLUDED.install_epoch OR dc.delivered_seq < EXCLUDED.delivered_seq"
+            + "  delivered_seq = EXCLUDED.delivered_seq, install_epoch = EXCLUDED.install_epoch, updated_at = clock_timestamp()"
+            // Cursor.merge: a higher epoch starts over, the same epoch keeps the larger seq, a lower epoch is stale.
+            + " WHERE dc.install_epoch < EXCLUDED.install_epoch"
+            + "    OR (dc.install_epoch = EXCLUDED.install_epoch AND dc.delivered_seq < EXCLUDED.delivered_seq)"
             + " RETURNING device_id, conv_id, delivered_seq, install_epoch, (extract(epoch FROM updated_at) * 1000)::bigint";
 
     /**
