@@ -2,6 +2,7 @@ package im.streams;
 
 import im.topics.EventRecord;
 import im.topics.PairKey;
+import im.topics.Period;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -101,7 +102,6 @@ public final class ConvLogStore {
     public long visibleHead(String conv, String user) {
         Period p = period(conv, user);
         if (p == null) return 0;
-        long head = head(conv);
-        return p.open() ? head : Math.min(p.until(), head);
+        return p.visibleHead(head(conv));
     }
 }

@@ -1,4 +1,4 @@
-package im.streams;
+package im.topics;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -33,6 +33,23 @@ class PeriodTest {
         p = Period.after(p, 6, "join");
         assertEquals(new Period(6, Period.OPEN), p, "a rejoin starts a new period");
         assertFalse(p.covers(3), "only the latest period counts");
+    }
+
+    @Test
+    void theVisibleHeadIsTheHeadForAMemberAndTheLeaveForAFormerOne() {
+        assertEquals(9, new Period(2, Period.OPEN).visibleHead(9));
+        assertEquals(4, new Period(2, 4).visibleHead(9), "the leave is the last event a former member sees");
+        assertEquals(3, new Period(2, 4).visibleHead(3), "never above the head");
+    }
+
+    @Test
+    void joinedAndLeftAreTheFoldOfAJoinAndOfALeave() {
+        assertEquals(new Period(3, Period.OPEN), Period.joined(null, 3));
+        assertEquals(new Period(3, 3), Period.left(null, 3), "a leave without its join: the leave alone");
+        Period p = Period.left(Period.joined(null, 3), 5);
+        assertEquals(new Period(3, 5), p);
+        assertSame(p, Period.joined(p, 4), "a join older than the leave changes nothing");
+        assertSame(p, Period.left(p, 5));
     }
 
     @Test

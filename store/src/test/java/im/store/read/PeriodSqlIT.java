@@ -1,0 +1,90 @@
+package im.store.read;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import im.infra.identity.DevicePrincipal;
+import im.store.cursor.CursorService;
+import im.testkit.ImStackExtension;
+import im.testkit.TestStack;
+import im.topics.Period;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Statement;
+import java.util.List;
+import java.util.stream.LongStream;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The visibility period has one rule ({@link Period}: a member sees join..leave of each of their
+ * periods) and SQL copies of it over the {@code memberships} rows: the reader's page and access
+ * queries, and the cursor service's cap of an ack at the last seq the user may see. For a few
+ * membership histories, each user's {@code sync} and catch-up must return exactly the seqs some
+ * period of theirs {@link Period#covers covers}, {@code sync} with the head the largest
+ * {@link Period#visibleHead}, and an ack of the conversation's head must be capped at that same seq.
+ */
+@ExtendWith(ImStackExtension.class)
+class PeriodSqlIT {
+    private static final long HEAD = 10;
+    private static final long O = Period.OPEN;
+
+    /** A user's membership history in the conversation: its periods, oldest first. */
+    private record History(String name, List<Period> periods) {}
+
+    private static final List<History> HISTORIES = List.of(
+            new History("a member since the first event", List.of(new Period(1, O))),
+            new History("a member since the head", List.of(new Period(HEAD, O))),
+            new History("joined and left", List.of(new Period(3, 6))),
+            new History("left, then rejoined", List.of(new Period(2, 4), new Period(7, O))),
+            new History("left twice", List.of(new Period(2, 3), new Period(5, 8))));
+
+    private DataSource db;
+
+    @BeforeEach
+    void setUp(TestStack stack) throws Exception {
+        db = stack.dataSource();
+        try (Connection c = db.getConnection(); Statement st = c.createStatement()) {
+            st.execute("INSERT INTO users (user_id) VALUES ('u-p-author')");
+            st.execute("INSERT INTO conversations (conv_id, kind, head_seq) VALUES ('c-p', 'group', " + HEAD + ")");
+            st.execute("INSERT INTO events (conv_id, seq, kind, mid, sender, cmid, body)"
+                    + " SELECT 'c-p', s, 'msg', gen_random_uuid(), 'u-p-author', 'm' || s, 'x' FROM generate_series(1, " + HEAD + ") s");
+        }
+    }
+
+    @Test
+    void theReaderAndTheAckCapAgreeWithThePeriodRule() throws Exception {
+        ConversationReader reader = new ConversationReader(db);
+        CursorService cursors = new CursorService(db);
+        for (int i = 0; i < HISTORIES.size(); i++) {
+            History h = HISTORIES.get(i);
+            DevicePrincipal who = new DevicePrincipal("u-p" + i, "d-p" + i, 1);
+            try (Connection c = db.getConnection()) {
+                try (Statement st = c.createStatement()) {
+                    st.execute("INSERT INTO users (user_id) VALUES ('" + who.userId() + "')");
+                    st.execute("INSERT INTO devices (device_id, user_id, token_hash) VALUES ('" + who.deviceId() + "', '"
+                            + who.userId() + "', '\\x0" + i + "')");
+                }
+                try (PreparedStatement ps = c.prepareStatement(
+                        "INSERT INTO memberships (conv_id, user_id, from_seq, to_seq) VALUES ('c-p', ?, ?, ?)")) {
+                    for (Period p : h.periods()) {
+                        ps.setString(1, who.userId());
+                        ps.setLong(2, p.from());
+                        ps.setObject(3, p.open() ? null : p.until());
+                        ps.executeUpdate();
+                    }
+                }
+            }
+            List<Long> seen = LongStream.rangeClosed(1, HEAD).filter(s -> h.periods().stream().anyMatch(p -> p.covers(s))).boxed().toList();
+            long visibleHead = h.periods().stream().mapToLong(p -> p.visibleHead(HEAD)).max().orElseThrow();
+
+            SyncPage page = reader.sync(who, "c-p", 0, 100);
+            assertEquals(seen, page.events().stream().map(e -> e.seq()).toList(), h.name() + ": the events sync returns");
+            assertEquals(visibleHead, page.head(), h.name() + ": the head sync reports");
+            assertEquals(seen, reader.catchUp(who, null, 100, Long.MAX_VALUE).events().stream().map(e -> e.seq()).toList(),
+                    h.name() + ": the events catch-up returns");
+            assertEquals(visibleHead, cursors.ack(who, "c-p", HEAD), h.name() + ": an ack of the head, capped");
+        }
+    }
+}
