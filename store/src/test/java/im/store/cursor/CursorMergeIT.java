@@ -10,8 +10,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
-import javax.sql.DataSource;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -35,20 +33,13 @@ class CursorMergeIT {
             new Case("lower epoch, lower seq", new Cursor(2, 5), new Cursor(1, 2)),
             new Case("lower epoch, higher seq", new Cursor(2, 5), new Cursor(1, 9)));
 
-    private DataSource db;
-
-    @BeforeEach
-    void setUp(TestStack stack) throws Exception {
-        db = stack.dataSource();
-        try (Connection c = db.getConnection(); Statement st = c.createStatement()) {
-            st.execute("INSERT INTO users (user_id) VALUES ('u-m')");
-            st.execute("INSERT INTO conversations (conv_id, kind, head_seq) VALUES ('c-m', 'group', 20)");
-        }
-    }
-
     @Test
-    void theUpsertMergesEveryCaseAsTheJavaRuleDoes() throws Exception {
-        try (Connection c = db.getConnection()) {
+    void theUpsertMergesEveryCaseAsTheJavaRuleDoes(TestStack stack) throws Exception {
+        try (Connection c = stack.dataSource().getConnection()) {
+            try (Statement st = c.createStatement()) {
+                st.execute("INSERT INTO users (user_id) VALUES ('u-m');"
+                        + " INSERT INTO conversations (conv_id, kind, head_seq) VALUES ('c-m', 'group', 20)");
+            }
             for (int i = 0; i < CASES.size(); i++) {
                 Case k = CASES.get(i);
                 String device = "d-m" + i;

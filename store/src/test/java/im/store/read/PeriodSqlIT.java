@@ -13,7 +13,6 @@ import java.sql.Statement;
 import java.util.List;
 import java.util.stream.LongStream;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -40,21 +39,16 @@ class PeriodSqlIT {
             new History("left, then rejoined", List.of(new Period(2, 4), new Period(7, O))),
             new History("left twice", List.of(new Period(2, 3), new Period(5, 8))));
 
-    private DataSource db;
-
-    @BeforeEach
-    void setUp(TestStack stack) throws Exception {
-        db = stack.dataSource();
+    @Test
+    void theReaderAndTheAckCapAgreeWithThePeriodRule(TestStack stack) throws Exception {
+        DataSource db = stack.dataSource();
         try (Connection c = db.getConnection(); Statement st = c.createStatement()) {
-            st.execute("INSERT INTO users (user_id) VALUES ('u-p-author')");
-            st.execute("INSERT INTO conversations (conv_id, kind, head_seq) VALUES ('c-p', 'group', " + HEAD + ")");
-            st.execute("INSERT INTO events (conv_id, seq, kind, mid, sender, cmid, body)"
+            // HEAD messages by an author who is not one of the histories' users.
+            st.execute("INSERT INTO users (user_id) VALUES ('u-p-author');"
+                    + " INSERT INTO conversations (conv_id, kind, head_seq) VALUES ('c-p', 'group', " + HEAD + ");"
+                    + " INSERT INTO events (conv_id, seq, kind, mid, sender, cmid, body)"
                     + " SELECT 'c-p', s, 'msg', gen_random_uuid(), 'u-p-author', 'm' || s, 'x' FROM generate_series(1, " + HEAD + ") s");
         }
-    }
-
-    @Test
-    void theReaderAndTheAckCapAgreeWithThePeriodRule() throws Exception {
         ConversationReader reader = new ConversationReader(db);
         CursorService cursors = new CursorService(db);
         for (int i = 0; i < HISTORIES.size(); i++) {
