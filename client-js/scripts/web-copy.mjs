@@ -1,5 +1,5 @@
 // The gateway's web client imports the SDK's browser build from its own resources
-// (gateway/src/main/resources/web/sdk/), committed, so that building the gateway needs no Node.
+// (gateway/src/main/resources/web/generated-sdk/), committed, so that building the gateway needs no Node.
 //   node scripts/web-copy.mjs          (npm run build:web) writes that copy from src/browser.ts and what it imports
 //   node scripts/web-copy.mjs --check  (part of npm test) fails when the committed copy differs from a fresh build
 import { execFileSync } from 'node:child_process';
@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const target = path.resolve(root, '../gateway/src/main/resources/web/sdk');
+const target = path.resolve(root, '../gateway/src/main/resources/web/generated-sdk');
 const BANNER = '// Generated from client-js/src by `cd client-js && npm run build:web`; do not edit (npm test checks it).\n';
 const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
 

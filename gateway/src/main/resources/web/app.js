@@ -1,10 +1,10 @@
 // The IM web client's page. Only the UI lives here: every protocol concern (auth, the durable outbox and
 // resends with the same cmid, the local store by (conv, seq) in IndexedDB, the contiguous cursor, gap and
 // hint sync, acks only after the store is durable, reconnect with backoff, terminal vs retriable errors,
-// the INTERNAL cap) is the TypeScript SDK's (client-js/), whose browser build is committed under sdk/
+// the INTERNAL cap) is the TypeScript SDK's (client-js/), whose browser build is committed under generated-sdk/
 // (`cd client-js && npm run build:web`; see docs/web-client.md). Per-device delivery state is read from
 // GET /api/conversations/{conv}/delivery.
-import { ImClient, IndexedDbStorage, checkBody } from './sdk/browser.js';
+import { ImClient, IndexedDbStorage, checkBody } from './generated-sdk/browser.js';
 
 const DELIVERY_POLL_MS = 1500;   // delivery state refresh while the page is visible
 const TOKEN_KEY = 'im.web.token';

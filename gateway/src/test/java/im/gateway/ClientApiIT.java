@@ -127,7 +127,7 @@ class ClientApiIT {
                     if (!modules.contains(next)) modules.add(next);
                 }
             }
-            assertTrue(modules.contains("/app/sdk/browser.js") && modules.contains("/app/sdk/client.js"), modules.toString());
+            assertTrue(modules.contains("/app/generated-sdk/browser.js") && modules.contains("/app/generated-sdk/client.js"), modules.toString());
             assertEquals(200, get(gw, "/app/app.css", null).status());
             assertEquals(404, get(gw, "/app/nothing-here.js", null).status());
             assertEquals(404, get(gw, "/app/../../pom.xml", null).status());
