@@ -28,21 +28,22 @@ final class Procs {
         return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
     }
 
+    /** One thread of a process: its name as Linux shows it (15 characters at most) and its utime + stime in clock ticks. */
+    record Task(String comm, long ticks) {
+    }
+
     /**
-     * The JIT compiler threads of a JVM ("C1 CompilerThre..." / "C2 CompilerThre..." in
-     * {@code /proc/<pid>/task/<tid>/comm}): thread id → utime + stime in clock ticks. Keyed per
-     * thread so that a window counts only what each thread did inside it (the JVM starts and ends
-     * compiler threads as the queue grows and shrinks). Empty if the process is gone.
+     * The threads of process {@code pid} ("self" for this one) from {@code /proc/<pid>/task}:
+     * thread id → {@link Task}; threads that end while read are left out. Empty if the process is gone.
      */
-    static Map<Long, Long> jitThreadTicks(long pid) {
-        Map<Long, Long> m = new HashMap<>();
+    static Map<Long, Task> tasks(String pid) {
+        Map<Long, Task> m = new HashMap<>();
         try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/" + pid + "/task"))) {
             for (Path t : tasks) {
                 try {
                     String comm = Files.readString(t.resolve("comm")).trim();
-                    if (!isJitThread(comm)) continue;
                     long ticks = ticks(t.resolve("stat"));
-                    if (ticks >= 0) m.put(Long.parseLong(t.getFileName().toString()), ticks);
+                    if (ticks >= 0) m.put(Long.parseLong(t.getFileName().toString()), new Task(comm, ticks));
                 } catch (IOException | RuntimeException gone) {
                     // the thread ended while we read it
                 }
@@ -50,6 +51,19 @@ final class Procs {
         } catch (IOException e) {
             // the process is gone
         }
+        return m;
+    }
+
+    /**
+     * The JIT compiler threads of a JVM: thread id → ticks. Keyed per thread so that a window
+     * counts only what each thread did inside it (the JVM starts and ends compiler threads as the
+     * queue grows and shrinks).
+     */
+    static Map<Long, Long> jitThreadTicks(long pid) {
+        Map<Long, Long> m = new HashMap<>();
+        tasks(Long.toString(pid)).forEach((tid, t) -> {
+            if (isJitThread(t.comm())) m.put(tid, t.ticks());
+        });
         return m;
     }
 

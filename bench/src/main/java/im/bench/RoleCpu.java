@@ -92,26 +92,15 @@ final class RoleCpu {
      * apart from the Java thread ids.
      */
     private static void jvmOwnThreads(Map<Long, Long> nanos, Map<Long, String> roles, Map<Long, String> names) {
-        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
-            for (Path t : tasks) {
-                try {
-                    String comm = Files.readString(t.resolve("comm")).trim();
-                    String role = Procs.isJitThread(comm) ? "jvm jit"
-                            : comm.startsWith("GC Thread") || comm.startsWith("G1 ") || comm.equals("VM Thread") ? "jvm gc" : null;
-                    if (role == null) continue;
-                    String stat = Files.readString(t.resolve("stat"));
-                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                    long id = -Long.parseLong(t.getFileName().toString());
-                    nanos.put(id, (Long.parseLong(f[11]) + Long.parseLong(f[12])) * CLOCK_TICK_NANOS);
-                    roles.put(id, role);
-                    names.put(id, comm);
-                } catch (IOException | RuntimeException gone) {
-                    // the thread ended while we read it
-                }
-            }
-        } catch (IOException e) {
-            // no /proc: the JVM's own threads are not counted
-        }
+        Procs.tasks("self").forEach((tid, t) -> {
+            String role = Procs.isJitThread(t.comm()) ? "jvm jit"
+                    : t.comm().startsWith("GC Thread") || t.comm().startsWith("G1 ") || t.comm().equals("VM Thread") ? "jvm gc" : null;
+            if (role == null) return;
+            long id = -tid;
+            nanos.put(id, t.ticks() * CLOCK_TICK_NANOS);
+            roles.put(id, role);
+            names.put(id, t.comm());
+        });
     }
 
     /**
