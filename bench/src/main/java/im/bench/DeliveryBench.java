@@ -280,14 +280,14 @@ public final class DeliveryBench implements Callable<Integer> {
                         modes.size(), groups, members, (System.nanoTime() - f0) / 1e9);
 
                 long s0 = System.nanoTime();
-                try (CdcRelay relay = new CdcRelay(RelayConfig.from(settings), topics).observeLag(this::onLag).start();
-                     DeliveryNode node = new DeliveryNode(DeliveryConfig.from(settings), Metrics.detached()).start();
-                     Sweeper sweep = sweeper ? new Sweeper(SweeperConfig.from(settings), Metrics.detached()).start() : null;
-                     Gateway gwBatch = new Gateway(GatewayConfig.from(settings.with(ConfigKeys.GATEWAY_ID, "bench-gw-batch")),
-                             db.dataSource(), Faults.none(), Clock.systemUTC()).start();
+                try (CdcRelay relay = CdcRelay.start(RelayConfig.from(settings), topics, Metrics.detached()).observeLag(this::onLag);
+                     DeliveryNode node = DeliveryNode.start(DeliveryConfig.from(settings), Metrics.detached());
+                     Sweeper sweep = sweeper ? Sweeper.start(SweeperConfig.from(settings), Metrics.detached()) : null;
+                     Gateway gwBatch = Gateway.start(GatewayConfig.from(settings.with(ConfigKeys.GATEWAY_ID, "bench-gw-batch")),
+                             db.dataSource(), Faults.none(), Clock.systemUTC());
                      Gateway gwNoBatch = modes.contains("raw-each")
-                             ? new Gateway(GatewayConfig.from(settings.with(ConfigKeys.GATEWAY_ID, "bench-gw-nobatch")
-                                     .with(ConfigKeys.ACK_BATCH_MS, "0").with(ConfigKeys.ACK_THROTTLE_MS, "0")), db.dataSource(), Faults.none(), Clock.systemUTC()).start()
+                             ? Gateway.start(GatewayConfig.from(settings.with(ConfigKeys.GATEWAY_ID, "bench-gw-nobatch")
+                                     .with(ConfigKeys.ACK_BATCH_MS, "0").with(ConfigKeys.ACK_THROTTLE_MS, "0")), db.dataSource(), Faults.none(), Clock.systemUTC())
                              : null;
                      Tap tap = new Tap(kafka.bootstrapServers(), topics.events()).start()) {
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);

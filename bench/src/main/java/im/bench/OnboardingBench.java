@@ -119,7 +119,7 @@ public final class OnboardingBench implements Callable<Integer> {
         Settings s = Settings.of(Map.of("IM_PG_URL", pg.jdbcUrl(dbName), "IM_GATEWAY_PORT", "0", "IM_ADMIN_PORT", "0",
                 "IM_ADMIN_TOKEN", ADMIN_TOKEN, "IM_ADMIN_BULK_MAX", Integer.toString(chunk)));
         double[] t = new double[3];
-        try (Gateway gw = new Gateway(GatewayConfig.from(s), db.dataSource(), Faults.none(), Clock.systemUTC()).start()) {
+        try (Gateway gw = Gateway.start(GatewayConfig.from(s), db.dataSource(), Faults.none(), Clock.systemUTC())) {
             HttpClient http = HttpClient.newHttpClient();
             String base = "http://127.0.0.1:" + gw.adminPort();
             long t0 = System.nanoTime();

@@ -159,8 +159,8 @@ public final class SendBench implements java.util.concurrent.Callable<Integer> {
                 env.put("IM_ADMIN_TOKEN", "bench-admin-token-0123456789");
                 env.put("IM_RATE_LIMIT", "1000000");
                 env.put("IM_SEND_LANES", Integer.toString(sendLanes));
-                try (Gateway gw = new Gateway(GatewayConfig.from(Settings.of(env)), db.dataSource(), Faults.none(),
-                        Clock.systemUTC()).start()) {
+                try (Gateway gw = Gateway.start(GatewayConfig.from(Settings.of(env)), db.dataSource(), Faults.none(),
+                        Clock.systemUTC())) {
                     URI uri = URI.create("ws://127.0.0.1:" + gw.port() + "/ws");
                     if (modes.contains("sdk")) runGateway("gateway sdk", uri, tokens, groups, body, tmp);
                     if (modes.contains("raw")) runGateway("gateway raw", uri, tokens, groups, body, tmp);

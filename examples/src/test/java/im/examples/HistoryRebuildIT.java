@@ -1,5 +1,6 @@
 package im.examples;
 
+import im.infra.ops.Metrics;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -101,7 +102,7 @@ class HistoryRebuildIT {
         dir.createConversation("c-solo", "group", List.of("u-ana"));
 
         long[] before;
-        try (CdcRelay relay = new CdcRelay(RelayConfig.from(settings), topics).start()) {
+        try (CdcRelay relay = CdcRelay.start(RelayConfig.from(settings), topics, Metrics.detached())) {
             sends.send(ana, "c-ab", "k1", "hello");
             sends.send(bo, "c-ab", "k2", "hi \"there\" ünïcødé 👋\nsecond line");  // seq 4
             for (int i = 0; i < 3; i++) sends.send(ana, "c-group", "g" + i, "group " + i);

@@ -1,8 +1,13 @@
 package im.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import im.infra.config.ConfigKeys;
+import im.infra.config.Settings;
+import im.infra.db.Database;
+import im.infra.db.DbConfig;
 import im.infra.fault.Faults;
 import im.infra.ops.Metrics;
+import im.infra.role.Role;
 import im.store.cursor.CursorService;
 import im.store.cursor.CursorSink;
 import im.store.cursor.CursorWriter;
@@ -89,12 +94,7 @@ public final class Gateway implements AutoCloseable {
     /** Readiness checks that asked the database (tests). */
     final AtomicLong readinessChecks = new AtomicLong();
 
-    public Gateway(GatewayConfig cfg, DataSource db, Faults faults, Clock clock) {
-        this(cfg, db, faults, clock, Metrics.newRegistry());
-    }
-
-    /** A gateway whose meters go to {@code meters} (shared with other roles in {@code im platform}). */
-    public Gateway(GatewayConfig cfg, DataSource db, Faults faults, Clock clock, PrometheusMeterRegistry meters) {
+    private Gateway(GatewayConfig cfg, DataSource db, Faults faults, Clock clock, PrometheusMeterRegistry meters) {
         this.cfg = cfg;
         this.db = db;
         this.faults = faults;
@@ -102,7 +102,55 @@ public final class Gateway implements AutoCloseable {
         this.meters = meters;
     }
 
-    public Gateway start() {
+    /** {@link #start(GatewayConfig, DataSource, Faults, Clock, PrometheusMeterRegistry)} with a registry of its own. */
+    public static Gateway start(GatewayConfig cfg, DataSource db, Faults faults, Clock clock) {
+        return start(cfg, db, faults, clock, Metrics.newRegistry());
+    }
+
+    /**
+     * Builds a gateway on the PostgreSQL of {@code db} (migrated already) from {@code cfg} and starts
+     * it: its store services, push hub and both listeners. Its meters go to {@code meters} (shared
+     * with other roles in {@code im platform}). What started is stopped again when a part fails.
+     */
+    public static Gateway start(GatewayConfig cfg, DataSource db, Faults faults, Clock clock, PrometheusMeterRegistry meters) {
+        Gateway g = new Gateway(cfg, db, faults, clock, meters);
+        try {
+            return g.startParts();
+        } catch (RuntimeException e) {
+            g.close();   // what started before the failing part
+            throw e;
+        }
+    }
+
+    /**
+     * A gateway as a role ({@code im gateway}): opens its pool on the PostgreSQL of IM_PG_URL,
+     * applies the migrations and serves WebSocket and the web client on IM_GATEWAY_PORT, the admin
+     * API and its own ops endpoints on IM_ADMIN_PORT. Ready while the database answers; closing
+     * stops the gateway, then its pool.
+     */
+    public static Role<Gateway> role() {
+        return new Role<>("gateway", (s, meters) -> {
+            GatewayConfig cfg = GatewayConfig.from(s);
+            Faults faults = Faults.parse(s.string(ConfigKeys.FAULT));
+            Database pool = Database.open(DbConfig.from(s), cfg.gatewayId());
+            Gateway gateway;
+            try {
+                Database.migrate(pool.dataSource());
+                gateway = start(cfg, pool.dataSource(), faults, Clock.systemUTC(), meters);
+            } catch (RuntimeException e) {
+                pool.close();
+                throw e;
+            }
+            return new Role.Running<>(gateway, Gateway::isReady,
+                    g -> "port=" + g.port() + " admin=" + g.adminPort() + " id=" + g.id(), true, () -> {
+                        gateway.close();
+                        pool.close();
+                    });
+        });
+    }
+
+    /** The store services, the push hub and the listeners, in data-path order. */
+    private Gateway startParts() {
         AtomicInteger n = new AtomicInteger();
         workers = new ThreadPoolExecutor(cfg.workerThreads(), cfg.workerThreads(), 60, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(10_000), r -> {
@@ -115,26 +163,19 @@ public final class Gateway implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        if (cfg.kafka().isPresent()) {
-            try {
-                push = new PushHub(cfg, clock.millis(), faults).start();
-            } catch (RuntimeException e) {
-                workers.shutdownNow();
-                timers.shutdownNow();
-                throw e;
-            }
-        }
+        if (cfg.kafka().isPresent()) push = new PushHub(cfg, clock.millis(), faults).start();
         Directory directory = new Directory(db, clock, cfg.tokenTtl(), cfg.maxGroupMembers());
+        ConversationReader reader = new ConversationReader(db);
         // Without a broker (IM_KAFKA_BOOTSTRAP unset) there is no cursor topic to publish to.
         cursorSink = cfg.kafka().<CursorSink>map(k -> new KafkaCursorSink(k, cfg.topics(), "im-cursors-" + cfg.gatewayId()))
                 .orElse(CursorSink.NONE);
-        cursorWriter = new CursorWriter(new CursorService(db, cursorSink, meters, Tags.of("gateway", cfg.gatewayId())), cfg.ackBatchDelay(), cfg.ackBatchMax(), 2,
-                cfg.ackThrottle()).start();
+        cursorWriter = new CursorWriter(new CursorService(db, cursorSink, meters, Tags.of("gateway", cfg.gatewayId())), cfg.ackBatchDelay(), cfg.ackBatchMax(),
+                cfg.ackWriters(), cfg.ackThrottle()).start();
         sendService = new SendService(db, faults, clock, cfg.sendLanes(), cfg.sendBatchMax());
         limits = new ConnectionLimits(cfg);
         Audit audit = new Audit(meters, cfg.gatewayId());
         FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService,
-                cursorWriter, new ReadPath(new ConversationReader(db), push), workers, faults, cfg,
+                cursorWriter, new ReadPath(reader, push), workers, faults, cfg,
                 new RequestMeters(meters, cfg.gatewayId()), limits, audit);
         endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push, limits);
         timers.scheduleWithFixedDelay(() -> limits.prune(System.nanoTime()), 1, 1, TimeUnit.MINUTES);
@@ -143,7 +184,7 @@ public final class Gateway implements AutoCloseable {
         // The public listener: what devices and browsers reach.
         PathHandler publicRoutes = Handlers.path()
                 .addExactPath("/ws", Handlers.websocket(endpoint))
-                .addPrefixPath("/api", new ClientApi(directory, new ConversationReader(db), limits, audit))
+                .addPrefixPath("/api", new ClientApi(directory, reader, limits, audit))
                 .addExactPath("/", hsts(WebApp.index()))
                 .addPrefixPath("/app", hsts(WebApp.assets()));
         // The admin listener (IM_ADMIN_HOST, loopback by default): operators and the metrics scraper.
@@ -159,14 +200,9 @@ public final class Gateway implements AutoCloseable {
                     scrape(ex);
                 });
         SSLContext tls = cfg.tlsCert().map(c -> TlsFiles.load(c, cfg.tlsKey().orElseThrow())).orElse(null);
-        try {
-            server = listener(cfg.host(), cfg.port(), "IM_GATEWAY_HOST/IM_GATEWAY_PORT", tls,
-                    Math.max(2, Runtime.getRuntime().availableProcessors()), 8, publicRoutes);
-            adminServer = listener(cfg.adminHost(), cfg.adminPort(), "IM_ADMIN_HOST/IM_ADMIN_PORT", tls, 1, 2, adminRoutes);
-        } catch (RuntimeException e) {
-            close();   // what started above (workers, push hub, cursor writer, a listener already bound)
-            throw e;
-        }
+        server = listener(cfg.host(), cfg.port(), "IM_GATEWAY_HOST/IM_GATEWAY_PORT", tls,
+                Math.max(2, Runtime.getRuntime().availableProcessors()), 8, publicRoutes);
+        adminServer = listener(cfg.adminHost(), cfg.adminPort(), "IM_ADMIN_HOST/IM_ADMIN_PORT", tls, 1, 2, adminRoutes);
         if (tls != null) {
             tlsReload = new TlsReload(cfg.tlsCert().get(), cfg.tlsKey().get(), ctx -> {
                 server.getListenerInfo().get(0).setSslContext(ctx);

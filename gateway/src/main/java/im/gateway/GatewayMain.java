@@ -12,6 +12,6 @@ public final class GatewayMain {
     private GatewayMain() {}
 
     public static void main(String[] args) throws InterruptedException {
-        RoleRunner.run(new GatewayRole());
+        RoleRunner.run(Gateway.role());
     }
 }

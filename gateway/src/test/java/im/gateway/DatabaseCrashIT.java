@@ -59,7 +59,7 @@ class DatabaseCrashIT {
                     ConfigKeys.GATEWAY_PORT.name(), "0",
                     ConfigKeys.ADMIN_PORT.name(), "0",
                     ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN));
-            Gateway gw = new Gateway(GatewayConfig.from(s), db.dataSource(), Faults.none(), Clock.systemUTC()).start();
+            Gateway gw = Gateway.start(GatewayConfig.from(s), db.dataSource(), Faults.none(), Clock.systemUTC());
             URI ws = URI.create("ws://127.0.0.1:" + gw.port() + "/ws");
 
             // cmid -> seq, from every `sent` the SDK reported: the send's own return, and onSent, which also

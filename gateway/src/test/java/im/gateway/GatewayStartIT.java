@@ -32,7 +32,7 @@ class GatewayStartIT {
         String notices = TopicNames.from(s).notices();
         long t0 = System.nanoTime();
         IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.none(), Clock.systemUTC()).start().close());
+                () -> Gateway.start(GatewayConfig.from(s), stack.dataSource(), Faults.none(), Clock.systemUTC()).close());
         long ms = (System.nanoTime() - t0) / 1_000_000;
         assertTrue(e.getMessage().contains(notices) && e.getMessage().contains("SharedTopics"), e.getMessage());
         assertTrue(ms < 30_000, "failed after " + ms + " ms, not at once");
@@ -48,7 +48,7 @@ class GatewayStartIT {
                     ConfigKeys.ADMIN_PORT.name(), Integer.toString(taken.getLocalPort()), ConfigKeys.ADMIN_TOKEN.name(), "admin-token-for-the-test"));
             s.optional(ConfigKeys.KAFKA_BOOTSTRAP).ifPresent(b -> SharedTopics.create(b, s));   // as the role runner does
             IllegalStateException e = assertThrows(IllegalStateException.class,
-                    () -> new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.none(), Clock.systemUTC()).start().close());
+                    () -> Gateway.start(GatewayConfig.from(s), stack.dataSource(), Faults.none(), Clock.systemUTC()).close());
             assertTrue(e.getMessage().contains("127.0.0.1:" + taken.getLocalPort()) && e.getMessage().contains("IM_ADMIN_PORT"), e.getMessage());
             try (ServerSocket again = new ServerSocket(publicPort, 50, InetAddress.getLoopbackAddress())) {
                 assertTrue(again.isBound(), "the public listener bound before the failure was released");

@@ -20,7 +20,7 @@ public final class InProcessGateway implements AutoCloseable {
         m.put(ConfigKeys.ADMIN_TOKEN.name(), Fixture.ADMIN_TOKEN);
         Settings s = stack.settings(m);
         s.optional(ConfigKeys.KAFKA_BOOTSTRAP).ifPresent(bootstrap -> SharedTopics.create(bootstrap, s));   // as the role runner does
-        gateway = new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC()).start();
+        gateway = Gateway.start(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC());
     }
 
     public InProcessGateway(TestStack stack) {

@@ -14,7 +14,7 @@ import picocli.CommandLine.Command;
  * (embedded PostgreSQL and Kafka unless IM_PG_URL / IM_KAFKA_BOOTSTRAP name external ones);
  * {@code im gateway} runs one role against shared services.
  *
- * <p>Two kinds of subcommands: <b>roles</b> (classes implementing {@link Role}: platform, gateway,
+ * <p>Two kinds of subcommands: <b>roles</b> (classes implementing {@link RoleCommand}: platform, gateway,
  * relay, delivery, sweeper) start long-running parts of the platform — the compose stack runs
  * exactly these; <b>clients</b> (admin, send, tail, lag, events) talk to a running platform and
  * exit. A client command that fails prints one line on stderr and exits 1
@@ -49,7 +49,7 @@ public final class Im implements Runnable {
                         cmd.getErr().flush();
                         return CliException.EXIT_CODE;
                     }
-                    if (!(cmd.getCommand() instanceof Role)) {   // a client command: one line, never a stack trace
+                    if (!(cmd.getCommand() instanceof RoleCommand)) {   // a client command: one line, never a stack trace
                         cmd.getErr().println("error: " + ex);
                         cmd.getErr().flush();
                         return CliException.EXIT_CODE;

@@ -5,7 +5,6 @@ import im.embedded.EmbeddedKafkaBroker;
 import im.embedded.EmbeddedPg;
 import im.gateway.Gateway;
 import im.gateway.GatewayConfig;
-import im.gateway.GatewayRole;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.db.Database;
@@ -17,7 +16,7 @@ import im.infra.ops.Metrics;
 import im.infra.ops.OpsConfig;
 import im.infra.ops.OpsServer;
 import im.infra.role.Closer;
-import im.infra.role.RoleRuntime;
+import im.infra.role.Role;
 import im.store.directory.DeviceRegistration;
 import im.store.directory.Directory;
 import im.store.directory.DirectoryException;
@@ -46,14 +45,14 @@ import picocli.CommandLine.Option;
  * the topics, starts every role, and optionally a demo pair of users in one conversation. By
  * default every role runs in this JVM and records into one meter registry, served on the ops port
  * (IM_OPS_PORT) and on the gateway's admin listener (IM_ADMIN_PORT). With {@code --processes} each
- * role runs in its own JVM ({@link ChildRoles}), like the compose stack: gateways on consecutive
+ * role runs in its own JVM ({@link RoleProcesses}), like the compose stack: gateways on consecutive
  * ports from IM_GATEWAY_PORT with their admin listeners on consecutive ports from IM_ADMIN_PORT, the
  * other roles' ops servers on consecutive ports after IM_OPS_PORT.
  */
 @Command(name = "platform", mixinStandardHelpOptions = true,
         description = "Run the whole platform on this machine with embedded PostgreSQL and Kafka (data under var/): "
                 + "every role in this process, or with --processes each role in its own process.")
-final class PlatformCommand implements Callable<Integer>, Role {
+final class PlatformCommand implements Callable<Integer>, RoleCommand {
     /** What the banner shows for the admin token: the token itself only with --demo. */
     private String adminTokenShown;
 
@@ -155,17 +154,17 @@ final class PlatformCommand implements Callable<Integer>, Role {
 
             // The same role handles the role commands run, in this JVM, sharing one meter registry.
             PrometheusMeterRegistry meters = Metrics.newRegistry();
-            List<RoleRuntime.Running> running = new ArrayList<>();
-            for (RoleRuntime role : List.of(CdcRelay.role(), DeliveryNode.role(), Sweeper.role())) {
+            List<Role.Running<?>> running = new ArrayList<>();
+            for (Role<?> role : List.<Role<?>>of(CdcRelay.role(), DeliveryNode.role(), Sweeper.role())) {
                 running.add(started.push(role.start(roles, meters)));
             }
-            GatewayRole.Started gateway = started.push(new GatewayRole().start(roles, meters));
+            Role.Running<Gateway> gateway = started.push(Gateway.role().start(roles, meters));
             running.add(gateway);
-            Gateway gw = gateway.gateway();
+            Gateway gw = gateway.component();
             gwCfg = GatewayConfig.from(roles);   // host and admin token, as the gateway read them
             // ready when every role is (the gateway's check is that the database answers)
             OpsServer ops = started.push(OpsServer.start(OpsConfig.from(s), meters,
-                    () -> running.stream().allMatch(RoleRuntime.Running::isReady)));
+                    () -> running.stream().allMatch(Role.Running::isReady)));
 
             String scheme = gwCfg.tlsCert().isPresent() ? "https" : "http";
             String http = scheme + "://" + gwCfg.host() + ":" + gw.port();
@@ -206,35 +205,35 @@ final class PlatformCommand implements Callable<Integer>, Role {
     private void startChildren(Settings s, Settings roles, Database db, DbConfig dbCfg, String bootstrap, TopicNames topics) {
         int gwBase = s.get(ConfigKeys.GATEWAY_PORT);
         int opsBase = s.get(ConfigKeys.OPS_PORT);
-        List<ChildRoles.Spec> specs = new ArrayList<>();
+        List<RoleProcesses.Spec> specs = new ArrayList<>();
         int ops = 0;
         for (int i = 1; i <= relays; i++) {
-            specs.add(new ChildRoles.Spec("relay-" + i, "relay", Map.of(ConfigKeys.OPS_PORT.name(), port(opsBase, ++ops))));
+            specs.add(new RoleProcesses.Spec("relay-" + i, "relay", Map.of(ConfigKeys.OPS_PORT.name(), port(opsBase, ++ops))));
         }
         for (int i = 1; i <= deliveryNodes; i++) {
-            specs.add(new ChildRoles.Spec("delivery-" + i, "delivery", Map.of(ConfigKeys.OPS_PORT.name(), port(opsBase, ++ops))));
+            specs.add(new RoleProcesses.Spec("delivery-" + i, "delivery", Map.of(ConfigKeys.OPS_PORT.name(), port(opsBase, ++ops))));
         }
-        specs.add(new ChildRoles.Spec("sweeper", "sweeper", Map.of(ConfigKeys.OPS_PORT.name(), port(opsBase, ++ops))));
+        specs.add(new RoleProcesses.Spec("sweeper", "sweeper", Map.of(ConfigKeys.OPS_PORT.name(), port(opsBase, ++ops))));
         int adminBase = s.get(ConfigKeys.ADMIN_PORT);
         for (int i = 1; i <= gateways; i++) {
-            specs.add(new ChildRoles.Spec("gateway-" + i, "gateway", Map.of(
+            specs.add(new RoleProcesses.Spec("gateway-" + i, "gateway", Map.of(
                     ConfigKeys.GATEWAY_PORT.name(), port(gwBase, i - 1),
                     ConfigKeys.ADMIN_PORT.name(), port(adminBase, i - 1),
                     ConfigKeys.GATEWAY_ID.name(), s.optional(ConfigKeys.GATEWAY_ID).orElse("gw") + "-" + i)));
         }
         Map<String, String> common = new HashMap<>(roles.explicitValues());
         common.remove(ConfigKeys.GATEWAY_ID.name());
-        ChildRoles children = new ChildRoles(System.out);
+        RoleProcesses children = new RoleProcesses(System.out);
         started.push(children);
         System.out.println("starting " + specs.size() + " role processes ...");
-        List<ChildRoles.Ready> ready = children.start(specs, common, 180_000);
+        List<RoleProcesses.Ready> ready = children.start(specs, common, 180_000);
         GatewayConfig gwCfg = GatewayConfig.from(roles);
         String scheme = gwCfg.tlsCert().isPresent() ? "https" : "http";
         List<String> gatewayHttp = new ArrayList<>();
         List<String> gatewayAdmin = new ArrayList<>();
         System.out.println();
         System.out.println("IM platform is running, one process per role.");
-        for (ChildRoles.Ready r : ready) {
+        for (RoleProcesses.Ready r : ready) {
             System.out.println("  " + String.format("%-12s", r.name()) + r.readyLine().substring("IM_READY ".length()));
             Matcher m = READY_PORT.matcher(r.readyLine());
             if (m.find()) {

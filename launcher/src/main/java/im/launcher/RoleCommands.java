@@ -1,9 +1,8 @@
 package im.launcher;
 
 import im.delivery.route.DeliveryNode;
-import im.gateway.GatewayRole;
 import im.infra.role.RoleRunner;
-import im.infra.role.RoleRuntime;
+import im.infra.role.Role;
 import im.relay.CdcRelay;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -17,10 +16,10 @@ final class RoleCommands {
     private RoleCommands() {}
 
     /** Runs {@link #role} until the process is stopped. */
-    abstract static class RoleCommand implements Callable<Integer>, Role {
-        private final RoleRuntime role;
+    abstract static class OneRole implements Callable<Integer>, RoleCommand {
+        private final Role<?> role;
 
-        RoleCommand(RoleRuntime role) {
+        OneRole(Role<?> role) {
             this.role = role;
         }
 
@@ -33,15 +32,15 @@ final class RoleCommands {
 
     @Command(name = "gateway", mixinStandardHelpOptions = true,
             description = "Run one gateway (WebSocket + admin API) against IM_PG_URL. Configuration by IM_* variables.")
-    static final class Gateway extends RoleCommand {
+    static final class Gateway extends OneRole {
         Gateway() {
-            super(new GatewayRole());
+            super(im.gateway.Gateway.role());
         }
     }
 
     @Command(name = "relay", mixinStandardHelpOptions = true,
             description = "Run the CDC relay (PostgreSQL -> Kafka) against IM_PG_URL and IM_KAFKA_BOOTSTRAP.")
-    static final class Relay extends RoleCommand {
+    static final class Relay extends OneRole {
         Relay() {
             super(CdcRelay.role());
         }
@@ -49,7 +48,7 @@ final class RoleCommands {
 
     @Command(name = "delivery", mixinStandardHelpOptions = true,
             description = "Run one delivery node (Kafka Streams) against IM_KAFKA_BOOTSTRAP.")
-    static final class Delivery extends RoleCommand {
+    static final class Delivery extends OneRole {
         Delivery() {
             super(DeliveryNode.role());
         }
@@ -57,7 +56,7 @@ final class RoleCommands {
 
     @Command(name = "sweeper", mixinStandardHelpOptions = true,
             description = "Run the sweeper (Kafka Streams: hints for lagging devices) against IM_KAFKA_BOOTSTRAP.")
-    static final class Sweeper extends RoleCommand {
+    static final class Sweeper extends OneRole {
         Sweeper() {
             super(im.sweeper.Sweeper.role());
         }

@@ -91,7 +91,7 @@ class CliIT {
     private Gateway gateway(TestStack stack, Settings s, String faults) {
         // An earlier test in this JVM may have started the broker: then the gateway uses Kafka and needs the topics.
         s.optional(ConfigKeys.KAFKA_BOOTSTRAP).ifPresent(b -> SharedTopics.create(b, s));
-        Gateway g = new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC()).start();
+        Gateway g = Gateway.start(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC());
         started.add(g);
         return g;
     }
@@ -138,11 +138,11 @@ class CliIT {
         Settings s = platformSettings(stack);
         TopicNames topics = TopicNames.from(s);
         SharedTopics.create(bootstrap, s);
-        CdcRelay relay = new CdcRelay(RelayConfig.from(s), topics).start();
+        CdcRelay relay = CdcRelay.start(RelayConfig.from(s), topics, Metrics.detached());
         started.add(relay);
-        DeliveryNode node = new DeliveryNode(DeliveryConfig.from(s), Metrics.detached()).start();
+        DeliveryNode node = DeliveryNode.start(DeliveryConfig.from(s), Metrics.detached());
         started.add(node);
-        Sweeper sweeper = new Sweeper(SweeperConfig.from(s), Metrics.detached()).start();   // repairs a push lost before the interest was routed
+        Sweeper sweeper = Sweeper.start(SweeperConfig.from(s), Metrics.detached());   // repairs a push lost before the interest was routed
         started.add(sweeper);
         Gateway gw = gateway(stack, s, "");
         Await.until(Duration.ofSeconds(60), () -> relay.isActive() && node.isRunning() && sweeper.isRunning(), "relay active, delivery node and sweeper running");

@@ -59,7 +59,7 @@ class CliTlsIT {
         String ana = directory.registerDevice("u-ana", "d-ana").token();
         String bo = directory.registerDevice("u-bo", "d-bo").token();
         directory.createConversation("c-ab", "direct", List.of("u-ana", "u-bo"));
-        try (Gateway gw = new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.parse(""), Clock.systemUTC()).start()) {
+        try (Gateway gw = Gateway.start(GatewayConfig.from(s), stack.dataSource(), Faults.parse(""), Clock.systemUTC())) {
             String https = "https://127.0.0.1:" + gw.port();
             String caFile = ca.caFile().toString();
 

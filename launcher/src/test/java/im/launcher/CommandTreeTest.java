@@ -56,7 +56,7 @@ class CommandTreeTest {
         Set<String> clients = new TreeSet<>();
         Im.commandLine().getSubcommands().forEach((name, cl) -> {
             if (!name.equals(cl.getCommandName()) || cl.getCommand() instanceof CommandLine.HelpCommand) return;
-            (cl.getCommand() instanceof Role ? roles : clients).add(name);
+            (cl.getCommand() instanceof RoleCommand ? roles : clients).add(name);
         });
         assertEquals(Set.of("platform", "gateway", "relay", "delivery", "sweeper"), roles);
         assertEquals(Set.of("admin", "send", "tail", "lag", "events"), clients);

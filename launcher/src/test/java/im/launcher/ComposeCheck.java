@@ -37,7 +37,7 @@ import picocli.CommandLine;
 /**
  * Checks {@code docker-compose.yml} and the {@code Dockerfile} against what the project really
  * offers, without a Docker engine: the launcher's roles (the {@code im} subcommands implementing
- * {@link Role}), the configuration keys ({@link ConfigKeys}) and each role's own validation of
+ * {@link RoleCommand}), the configuration keys ({@link ConfigKeys}) and each role's own validation of
  * its settings, the root pom's modules and the launcher's jar name. Every problem found is
  * collected as one sentence naming the service or instruction, so a failing test shows all of
  * them at once.
@@ -116,7 +116,7 @@ final class ComposeCheck {
             Set<String> roles = new TreeSet<>();
             for (CommandLine sub : new CommandLine(new Im()).getSubcommands().values()) {
                 commands.add(sub.getCommandName());
-                if (sub.getCommand() instanceof Role) roles.add(sub.getCommandName());
+                if (sub.getCommand() instanceof RoleCommand) roles.add(sub.getCommandName());
             }
             return new Launcher(commands, roles);
         }

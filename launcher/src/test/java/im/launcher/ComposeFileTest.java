@@ -50,7 +50,7 @@ class ComposeFileTest {
 
     @Test
     void theRolesComeFromTheLauncherModel() {
-        // Not a list kept here: whatever implements Role in `im` must be in compose (platform excepted).
+        // Not a list kept here: whatever implements RoleCommand in `im` must be in compose (platform excepted).
         assertTrue(launcher.roles().contains(ComposeCheck.ALL_IN_ONE), launcher.toString());
         assertTrue(launcher.commands().containsAll(launcher.roles()), launcher.toString());
         Set<String> serviceRoles = new TreeSet<>(launcher.roles());

@@ -13,14 +13,14 @@ import ch.qos.logback.classic.spi.IThrowableProxy;
 import ch.qos.logback.core.read.ListAppender;
 import im.delivery.route.DeliveryNode;
 import im.embedded.EmbeddedKafkaBroker;
-import im.gateway.GatewayRole;
+import im.gateway.Gateway;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.SharedTopics;
 import im.infra.kafka.TopicNames;
 import im.infra.ops.Metrics;
-import im.infra.role.RoleRuntime;
+import im.infra.role.Role;
 import im.relay.CdcRelay;
 import im.sweeper.Sweeper;
 import im.testkit.Await;
@@ -98,19 +98,19 @@ class KafkaScramIT {
 
         // every role, as its command starts it, with nothing but the file to authenticate with
         SharedTopics.create(kafka.bootstrapServers(), s);
-        List<RoleRuntime.Running> roles = new ArrayList<>();
+        List<Role.Running<?>> roles = new ArrayList<>();
         String gateway = null;
         String gatewayAdmin = null;
-        for (RoleRuntime role : List.of(CdcRelay.role(), DeliveryNode.role(), Sweeper.role(), new GatewayRole())) {
-            RoleRuntime.Running running = role.start(s, Metrics.newRegistry());
+        for (Role<?> role : List.<Role<?>>of(CdcRelay.role(), DeliveryNode.role(), Sweeper.role(), Gateway.role())) {
+            Role.Running<?> running = role.start(s, Metrics.newRegistry());
             started.add(running);
             roles.add(running);
-            if (running instanceof GatewayRole.Started g) {
-                gateway = "http://127.0.0.1:" + g.gateway().port();
-                gatewayAdmin = "http://127.0.0.1:" + g.gateway().adminPort();
+            if (running.component() instanceof Gateway g) {
+                gateway = "http://127.0.0.1:" + g.port();
+                gatewayAdmin = "http://127.0.0.1:" + g.adminPort();
             }
         }
-        Await.until(Duration.ofSeconds(90), () -> roles.stream().allMatch(RoleRuntime.Running::isReady), "every role ready");
+        Await.until(Duration.ofSeconds(90), () -> roles.stream().allMatch(Role.Running::isReady), "every role ready");
 
         // a message goes relay -> events -> delivery node -> the gateway's channel -> pushed to bo
         String[] tokens = OpsMetricsIT.anaAndBoInCab(gatewayAdmin);

@@ -6,13 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.delivery.route.DeliveryNode;
-import im.gateway.GatewayRole;
+import im.gateway.Gateway;
 import im.infra.config.Settings;
 import im.infra.kafka.SharedTopics;
 import im.infra.ops.Metrics;
 import im.infra.ops.OpsConfig;
 import im.infra.ops.OpsServer;
-import im.infra.role.RoleRuntime;
+import im.infra.role.Role;
 import im.relay.CdcRelay;
 import im.sweeper.Sweeper;
 import im.testkit.ImStackExtension;
@@ -110,17 +110,17 @@ class OpsMetricsIT {
         Settings s = CliIT.platformSettings(stack);
         SharedTopics.create(stack.kafkaBootstrap(), s);
         Map<String, String> scrapes = new LinkedHashMap<>();   // role → its /metrics URL
-        List<RoleRuntime.Running> roles = new ArrayList<>();
+        List<Role.Running<?>> roles = new ArrayList<>();
         String gateway = null;
         String gatewayAdmin = null;
-        for (RoleRuntime role : List.of(CdcRelay.role(), DeliveryNode.role(), Sweeper.role(), new GatewayRole())) {
+        for (Role<?> role : List.<Role<?>>of(CdcRelay.role(), DeliveryNode.role(), Sweeper.role(), Gateway.role())) {
             PrometheusMeterRegistry meters = Metrics.newRegistry();
-            RoleRuntime.Running running = role.start(s, meters);
+            Role.Running<?> running = role.start(s, meters);
             started.add(running);
             roles.add(running);
-            if (running instanceof GatewayRole.Started g) {
-                gateway = "http://127.0.0.1:" + g.gateway().port();
-                gatewayAdmin = "http://127.0.0.1:" + g.gateway().adminPort();
+            if (running.component() instanceof Gateway g) {
+                gateway = "http://127.0.0.1:" + g.port();
+                gatewayAdmin = "http://127.0.0.1:" + g.adminPort();
                 scrapes.put(role.name(), gatewayAdmin + "/metrics");
             } else {
                 OpsServer ops = OpsServer.start(OpsConfig.from(s), meters, running::isReady);
@@ -128,7 +128,7 @@ class OpsMetricsIT {
                 scrapes.put(role.name(), ops.url() + "/metrics");
             }
         }
-        Await.until(Duration.ofSeconds(90), () -> roles.stream().allMatch(RoleRuntime.Running::isReady), "every role ready");
+        Await.until(Duration.ofSeconds(90), () -> roles.stream().allMatch(Role.Running::isReady), "every role ready");
 
         // Traffic: bo follows c-ab (acking) while ana sends, one message at a time, so that bo's
         // cursor advances several times after its first ack (the sampled delivery latency).

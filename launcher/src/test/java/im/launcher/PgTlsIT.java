@@ -12,7 +12,7 @@ import im.infra.kafka.KafkaClients;
 import im.infra.kafka.SharedTopics;
 import im.infra.kafka.TopicNames;
 import im.infra.ops.Metrics;
-import im.infra.role.RoleRuntime;
+import im.infra.role.Role;
 import im.relay.CdcRelay;
 import im.store.directory.Directory;
 import im.testkit.Await;
@@ -74,7 +74,7 @@ class PgTlsIT {
                 }
                 TopicNames topics = TopicNames.from(s);
                 SharedTopics.create(stack.kafkaBootstrap(), s);
-                try (RoleRuntime.Running relay = CdcRelay.role().start(s, Metrics.newRegistry())) {
+                try (Role.Running<?> relay = CdcRelay.role().start(s, Metrics.newRegistry())) {
                     // streaming starts once the replication connection is in: TLS, with the relay's client certificate
                     Await.until(Duration.ofSeconds(60), () -> count(pg, "SELECT count(*) FROM pg_stat_replication r JOIN pg_stat_ssl s USING (pid)"
                             + " WHERE s.ssl AND s.client_dn = '/CN=" + EmbeddedPg.USER + "'") == 1,

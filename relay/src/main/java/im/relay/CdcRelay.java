@@ -1,8 +1,7 @@
 package im.relay;
 
 import im.infra.kafka.TopicNames;
-import im.infra.ops.Metrics;
-import im.infra.role.RoleRuntime;
+import im.infra.role.Role;
 import io.debezium.embedded.Connect;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
@@ -89,7 +88,7 @@ public final class CdcRelay implements AutoCloseable {
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong restarts = new AtomicLong();
     private volatile LongConsumer lagObserver = lag -> { };
-    private volatile Runnable engineStarting = () -> { };
+    private final Runnable engineStarting;
     private final String instance = ProcessHandle.current().pid() + "-" + INSTANCES.incrementAndGet();
     private final byte[] instanceBytes = instance.getBytes(java.nio.charset.StandardCharsets.UTF_8);
     /** Renewed by the lock keeper's heartbeats, checked by the engine's handler before every send. */
@@ -97,15 +96,12 @@ public final class CdcRelay implements AutoCloseable {
     private volatile boolean standby;
     private volatile DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
     private volatile KafkaProducer<String, String> producer;
-    private Thread supervisor;
+    private final Thread supervisor;
 
-    public CdcRelay(RelayConfig cfg, TopicNames topics) {
-        this(cfg, topics, Metrics.detached());
-    }
-
-    public CdcRelay(RelayConfig cfg, TopicNames topics, MeterRegistry meters) {
+    private CdcRelay(RelayConfig cfg, TopicNames topics, MeterRegistry meters, Runnable engineStarting) {
         this.cfg = cfg;
         this.topics = topics;
+        this.engineStarting = engineStarting;
         this.mapper = new ChangeMapper(topics);
         this.lease = new LockLease(cfg.lockTimeout(), System::nanoTime);
         this.lag = Timer.builder("im.cdc.lag").description("commit in PostgreSQL to acknowledged by Kafka")
@@ -117,33 +113,37 @@ public final class CdcRelay implements AutoCloseable {
         Gauge.builder("im.relay.active", this, r -> r.isActive() ? 1 : 0)
                 .description("1 while this instance holds the slot's lock and streams").tag("slot", cfg.slot()).register(meters);
         this.slotWal = new SlotWal(cfg.slot(), meters);
+        this.supervisor = new Thread(this::supervise, "relay-supervisor-" + cfg.slot());
+        this.supervisor.setDaemon(true);
     }
 
-    /** Receives, per published change, the milliseconds from its commit in PostgreSQL to Kafka's ack. */
-    public CdcRelay observeLag(LongConsumer observer) {
-        this.lagObserver = observer;
-        return this;
+    /** Starts a relay for the slot of {@code cfg}: a standby until it holds the slot's lock; its meters go to {@code meters}. */
+    public static CdcRelay start(RelayConfig cfg, TopicNames topics, MeterRegistry meters) {
+        return start(cfg, topics, meters, () -> { });
     }
 
     /**
-     * Test seam: runs on the thread that builds the engine, each time, right before it does (a
-     * test makes engine construction slow with it).
+     * Test seam: {@code engineStarting} runs on the thread that builds the engine, each time, right
+     * before it does (a test makes engine construction slow with it).
      */
-    CdcRelay onEngineStarting(Runnable hook) {
-        this.engineStarting = hook;
-        return this;
+    static CdcRelay start(RelayConfig cfg, TopicNames topics, MeterRegistry meters, Runnable engineStarting) {
+        CdcRelay relay = new CdcRelay(cfg, topics, meters, engineStarting);
+        relay.supervisor.start();
+        return relay;
     }
 
     /** The relay as a role ({@code im relay}): ready while active or a standby that reached PostgreSQL. */
-    public static RoleRuntime role() {
-        return RoleRuntime.of("relay", (s, meters) -> new CdcRelay(RelayConfig.from(s), TopicNames.from(s), meters).start(),
+    public static Role<CdcRelay> role() {
+        return Role.of("relay", (s, meters) -> start(RelayConfig.from(s), TopicNames.from(s), meters),
                 CdcRelay::isReady, relay -> "slot=" + relay.cfg.slot());
     }
 
-    public CdcRelay start() {
-        supervisor = new Thread(this::supervise, "relay-supervisor-" + cfg.slot());
-        supervisor.setDaemon(true);
-        supervisor.start();
+    /**
+     * Receives, from now on, per published change, the milliseconds from its commit in PostgreSQL
+     * to Kafka's ack.
+     */
+    public CdcRelay observeLag(LongConsumer observer) {
+        this.lagObserver = observer;
         return this;
     }
 
@@ -373,12 +373,10 @@ public final class CdcRelay implements AutoCloseable {
     public void close() {
         stop.complete(null);
         closeEngine();
-        if (supervisor != null) {
-            try {
-                supervisor.join(15_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        try {
+            supervisor.join(15_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

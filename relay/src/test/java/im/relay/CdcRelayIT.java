@@ -1,5 +1,6 @@
 package im.relay;
 
+import im.infra.ops.Metrics;
 import static im.relay.TopicReader.assertCompleteAndOrdered;
 import static im.relay.TopicReader.publisher;
 import static im.relay.TopicReader.reached;
@@ -74,7 +75,7 @@ class CdcRelayIT {
 
     @Test
     void publishesEveryCommittedEventAsCleanJsonInSeqOrder() throws Exception {
-        try (CdcRelay relay = new CdcRelay(RelayConfig.from(settings), topics).start();
+        try (CdcRelay relay = CdcRelay.start(RelayConfig.from(settings), topics, Metrics.detached());
              TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events())) {
             for (int i = 0; i < 30; i++) sends.send(ana, i % 3 == 0 ? "c2" : "c1", "m" + i, "body " + i);
             Map<String, Long> heads = Map.of("c1", 22L, "c2", 11L);
@@ -123,7 +124,7 @@ class CdcRelayIT {
         try (Connection c = stack.dataSource().getConnection(); Statement st = c.createStatement()) {
             st.execute("CREATE PUBLICATION " + RelayConfig.from(settings).publication() + " FOR TABLE events, device_cursors");
         }
-        try (CdcRelay relay = new CdcRelay(RelayConfig.from(settings), topics).start();
+        try (CdcRelay relay = CdcRelay.start(RelayConfig.from(settings), topics, Metrics.detached());
              TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.cursors());
              TopicReader events = new TopicReader(stack.kafkaBootstrap(), topics.events());
              Connection c = stack.dataSource().getConnection(); Statement st = c.createStatement()) {
@@ -155,18 +156,18 @@ class CdcRelayIT {
     @Test
     void standbyTakesOverWhenTheActiveRelayStops() throws Exception {
         try (TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events());
-             CdcRelay second = new CdcRelay(RelayConfig.from(settings), topics)) {
-            CdcRelay first = new CdcRelay(RelayConfig.from(settings), topics).start();
+             CdcRelay first = CdcRelay.start(RelayConfig.from(settings), topics, Metrics.detached())) {
             Await.until(Duration.ofSeconds(60), first::isActive, "first relay active");
-            second.start();
-            sends.send(ana, "c1", "before", "before takeover");
-            reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 1L)));
-            assertFalse(second.isActive(), "one active relay per slot; the second waits");
-            first.close();
-            Await.until(Duration.ofSeconds(60), second::isActive, "standby took over");
-            sends.send(ana, "c1", "after", "after takeover");
-            List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 4L, "c2", 1L)));
-            assertCompleteAndOrdered(all, Map.of("c1", 4L, "c2", 1L));
+            try (CdcRelay second = CdcRelay.start(RelayConfig.from(settings), topics, Metrics.detached())) {
+                sends.send(ana, "c1", "before", "before takeover");
+                reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 1L)));
+                assertFalse(second.isActive(), "one active relay per slot; the second waits");
+                first.close();
+                Await.until(Duration.ofSeconds(60), second::isActive, "standby took over");
+                sends.send(ana, "c1", "after", "after takeover");
+                List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 4L, "c2", 1L)));
+                assertCompleteAndOrdered(all, Map.of("c1", 4L, "c2", 1L));
+            }
         }
     }
 
@@ -192,32 +193,32 @@ class CdcRelayIT {
             }
         };
         try (TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events());
-             CdcRelay holder = new CdcRelay(RelayConfig.from(s), topics).onEngineStarting(slowBuild).start();
-             CdcRelay standby = new CdcRelay(RelayConfig.from(s), topics)) {
+             CdcRelay holder = CdcRelay.start(RelayConfig.from(s), topics, Metrics.detached(), slowBuild)) {
             try {
                 Await.until(Duration.ofSeconds(60), () -> building.getCount() == 0, "the holder builds its engine");
                 long buildingSince = System.nanoTime();
                 long pid = lockHolderPid();
                 assertTrue(holder.isActive() && pid > 0, "the holder still has the lock as its engine's build begins (backend "
                         + pid + ", -1: nobody)");
-                standby.start();
-                Await.until(Duration.ofSeconds(30), standby::isReady, "the standby waits on the lock");
-                Await.holdsFor(lockTimeout.multipliedBy(3), () -> {
-                    long now = lockHolderPid();
-                    if (now != pid) {
-                        throw new AssertionError("the lock passed from backend " + pid + " to " + now + " (-1: nobody) "
-                                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - buildingSince) + " ms into the engine's build");
-                    }
-                    return holder.isActive() && !standby.isActive();
-                }, "the holder keeps its lock, and the standby waits, while the holder's engine is being built");
-                built.countDown();
-                sends.send(ana, "c1", "after", "after a slow engine build");
-                Map<String, Long> heads = Map.of("c1", 3L, "c2", 1L);
-                List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, heads));
-                assertEquals(0, assertCompleteAndOrdered(all, heads), "each event published once: no takeover, no replay");
-                assertEquals(1, all.stream().map(TopicReader::publisher).distinct().count(), "one relay published everything");
-                assertEquals(pid, lockHolderPid(), "still the same lock session");
-                assertTrue(holder.isActive() && !standby.isActive(), "the holder is still the one active relay");
+                try (CdcRelay standby = CdcRelay.start(RelayConfig.from(s), topics, Metrics.detached())) {
+                    Await.until(Duration.ofSeconds(30), standby::isReady, "the standby waits on the lock");
+                    Await.holdsFor(lockTimeout.multipliedBy(3), () -> {
+                        long now = lockHolderPid();
+                        if (now != pid) {
+                            throw new AssertionError("the lock passed from backend " + pid + " to " + now + " (-1: nobody) "
+                                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - buildingSince) + " ms into the engine's build");
+                        }
+                        return holder.isActive() && !standby.isActive();
+                    }, "the holder keeps its lock, and the standby waits, while the holder's engine is being built");
+                    built.countDown();
+                    sends.send(ana, "c1", "after", "after a slow engine build");
+                    Map<String, Long> heads = Map.of("c1", 3L, "c2", 1L);
+                    List<ConsumerRecord<String, String>> all = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, heads));
+                    assertEquals(0, assertCompleteAndOrdered(all, heads), "each event published once: no takeover, no replay");
+                    assertEquals(1, all.stream().map(TopicReader::publisher).distinct().count(), "one relay published everything");
+                    assertEquals(pid, lockHolderPid(), "still the same lock session");
+                    assertTrue(holder.isActive() && !standby.isActive(), "the holder is still the one active relay");
+                }
             } finally {
                 built.countDown();   // before the relays close: a holder blocked in its build cannot stop
             }

@@ -1,8 +1,7 @@
 package im.sweeper;
 
-import im.infra.role.RoleRuntime;
-import im.streams.StreamsComponent;
-import im.streams.StreamsRole;
+import im.infra.role.Role;
+import im.streams.StreamsApp;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -27,15 +26,15 @@ import org.slf4j.LoggerFactory;
  * while they are not queryable) and the Streams client's metrics, tagged {@code group} with the
  * application (= consumer group) id.
  */
-public final class Sweeper extends StreamsComponent<Sweeper> {
+public final class Sweeper implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Sweeper.class);
 
-    private final SweeperConfig cfg;
-    private final SweepStats stats = new SweepStats();
+    private final StreamsApp app;
+    private final SweepStats stats;
 
-    public Sweeper(SweeperConfig cfg, MeterRegistry meters) {
-        super(meters);
-        this.cfg = cfg;
+    private Sweeper(StreamsApp app, SweepStats stats, MeterRegistry meters) {
+        this.app = app;
+        this.stats = stats;
         FunctionCounter.builder("im.sweeper.hints", stats, SweepStats::hints)
                 .description("device hints emitted (a hint to n devices counts n)").register(meters);
         FunctionCounter.builder("im.sweeper.repairs", stats, SweepStats::repairs)
@@ -53,23 +52,29 @@ public final class Sweeper extends StreamsComponent<Sweeper> {
                 .description("lagging (device, conversation) pairs in this instance's stores (estimate)").register(meters);
     }
 
-    /** An instance as a role ({@code im sweeper}): ready once Streams is RUNNING (state restored, punctuating). */
-    public static RoleRuntime role() {
-        return RoleRuntime.of("sweeper", (s, meters) -> new Sweeper(SweeperConfig.from(s), meters).start(),
-                Sweeper::isRunning, sweeper -> "");
+    /** Builds the topology of {@code cfg} and starts it; its meters go to {@code meters}. */
+    public static Sweeper start(SweeperConfig cfg, MeterRegistry meters) {
+        SweepStats stats = new SweepStats();
+        StreamsApp app = StreamsApp.start("sweeper", SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(),
+                        cfg.interestRenew(), cfg.ackThrottle(), stats),
+                cfg.topics().prefix(), cfg.kafka(), cfg.stateDir(), cfg.replication(), meters, log);
+        return new Sweeper(app, stats, meters);
     }
 
-    @Override
-    protected StreamsRole startStreams() {
-        return StreamsRole.start("sweeper", SweeperTopology.build(cfg.topics(), cfg.sweep(), cfg.backoff(), cfg.lease(), cfg.interestRenew(), cfg.ackThrottle(), stats),
-                cfg.topics().prefix(), cfg.kafka(), cfg.stateDir(), cfg.replication(), meters, log);
+    /** An instance as a role ({@code im sweeper}): ready once Streams is RUNNING (state restored, punctuating). */
+    public static Role<Sweeper> role() {
+        return Role.of("sweeper", (s, meters) -> start(SweeperConfig.from(s), meters), Sweeper::isRunning, sweeper -> "");
+    }
+
+    /** Started and RUNNING (tasks assigned, stores restored). */
+    public boolean isRunning() {
+        return app.isRunning();
     }
 
     /** RocksDB's estimate of the lagging pairs held by this instance's tasks; NaN while not queryable. */
     private double laggingEstimate() {
-        StreamsRole role = streams();
-        if (role == null || !role.isRunning()) return Double.NaN;
-        KafkaStreams s = role.streams();
+        if (!app.isRunning()) return Double.NaN;
+        KafkaStreams s = app.streams();
         try {
             return s.store(StoreQueryParameters.fromNameAndType(SweeperTopology.LAGGING_STORE,
                     QueryableStoreTypes.<String, String>keyValueStore())).approximateNumEntries();
@@ -86,5 +91,10 @@ public final class Sweeper extends StreamsComponent<Sweeper> {
     /** Hinted pairs that caught up since start (also the {@code im.sweeper.repairs} meter). */
     public long repairsCompleted() {
         return stats.repairs();
+    }
+
+    @Override
+    public void close() {
+        app.close();
     }
 }

@@ -164,9 +164,9 @@ class PgFailoverIT {
             settings = stack.settings(m);
             topics = TopicNames.from(settings);
             SharedTopics.create(settings.required(ConfigKeys.KAFKA_BOOTSTRAP), settings);
-            relay = new CdcRelay(RelayConfig.from(settings), topics).start();
-            node = new DeliveryNode(DeliveryConfig.from(settings), Metrics.detached()).start();
-            gw = new Gateway(GatewayConfig.from(settings), db.dataSource(), Faults.none(), Clock.systemUTC()).start();
+            relay = CdcRelay.start(RelayConfig.from(settings), topics, Metrics.detached());
+            node = DeliveryNode.start(DeliveryConfig.from(settings), Metrics.detached());
+            gw = Gateway.start(GatewayConfig.from(settings), db.dataSource(), Faults.none(), Clock.systemUTC());
             Await.until(Duration.ofSeconds(60), () -> relay.isActive() && node.isRunning(), "relay active, delivery node running");
             URI ws = URI.create("ws://127.0.0.1:" + gw.port() + "/ws");
             ana = ImClient.open(ClientOptions.of(ws, anaToken, dir.resolve("ana")));

@@ -47,7 +47,7 @@ final class Pipeline implements AutoCloseable {
         topics = TopicNames.from(settings);
         String bootstrap = settings.required(ConfigKeys.KAFKA_BOOTSTRAP);
         SharedTopics.create(bootstrap, settings);
-        relay = new CdcRelay(RelayConfig.from(settings), topics).start();
+        relay = CdcRelay.start(RelayConfig.from(settings), topics, Metrics.detached());
         addNode();
     }
 
@@ -68,20 +68,20 @@ final class Pipeline implements AutoCloseable {
     }
 
     DeliveryNode addNode() {
-        DeliveryNode n = new DeliveryNode(DeliveryConfig.from(settings), Metrics.detached()).start();
+        DeliveryNode n = DeliveryNode.start(DeliveryConfig.from(settings), Metrics.detached());
         nodes.add(n);
         return n;
     }
 
     Sweeper addSweeper() {
-        Sweeper s = new Sweeper(SweeperConfig.from(settings), Metrics.detached()).start();
+        Sweeper s = Sweeper.start(SweeperConfig.from(settings), Metrics.detached());
         sweepers.add(s);
         return s;
     }
 
     Gateway addGateway(String id, String faults) {
         Settings s = settings.with(ConfigKeys.GATEWAY_ID, id);
-        Gateway g = new Gateway(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC()).start();
+        Gateway g = Gateway.start(GatewayConfig.from(s), stack.dataSource(), Faults.parse(faults), Clock.systemUTC());
         gateways.add(g);
         return g;
     }

@@ -140,9 +140,9 @@ class WebClientIT {
                 new SendService(stack.dataSource(), Faults.parse(""), Clock.systemUTC())
                         .send(new DevicePrincipal("u-ana", "d-ana", 1), "c-ab", "while-down-1", "sent while the gateway was down");
                 expected.add("sent while the gateway was down");
-                Gateway again = new Gateway(GatewayConfig.from(p.settings.with(ConfigKeys.GATEWAY_ID, "gw-web")
+                Gateway again = Gateway.start(GatewayConfig.from(p.settings.with(ConfigKeys.GATEWAY_ID, "gw-web")
                         .with(ConfigKeys.GATEWAY_PORT, Integer.toString(port))), stack.dataSource(), Faults.parse(""),
-                        Clock.systemUTC()).start();
+                        Clock.systemUTC());
                 p.gateways.add(again);
                 for (Page x : List.of(ana, bo)) {
                     x.await("back online with every message", y -> y.state().equals("online") && y.bodies().equals(expected));

@@ -1,8 +1,7 @@
 package im.delivery.route;
 
-import im.infra.role.RoleRuntime;
-import im.streams.StreamsComponent;
-import im.streams.StreamsRole;
+import im.infra.role.Role;
+import im.streams.StreamsApp;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,25 +13,33 @@ import org.slf4j.LoggerFactory;
  * client's metrics (consumer lag {@code records-lag-max}, process rates, ...) are bound to the
  * given registry, tagged {@code group} with the application (= consumer group) id.
  */
-public final class DeliveryNode extends StreamsComponent<DeliveryNode> {
+public final class DeliveryNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DeliveryNode.class);
 
-    private final DeliveryConfig cfg;
+    private final StreamsApp app;
 
-    public DeliveryNode(DeliveryConfig cfg, MeterRegistry meters) {
-        super(meters);
-        this.cfg = cfg;
+    private DeliveryNode(StreamsApp app) {
+        this.app = app;
+    }
+
+    /** Builds the topology of {@code cfg} and starts it; its meters go to {@code meters}. */
+    public static DeliveryNode start(DeliveryConfig cfg, MeterRegistry meters) {
+        return new DeliveryNode(StreamsApp.start("delivery", DeliveryTopology.build(cfg.topics(), cfg.lease(), cfg.interestRenew()),
+                cfg.topics().prefix(), cfg.kafka(), cfg.stateDir(), cfg.replication(), meters, log));
     }
 
     /** A node as a role ({@code im delivery}): ready once Streams is RUNNING (tasks assigned, stores restored). */
-    public static RoleRuntime role() {
-        return RoleRuntime.of("delivery", (s, meters) -> new DeliveryNode(DeliveryConfig.from(s), meters).start(),
-                DeliveryNode::isRunning, node -> "");
+    public static Role<DeliveryNode> role() {
+        return Role.of("delivery", (s, meters) -> start(DeliveryConfig.from(s), meters), DeliveryNode::isRunning, node -> "");
+    }
+
+    /** Started and RUNNING (tasks assigned, stores restored). */
+    public boolean isRunning() {
+        return app.isRunning();
     }
 
     @Override
-    protected StreamsRole startStreams() {
-        return StreamsRole.start("delivery", DeliveryTopology.build(cfg.topics(), cfg.lease(), cfg.interestRenew()), cfg.topics().prefix(),
-                cfg.kafka(), cfg.stateDir(), cfg.replication(), meters, log);
+    public void close() {
+        app.close();
     }
 }

@@ -142,6 +142,8 @@ public final class ConfigKeys {
             "Acks arriving within this many ms of the first are validated and written in one transaction (0-100).");
     public static final ConfigKey<Integer> ACK_BATCH_MAX = key("IM_ACK_BATCH_MAX", "256", 1, 10_000,
             "Most acks in one cursor transaction (1-10000).");
+    public static final ConfigKey<Integer> ACK_WRITERS = key("IM_ACK_WRITERS", "2", 1, 64,
+            "Threads that write cursor transactions, each holding a pool connection while it writes (1-64; keep it below IM_PG_POOL_SIZE).");
     public static final ConfigKey<Duration> ACK_THROTTLE_MS = ms("IM_ACK_THROTTLE_MS", "400", 0, 5_000,
             "Least time between two cursor writes of one (device, conversation): the first ack after a quiet spell is written at once, later ones wait together for the rest of the interval (0 = no throttle; 0-5000; keep it well below IM_SWEEP_MS).");
 

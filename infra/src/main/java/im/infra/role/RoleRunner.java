@@ -20,31 +20,31 @@ import java.util.concurrent.locks.LockSupport;
  * wait for the hook. Tests and scripts wait for those two lines; their format is fixed.
  */
 public final class RoleRunner {
-    private final RoleRuntime role;
+    private final Role<?> role;
     private final PrintStream out;
     private final Closer started = new Closer();
     private String opsUrl;   // null when the role serves its own ops endpoints
 
-    RoleRunner(RoleRuntime role, PrintStream out) {
+    RoleRunner(Role<?> role, PrintStream out) {
         this.role = role;
         this.out = out;
     }
 
     /** Runs {@code role} with the process's settings until the JVM is stopped. */
-    public static void run(RoleRuntime role) throws InterruptedException {
+    public static void run(Role<?> role) throws InterruptedException {
         RoleRunner runner = new RoleRunner(role, System.out);
-        RoleRuntime.Running running = runner.start(Settings.fromEnvironment());
+        Role.Running<?> running = runner.start(Settings.fromEnvironment());
         Runtime.getRuntime().addShutdownHook(new Thread(runner::close, role.name() + "-shutdown"));
         runner.announce(running);
         new CountDownLatch(1).await();   // role threads may be daemons: keep the JVM until the hook runs
     }
 
     /** Creates the shared topics, starts the role and (unless it serves its own) its ops server. */
-    RoleRuntime.Running start(Settings s) {
+    Role.Running<?> start(Settings s) {
         try {
             s.optional(ConfigKeys.KAFKA_BOOTSTRAP).ifPresent(bootstrap -> SharedTopics.create(bootstrap, s));
             PrometheusMeterRegistry meters = Metrics.newRegistry();
-            RoleRuntime.Running running = started.push(role.start(s, meters));
+            Role.Running<?> running = started.push(role.start(s, meters));
             if (!running.servesOps()) {
                 opsUrl = started.push(OpsServer.start(OpsConfig.from(s), meters, running::isReady)).url();
             }
@@ -56,7 +56,7 @@ public final class RoleRunner {
     }
 
     /** Prints the IM_READY line, waits until the role is ready, prints the IM_RUNNING line. */
-    void announce(RoleRuntime.Running running) {
+    void announce(Role.Running<?> running) {
         String detail = running.readyDetail();
         out.println("IM_READY " + role.name() + (detail.isEmpty() ? "" : " " + detail)
                 + (opsUrl == null ? "" : " ops=" + opsUrl));

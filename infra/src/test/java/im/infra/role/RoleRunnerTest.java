@@ -36,8 +36,8 @@ class RoleRunnerTest {
     private final AtomicBoolean ready = new AtomicBoolean();
 
     /** A role of one component that records its close and is ready while {@link #ready}. */
-    private RoleRuntime role(String detail) {
-        return RoleRuntime.of("fake", (s, meters) -> (AutoCloseable) () -> closed.add("fake"),
+    private Role<AutoCloseable> role(String detail) {
+        return Role.of("fake", (s, meters) -> (AutoCloseable) () -> closed.add("fake"),
                 c -> ready.get(), c -> detail);
     }
 
@@ -58,7 +58,7 @@ class RoleRunnerTest {
     @Test
     void printsReadyOnceStartedAndRunningOnlyOnceTheReadinessCheckPasses() throws Exception {
         RoleRunner runner = new RoleRunner(role("slot=s1"), out);
-        RoleRuntime.Running running = runner.start(NO_KAFKA);
+        Role.Running<?> running = runner.start(NO_KAFKA);
         Thread announcer = new Thread(() -> runner.announce(running));
         announcer.start();
         try {
@@ -84,37 +84,8 @@ class RoleRunnerTest {
 
     @Test
     void aRoleWithItsOwnOpsEndpointsGetsNoOpsServerAndAReadyLineWithoutOps() {
-        RoleRuntime own = new RoleRuntime() {
-            @Override
-            public String name() {
-                return "gw";
-            }
-
-            @Override
-            public Running start(Settings s, io.micrometer.prometheusmetrics.PrometheusMeterRegistry meters) {
-                return new Running() {
-                    @Override
-                    public boolean isReady() {
-                        return true;
-                    }
-
-                    @Override
-                    public String readyDetail() {
-                        return "port=1 id=g";
-                    }
-
-                    @Override
-                    public boolean servesOps() {
-                        return true;
-                    }
-
-                    @Override
-                    public void close() {
-                        closed.add("gw");
-                    }
-                };
-            }
-        };
+        Role<String> own = new Role<>("gw", (s, meters) ->
+                new Role.Running<>("gw", gw -> true, gw -> "port=1 id=g", true, () -> closed.add("gw")));
         RoleRunner runner = new RoleRunner(own, out);
         runner.announce(runner.start(NO_KAFKA));
         runner.close();

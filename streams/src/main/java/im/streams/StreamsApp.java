@@ -11,14 +11,15 @@ import org.apache.kafka.streams.Topology;
 import org.slf4j.Logger;
 
 /**
- * A started Kafka Streams role (delivery node, sweeper): the application id
+ * The started Kafka Streams application inside a Streams-based role (delivery node, sweeper):
+ * the application id
  * {@code <prefix with '.' as '-'><role>}, {@link StreamsApps#properties}, failed threads replaced,
  * and the Streams client's metrics bound to the registry, tagged {@code group} with the
  * application (= consumer group) id.
  */
-public record StreamsRole(KafkaStreams streams, KafkaStreamsMetrics metrics) implements AutoCloseable {
+public record StreamsApp(KafkaStreams streams, KafkaStreamsMetrics metrics) implements AutoCloseable {
 
-    public static StreamsRole start(String role, Topology topology, String topicPrefix, KafkaClientConfig kafka, String stateDir,
+    public static StreamsApp start(String role, Topology topology, String topicPrefix, KafkaClientConfig kafka, String stateDir,
                                     Replication replication, MeterRegistry meters, Logger log) {
         String appId = topicPrefix.replace('.', '-') + role;
         KafkaStreams streams = new KafkaStreams(topology, StreamsApps.properties(appId, kafka, stateDir, replication));
@@ -26,9 +27,10 @@ public record StreamsRole(KafkaStreams streams, KafkaStreamsMetrics metrics) imp
         KafkaStreamsMetrics metrics = new KafkaStreamsMetrics(streams, Tags.of("group", appId));
         metrics.bindTo(meters);
         streams.start();
-        return new StreamsRole(streams, metrics);
+        return new StreamsApp(streams, metrics);
     }
 
+    /** RUNNING: tasks assigned, stores restored. */
     public boolean isRunning() {
         return streams.state() == KafkaStreams.State.RUNNING;
     }

@@ -24,7 +24,7 @@ import java.util.concurrent.TimeoutException;
  * after a second (like compose's {@code restart: unless-stopped}); {@link #close()} stops them all
  * with SIGTERM (their shutdown hooks close cleanly), then SIGKILL after 20 s.
  */
-final class ChildRoles implements AutoCloseable {
+final class RoleProcesses implements AutoCloseable {
     /** One role instance: the {@code im} subcommand, its name in the output, its own IM_* values. */
     record Spec(String name, String role, Map<String, String> env) {}
 
@@ -35,7 +35,7 @@ final class ChildRoles implements AutoCloseable {
     private final List<Supervised> children = new ArrayList<>();
     private volatile boolean closing;
 
-    ChildRoles(PrintStream out) {
+    RoleProcesses(PrintStream out) {
         this.out = out;
     }
 
