@@ -1,9 +1,9 @@
 package im.bench;
 
-import im.client.ClientOptions;
-import im.client.ConversationSummary;
 import im.client.ImClient;
-import im.client.ReceivedEvent;
+import im.client.api.ClientOptions;
+import im.client.api.ConversationSummary;
+import im.client.api.ReceivedEvent;
 import im.client.internal.LocalStore;
 import im.protocol.Event;
 import java.lang.management.ManagementFactory;

@@ -8,11 +8,11 @@ import static im.bench.BenchEnv.printServer;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import im.client.ClientListener;
-import im.client.ClientOptions;
 import im.client.ClientRuntime;
 import im.client.ImClient;
-import im.client.ReceivedEvent;
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
+import im.client.api.ReceivedEvent;
 import im.delivery.route.DeliveryConfig;
 import im.delivery.route.DeliveryNode;
 import im.sweeper.Sweeper;

@@ -5,9 +5,9 @@ import static im.bench.BenchEnv.load1;
 import static im.bench.BenchEnv.loadAvg;
 import static im.bench.BenchEnv.printServer;
 
-import im.client.ClientOptions;
 import im.client.ImClient;
-import im.client.SentAck;
+import im.client.api.ClientOptions;
+import im.client.api.SentAck;
 import im.embedded.EmbeddedPg;
 import im.gateway.Gateway;
 import im.gateway.GatewayConfig;

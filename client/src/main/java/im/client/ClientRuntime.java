@@ -1,5 +1,6 @@
 package im.client;
 
+import im.client.api.ClientOptions;
 import im.client.internal.ClientThreads;
 import java.util.concurrent.atomic.AtomicInteger;
 

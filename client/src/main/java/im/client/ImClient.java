@@ -1,5 +1,19 @@
 package im.client;
 
+import im.client.api.CaFileException;
+import im.client.api.CertificateRejectedException;
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
+import im.client.api.ConnectionLostException;
+import im.client.api.ConnectionState;
+import im.client.api.ConversationSummary;
+import im.client.api.DeviceInfo;
+import im.client.api.ImErrorException;
+import im.client.api.LocalStoreException;
+import im.client.api.PendingSend;
+import im.client.api.ReceivedEvent;
+import im.client.api.SendTimeoutException;
+import im.client.api.SentAck;
 import im.client.internal.ClientCore;
 import im.client.internal.ClientFaults;
 import java.io.IOException;

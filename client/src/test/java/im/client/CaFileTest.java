@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.client.api.CaFileException;
+import im.client.api.ClientOptions;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
 import im.client.internal.ClientFaults;
 import im.protocol.Ack;
 import im.testkit.Await;

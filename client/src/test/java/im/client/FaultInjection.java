@@ -1,5 +1,6 @@
 package im.client;
 
+import im.client.api.ClientOptions;
 import im.client.internal.ClientFaults;
 import java.io.IOException;
 import java.time.Clock;

@@ -2,6 +2,7 @@ package im.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import im.client.api.ClientOptions;
 import im.client.internal.ClientFaults;
 import im.protocol.Ack;
 import im.protocol.ClientFrame;

@@ -7,6 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
+import im.client.api.ConnectionLostException;
+import im.client.api.ConnectionReplacedException;
+import im.client.api.ConnectionState;
+import im.client.api.ImErrorException;
+import im.client.api.SentAck;
 import im.protocol.Auth;
 import im.protocol.Authed;
 import im.protocol.ClientFrame;

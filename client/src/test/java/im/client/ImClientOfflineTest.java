@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.client.api.ClientOptions;
+import im.client.api.ConnectionLostException;
+import im.client.api.ImErrorException;
+import im.client.api.PendingSend;
 import im.protocol.ErrorCode;
 import im.protocol.Limits;
 import java.io.IOException;

@@ -4,6 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.client.api.ClientOptions;
+import im.client.api.ConnectionLostException;
+import im.client.api.ConversationSummary;
+import im.client.api.LocalStoreException;
+import im.client.api.ReceivedEvent;
 import im.client.internal.LocalStore;
 import im.protocol.Event;
 import java.io.IOException;

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
+import im.client.api.ImErrorException;
 import im.protocol.Ack;
 import im.protocol.ClientFrame;
 import im.protocol.ErrorCode;

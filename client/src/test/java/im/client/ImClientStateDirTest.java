@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.client.api.ClientOptions;
 import im.client.internal.ClientFaults;
 import java.io.IOException;
 import java.nio.file.Path;

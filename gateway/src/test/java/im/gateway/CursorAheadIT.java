@@ -3,8 +3,8 @@ package im.gateway;
 import im.testkit.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import im.client.ClientOptions;
 import im.client.ImClient;
+import im.client.api.ClientOptions;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
 import java.nio.file.Path;

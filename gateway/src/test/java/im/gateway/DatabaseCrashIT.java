@@ -4,11 +4,11 @@ import im.testkit.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.ClientListener;
-import im.client.ClientOptions;
 import im.client.ImClient;
-import im.client.ImErrorException;
-import im.client.SentAck;
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
+import im.client.api.ImErrorException;
+import im.client.api.SentAck;
 import im.embedded.EmbeddedPg;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;

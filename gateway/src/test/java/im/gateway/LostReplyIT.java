@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.ClientListener;
-import im.client.ClientOptions;
 import im.client.ImClient;
-import im.client.SendTimeoutException;
-import im.client.SentAck;
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
+import im.client.api.SendTimeoutException;
+import im.client.api.SentAck;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
 import java.nio.file.Path;

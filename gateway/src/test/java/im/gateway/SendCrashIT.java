@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.ClientOptions;
-import im.client.ConnectionLostException;
 import im.client.ImClient;
-import im.client.SentAck;
+import im.client.api.ClientOptions;
+import im.client.api.ConnectionLostException;
+import im.client.api.SentAck;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
 import java.io.IOException;

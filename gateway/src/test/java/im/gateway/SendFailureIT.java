@@ -8,12 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import im.client.ClientListener;
-import im.client.ClientOptions;
 import im.client.ImClient;
-import im.client.ImErrorException;
-import im.client.PendingSend;
-import im.client.SentAck;
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
+import im.client.api.ImErrorException;
+import im.client.api.PendingSend;
+import im.client.api.SentAck;
 import im.protocol.ErrorCode;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;

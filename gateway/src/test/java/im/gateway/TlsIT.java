@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import im.client.CaFile;
+import im.client.api.CaFile;
 import im.infra.config.ConfigKeys;
 import im.testkit.Await;
 import im.testkit.ImStackExtension;

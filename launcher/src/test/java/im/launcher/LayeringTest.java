@@ -42,10 +42,7 @@ class LayeringTest {
             .because("the wire frames are shared by the server and the SDKs");
 
     @ArchTest
-    static final ArchRule noPackageCycles = slices().matching("im.(**)").should().beFreeOfCycles()
-            // The SDK's internals use its API types (options, exceptions, values) while ImClient and
-            // ClientRuntime are built on ClientCore and ClientThreads: a known cycle, the one exception.
-            .ignoreDependency(resideInAPackage("im.client.internal"), resideInAPackage("im.client"));
+    static final ArchRule noPackageCycles = slices().matching("im.(**)").should().beFreeOfCycles();
 
     @ArchTest
     static final ArchRule noMainClassUsesTheTestKit = noClasses().that().resideOutsideOfPackage("im.testkit..")

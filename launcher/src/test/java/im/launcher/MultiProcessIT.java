@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import im.client.ClientListener;
-import im.client.ClientOptions;
 import im.client.ImClient;
-import im.client.ReceivedEvent;
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
+import im.client.api.ReceivedEvent;
 import im.infra.config.ChildJvm;
 import im.infra.config.ConfigKeys;
 import im.protocol.Event;

@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.ClientListener;
-import im.client.ClientOptions;
 import im.client.ImClient;
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
 import im.protocol.EventPush;
 import im.protocol.ServerFrame;
 import im.testkit.Await;

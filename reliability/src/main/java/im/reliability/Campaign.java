@@ -1,8 +1,8 @@
 package im.reliability;
 
-import im.client.ClientListener;
 import im.client.ImClient;
-import im.client.SentAck;
+import im.client.api.ClientListener;
+import im.client.api.SentAck;
 import im.store.directory.Directory;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -2,12 +2,12 @@ package im.reliability;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import im.client.ClientListener;
-import im.client.ClientOptions;
 import im.client.ImClient;
-import im.client.PendingSend;
-import im.client.ReceivedEvent;
-import im.client.SentAck;
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
+import im.client.api.PendingSend;
+import im.client.api.ReceivedEvent;
+import im.client.api.SentAck;
 import im.protocol.Acked;
 import im.protocol.ConvState;
 import im.protocol.Event;

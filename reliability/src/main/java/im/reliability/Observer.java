@@ -1,7 +1,7 @@
 package im.reliability;
 
 import im.client.ImClient;
-import im.client.PendingSend;
+import im.client.api.PendingSend;
 import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.KafkaClients;
 import im.topics.EventRecord;

@@ -8,12 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.CertificateRejectedException;
-import im.client.ClientListener;
-import im.client.ClientOptions;
-import im.client.ConnectionState;
 import im.client.ImClient;
-import im.client.ReceivedEvent;
+import im.client.api.CertificateRejectedException;
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
+import im.client.api.ConnectionState;
+import im.client.api.ReceivedEvent;
 import im.infra.config.ConfigKeys;
 import im.testkit.Await;
 import im.testkit.ImStackExtension;

@@ -11,10 +11,10 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import im.client.ClientListener;
-import im.client.ClientOptions;
 import im.client.ImClient;
-import im.client.ReceivedEvent;
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
+import im.client.api.ReceivedEvent;
 import im.infra.fault.Faults;
 import im.infra.identity.DevicePrincipal;
 import im.protocol.EventPush;

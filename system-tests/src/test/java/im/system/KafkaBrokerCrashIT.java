@@ -5,8 +5,8 @@ import im.gateway.Gateway;
 import im.testkit.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import im.client.ClientOptions;
 import im.client.ImClient;
+import im.client.api.ClientOptions;
 import im.embedded.KafkaBrokerProcess;
 import im.infra.config.ConfigKeys;
 import im.testkit.ImStackExtension;

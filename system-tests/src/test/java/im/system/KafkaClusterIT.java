@@ -6,8 +6,8 @@ import im.testkit.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.ClientOptions;
 import im.client.ImClient;
+import im.client.api.ClientOptions;
 import im.embedded.KafkaCluster;
 import im.infra.config.ConfigKeys;
 import im.testkit.ImStackExtension;

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.infra.ops.Metrics;
-import im.client.ClientOptions;
 import im.client.ImClient;
-import im.client.SentAck;
+import im.client.api.ClientOptions;
+import im.client.api.SentAck;
 import im.delivery.route.DeliveryConfig;
 import im.delivery.route.DeliveryNode;
 import im.embedded.EmbeddedPg;

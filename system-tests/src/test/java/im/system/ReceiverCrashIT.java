@@ -6,9 +6,9 @@ import im.testkit.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.ClientOptions;
 import im.client.FaultInjection;
 import im.client.ImClient;
+import im.client.api.ClientOptions;
 import im.client.internal.ClientFaults;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;

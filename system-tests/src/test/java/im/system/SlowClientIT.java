@@ -10,8 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import im.client.ClientOptions;
 import im.client.ImClient;
+import im.client.api.ClientOptions;
 import im.infra.config.ConfigKeys;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;

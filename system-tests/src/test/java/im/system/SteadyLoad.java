@@ -1,8 +1,8 @@
 package im.system;
 
-import im.client.ClientListener;
 import im.client.ImClient;
-import im.client.SentAck;
+import im.client.api.ClientListener;
+import im.client.api.SentAck;
 import im.protocol.EventPush;
 import im.protocol.ServerFrame;
 import java.util.List;

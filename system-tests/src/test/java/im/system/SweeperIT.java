@@ -6,9 +6,9 @@ import im.testkit.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.ClientListener;
-import im.client.ClientOptions;
 import im.client.ImClient;
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
 import im.infra.config.ConfigKeys;
 import im.protocol.EventPush;
 import im.protocol.Hint;

@@ -1,7 +1,7 @@
 package im.client.internal;
 
-import im.client.CaFile;
-import im.client.ClientOptions;
+import im.client.api.CaFile;
+import im.client.api.ClientOptions;
 import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.ServerFrame;
@@ -80,7 +80,7 @@ public final class ClientCore implements AutoCloseable {
      * and loads its durable state (creating the directory if missing); the receive path runs
      * {@code faults} ({@link ClientFaults#NONE} but in the SDK's own tests). With {@code shared} null the client gets
      * threads of its own, else it runs on those (which must stay open while the client is).
-     * A {@code caFile} is read first: {@link im.client.CaFileException} if it cannot be used.
+     * A {@code caFile} is read first: {@link im.client.api.CaFileException} if it cannot be used.
      */
     public static ClientCore open(ClientOptions options, Clock clock, ClientThreads shared, ClientFaults faults) throws IOException {
         // Before the state directory is claimed: a bad CA file leaves nothing to undo.

@@ -1,6 +1,6 @@
 package im.client.internal;
 
-import im.client.CaFile;
+import im.client.api.CaFile;
 import java.net.http.HttpClient;
 import java.security.cert.X509Certificate;
 import java.util.HashMap;

@@ -1,9 +1,9 @@
 package im.client.internal;
 
-import im.client.ConnectionLostException;
-import im.client.ConnectionReplacedException;
-import im.client.DeviceInfo;
-import im.client.ImErrorException;
+import im.client.api.ConnectionLostException;
+import im.client.api.ConnectionReplacedException;
+import im.client.api.DeviceInfo;
+import im.client.api.ImErrorException;
 import im.protocol.ClientFrame;
 import im.protocol.ErrorCode;
 import im.protocol.FrameCodec;

@@ -1,7 +1,7 @@
 package im.client.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import im.client.PendingSend;
+import im.client.api.PendingSend;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

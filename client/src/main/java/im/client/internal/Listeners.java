@@ -1,6 +1,6 @@
 package im.client.internal;
 
-import im.client.ClientListener;
+import im.client.api.ClientListener;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;

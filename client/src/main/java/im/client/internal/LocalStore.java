@@ -1,10 +1,10 @@
 package im.client.internal;
 
-import im.client.ConversationSummary;
-import im.client.LocalStoreException;
-import im.client.LocalStoreException.Problem;
-import im.client.PendingSend;
-import im.client.ReceivedEvent;
+import im.client.api.ConversationSummary;
+import im.client.api.LocalStoreException.Problem;
+import im.client.api.LocalStoreException;
+import im.client.api.PendingSend;
+import im.client.api.ReceivedEvent;
 import im.protocol.CaughtUpRange;
 import im.protocol.Event;
 import java.io.IOException;

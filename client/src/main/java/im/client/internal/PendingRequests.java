@@ -1,8 +1,8 @@
 package im.client.internal;
 
-import im.client.ConnectionLostException;
-import im.client.ImErrorException;
-import im.client.SendTimeoutException;
+import im.client.api.ConnectionLostException;
+import im.client.api.ImErrorException;
+import im.client.api.SendTimeoutException;
 import im.protocol.Acked;
 import im.protocol.Authed;
 import im.protocol.ClientFrame;

@@ -1,10 +1,10 @@
 package im.client.internal;
 
-import im.client.ClientOptions;
-import im.client.ConnectionLostException;
-import im.client.ConversationSummary;
-import im.client.ImErrorException;
-import im.client.ReceivedEvent;
+import im.client.api.ClientOptions;
+import im.client.api.ConnectionLostException;
+import im.client.api.ConversationSummary;
+import im.client.api.ImErrorException;
+import im.client.api.ReceivedEvent;
 import im.protocol.Ack;
 import im.protocol.Acked;
 import im.protocol.CatchUp;

@@ -1,6 +1,6 @@
 package im.client.internal;
 
-import im.client.ClientOptions;
+import im.client.api.ClientOptions;
 import im.protocol.ErrorCode;
 import im.protocol.ErrorFrame;
 import java.time.Duration;

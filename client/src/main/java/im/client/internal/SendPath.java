@@ -1,11 +1,11 @@
 package im.client.internal;
 
-import im.client.ClientOptions;
-import im.client.ConnectionLostException;
-import im.client.ImErrorException;
-import im.client.PendingSend;
-import im.client.SendTimeoutException;
-import im.client.SentAck;
+import im.client.api.ClientOptions;
+import im.client.api.ConnectionLostException;
+import im.client.api.ImErrorException;
+import im.client.api.PendingSend;
+import im.client.api.SendTimeoutException;
+import im.client.api.SentAck;
 import im.protocol.ErrorCode;
 import im.protocol.ErrorFrame;
 import im.protocol.Limits;

@@ -1,14 +1,14 @@
 package im.client.internal;
 
-import im.client.ClientListener;
-import im.client.CaFile;
-import im.client.CertificateRejectedException;
-import im.client.ConnectionReplacedException;
-import im.client.ClientOptions;
-import im.client.ConnectionLostException;
-import im.client.ConnectionState;
-import im.client.DeviceInfo;
-import im.client.ImErrorException;
+import im.client.api.CaFile;
+import im.client.api.CertificateRejectedException;
+import im.client.api.ClientListener;
+import im.client.api.ClientOptions;
+import im.client.api.ConnectionLostException;
+import im.client.api.ConnectionReplacedException;
+import im.client.api.ConnectionState;
+import im.client.api.DeviceInfo;
+import im.client.api.ImErrorException;
 import im.protocol.Auth;
 import im.protocol.Authed;
 import im.protocol.ErrorFrame;

@@ -3,7 +3,7 @@ package im.client.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.ReceivedEvent;
+import im.client.api.ReceivedEvent;
 import im.protocol.Event;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.PendingSend;
+import im.client.api.PendingSend;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.LocalStoreException;
-import im.client.ReceivedEvent;
+import im.client.api.LocalStoreException;
+import im.client.api.ReceivedEvent;
 import im.protocol.CaughtUpRange;
 import im.protocol.Event;
 import java.io.IOException;
@@ -200,12 +200,12 @@ class LocalStoreTest {
         s.applyPushes(List.of(new Event("c-1", 1, Event.MSG, "m-1", "u-ana", null, "a", 100)));
         s.applyPushes(List.of(new Event("c-2", 1, Event.MSG, "m-2", "u-ana", null, "b", 200)));
         s.applyPushes(List.of(new Event("c-3", 1, Event.MSG, "m-3", "u-ana", null, "c", 300)));
-        List<im.client.ConversationSummary> first = s.conversations(null, 2);
-        assertEquals(List.of("c-3", "c-2"), first.stream().map(im.client.ConversationSummary::conv).toList());
+        List<im.client.api.ConversationSummary> first = s.conversations(null, 2);
+        assertEquals(List.of("c-3", "c-2"), first.stream().map(im.client.api.ConversationSummary::conv).toList());
         s.applyPushes(List.of(new Event("c-2", 2, Event.MSG, "m-4", "u-ana", null, "d", 400))); // c-2 moves to the top
-        assertEquals(List.of("c-1"), s.conversations(first.get(1), 2).stream().map(im.client.ConversationSummary::conv).toList(),
+        assertEquals(List.of("c-1"), s.conversations(first.get(1), 2).stream().map(im.client.api.ConversationSummary::conv).toList(),
                 "no row of the first page again");
-        assertEquals(List.of("c-2", "c-3", "c-1"), s.conversations(null, 10).stream().map(im.client.ConversationSummary::conv).toList());
+        assertEquals(List.of("c-2", "c-3", "c-1"), s.conversations(null, 10).stream().map(im.client.api.ConversationSummary::conv).toList());
     }
 
     // ------------------------------------------------------------------ crashes and damage

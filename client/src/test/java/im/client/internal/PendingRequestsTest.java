@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import im.client.ConnectionLostException;
+import im.client.api.ConnectionLostException;
 import im.protocol.Acked;
 import im.protocol.Hint;
 import im.protocol.Limits;

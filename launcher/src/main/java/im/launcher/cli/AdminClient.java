@@ -3,7 +3,7 @@ package im.launcher.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import im.client.CaFile;
+import im.client.api.CaFile;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;

@@ -1,7 +1,7 @@
 package im.launcher.cli;
 
-import im.client.CaFile;
-import im.client.CaFileException;
+import im.client.api.CaFile;
+import im.client.api.CaFileException;
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
 import java.net.URI;

@@ -1,6 +1,6 @@
 package im.launcher.cli;
 
-import im.client.CaFile;
+import im.client.api.CaFile;
 import im.protocol.Acked;
 import im.protocol.Auth;
 import im.protocol.Authed;

@@ -1,4 +1,4 @@
-package im.client;
+package im.client.api;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -6,7 +6,7 @@ import java.nio.file.Path;
 /**
  * The CA file of {@link ClientOptions#caFile()} cannot be used: it cannot be read, or it holds no
  * PEM certificate ({@code -----BEGIN CERTIFICATE-----}), or one of its certificates does not parse.
- * Thrown by {@link ImClient#open} (and {@link CaFile#sslContext}) before anything connects; fix the
+ * Thrown by {@link im.client.ImClient#open} (and {@link CaFile#sslContext}) before anything connects; fix the
  * file or the option, retrying cannot help.
  */
 public class CaFileException extends IOException {

@@ -1,11 +1,11 @@
-package im.client;
+package im.client.api;
 
 import im.protocol.ServerFrame;
 
 /**
- * Callbacks of an {@link ImClient}. All methods default to no-op. They are called on one
+ * Callbacks of an {@link im.client.ImClient}. All methods default to no-op. They are called on one
  * dedicated client thread, in the order the client observed the events, so a callback may
- * block or call {@link ImClient#send} without stalling the socket reader; a callback
+ * block or call {@link im.client.ImClient#send} without stalling the socket reader; a callback
  * that throws is logged and does not affect the client.
  */
 public interface ClientListener {
@@ -18,7 +18,7 @@ public interface ClientListener {
      * refused it terminally ({@code cause.code()} is not retriable: BAD_FIELD, NOT_MEMBER,
      * CMID_CONFLICT, ...) or answered {@code INTERNAL} {@link ClientOptions#maxInternalErrors()} times.
      * Called once per entry, after the removal is durable, also for automatic resends that no
-     * {@link ImClient#send} caller waits for (and also when a {@code send} call threw for it). The
+     * {@link im.client.ImClient#send} caller waits for (and also when a {@code send} call threw for it). The
      * message will not be sent again; show it to the user as failed.
      */
     default void onSendFailed(PendingSend entry, ImErrorException cause) {
@@ -57,13 +57,13 @@ public interface ClientListener {
     default void onCursor(String conv, long cursor) {
     }
 
-    /** A connection was established and authenticated (after {@link ImClient#connect()} or an automatic reconnect). */
+    /** A connection was established and authenticated (after {@link im.client.ImClient#connect()} or an automatic reconnect). */
     default void onConnected() {
     }
 
     /**
-     * The authenticated connection ended. {@code cause} is null when {@link ImClient#disconnect()} or
-     * {@link ImClient#close()} ended it, an {@link ImErrorException} for a terminal server close
+     * The authenticated connection ended. {@code cause} is null when {@link im.client.ImClient#disconnect()} or
+     * {@link im.client.ImClient#close()} ended it, an {@link ImErrorException} for a terminal server close
      * (BAD_TOKEN / STALE_INSTALL), otherwise a {@link ConnectionLostException}.
      */
     default void onDisconnected(Throwable cause) {
@@ -71,7 +71,7 @@ public interface ClientListener {
 
     /**
      * The connection state changed (only on a change, in order). {@code cause} says why for
-     * {@link ConnectionState#DISCONNECTED}: null after {@link ImClient#disconnect()}, an
+     * {@link ConnectionState#DISCONNECTED}: null after {@link im.client.ImClient#disconnect()}, an
      * {@link ImErrorException} when the server refused or ended the session terminally (BAD_TOKEN,
      * STALE_INSTALL: no reconnect), otherwise the {@link java.io.IOException} of the lost connection or the
      * failed attempt (a reconnect follows with {@code autoReconnect}); null for the other states.

@@ -1,10 +1,10 @@
-package im.client;
+package im.client.api;
 
 import java.util.Objects;
 
 /**
- * One row of the local conversation list ({@link ImClient#conversations}): the conversation, its
- * durable cursor, the read mark the app set ({@link ImClient#markRead}), how many messages from
+ * One row of the local conversation list ({@link im.client.ImClient#conversations}): the conversation, its
+ * durable cursor, the read mark the app set ({@link im.client.ImClient#markRead}), how many messages from
  * other users are stored above that mark, and the stored event with the highest seq ({@code last};
  * null when none is stored yet).
  */

@@ -1,4 +1,4 @@
-package im.client;
+package im.client.api;
 
 import java.io.IOException;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package im.client;
+package im.client.api;
 
 import im.protocol.Event;
 import java.util.Objects;

@@ -1,4 +1,4 @@
-package im.client;
+package im.client.api;
 
 import im.protocol.Limits;
 import java.net.URI;
@@ -8,7 +8,7 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * Settings of an {@link ImClient}, validated at construction (the message names the field).
+ * Settings of an {@link im.client.ImClient}, validated at construction (the message names the field).
  *
  * <ul>
  *   <li>{@code uri}: the gateway WebSocket, e.g. {@code ws://localhost:8080/ws}, or {@code wss://host:port/ws} for a
@@ -34,7 +34,7 @@ import java.util.function.Consumer;
  *       at least 1; default 5</li>
  *   <li>{@code caFile}: for a {@code wss://} uri, a PEM file of the CA certificates to trust instead of the
  *       JVM's default trust store (a private CA, or the gateway's self-signed certificate); read by
- *       {@link ImClient#open}, which throws {@link CaFileException} if it cannot be read or holds no
+ *       {@link im.client.ImClient#open}, which throws {@link CaFileException} if it cannot be read or holds no
  *       certificate. The host name of the uri is still verified against the gateway's certificate.
  *       Default null: the JVM's trust store ({@code javax.net.ssl.trustStore}, else the JDK's {@code cacerts})</li>
  * </ul>

@@ -1,4 +1,4 @@
-package im.client;
+package im.client.api;
 
 /**
  * The server's confirmation that a message is committed: {@code seq} and {@code mid} are
