@@ -94,7 +94,7 @@ final class FakeGateway implements AutoCloseable {
         if (f instanceof Auth a) {
             return new Authed(a.rid(), "u-bo", "d-bo", 1);
         } else if (f instanceof Sub s) {
-            return new Subbed(s.rid(), List.of(new ConvState("c-ab", 1, 0)));
+            return new Subbed(s.rid(), List.of(new ConvState("c-ab", 1, 0, 0, 0)));
         } else if (f instanceof Sync s) {
             Event e = new Event("c-ab", 1, "msg", "m-1", "u-ana", "cm-1", "hi", 1L);
             return new Synced(s.rid(), s.conv(), List.of(e), false, 1);

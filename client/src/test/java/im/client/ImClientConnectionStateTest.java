@@ -191,7 +191,7 @@ class ImClientConnectionStateTest {
         Function<ClientFrame, ServerFrame> paged = f -> {
             if (f instanceof Sub s) {
                 int i = s.after() == null ? 0 : convs.indexOf(s.after()) + 1;
-                return new Subbed(s.rid(), List.of(new ConvState(convs.get(i), 1, 0)), i < 2);
+                return new Subbed(s.rid(), List.of(new ConvState(convs.get(i), 1, 0, 0, 0)), i < 2);
             }
             if (f instanceof im.protocol.CatchUp c) {
                 boolean first = c.after() == null;

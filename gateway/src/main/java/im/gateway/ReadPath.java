@@ -40,7 +40,7 @@ final class ReadPath {
         List<ConvState> convs = new ArrayList<>(page.convs().size());
         Map<String, Long> from = new HashMap<>();
         for (ConvCursor c : page.convs()) {
-            convs.add(new ConvState(c.conv(), c.head(), c.delivered()));
+            convs.add(new ConvState(c.conv(), c.head(), c.delivered(), 0, 0));   // read state: next commit
             if (c.member()) from.put(c.conv(), c.fromSeq());   // a left conversation is caught up by sync only
         }
         if (push != null) push.subscribe(conn, from);

@@ -30,6 +30,7 @@ public final class FrameCodec {
     private static final Set<String> AUTH_FIELDS = Set.of("t", "rid", "token");
     private static final Set<String> SEND_FIELDS = Set.of("t", "rid", "conv", "cmid", "body");
     private static final Set<String> ACK_FIELDS = Set.of("t", "rid", "conv", "seq");
+    private static final Set<String> READ_FIELDS = ACK_FIELDS;
     private static final Set<String> SUB_FIELDS = Set.of("t", "rid", "after", "limit");
     private static final Set<String> CATCHUP_FIELDS = Set.of("t", "rid", "after", "limit");
     private static final Set<String> SYNC_FIELDS = Set.of("t", "rid", "conv", "after", "limit");
@@ -96,6 +97,10 @@ public final class FrameCodec {
                 frame = new Ack(f.id("rid"), f.id("conv"), f.seq("seq"));
                 allowed = ACK_FIELDS;
                 break;
+            case "read":
+                frame = new Read(f.id("rid"), f.id("conv"), f.seq("seq"));
+                allowed = READ_FIELDS;
+                break;
             case "sub":
                 frame = new Sub(f.id("rid"), f.optionalId("after"),
                         f.optionalInt("limit", 1, Limits.SUB_MAX_LIMIT, Limits.SUB_DEFAULT_LIMIT));
@@ -127,6 +132,8 @@ public final class FrameCodec {
             o = start("send").put("rid", s.rid()).put("conv", s.conv()).put("cmid", s.cmid()).put("body", s.body());
         } else if (frame instanceof Ack a) {
             o = start("ack").put("rid", a.rid()).put("conv", a.conv()).put("seq", a.seq());
+        } else if (frame instanceof Read r) {
+            o = start("read").put("rid", r.rid()).put("conv", r.conv()).put("seq", r.seq());
         } else if (frame instanceof Sub s) {
             o = start("sub").put("rid", s.rid());
             putIfNotNull(o, "after", s.after());
@@ -162,11 +169,16 @@ public final class FrameCodec {
                         f.bool("dup"), f.anyInt("epoch"));
             case "acked":
                 return new Acked(f.string("rid"), f.string("conv"), f.anyLong("delivered"));
+            case "readack":
+                return new ReadAck(f.string("rid"), f.string("conv"), readState(f));
+            case "unread":
+                return new Unread(f.string("conv"), readState(f));
             case "subbed": {
                 String r = f.string("rid");
                 List<ConvState> convs = new ArrayList<>();
                 for (Fields c : f.objects("convs")) {
-                    convs.add(new ConvState(c.string("conv"), c.anyLong("head"), c.anyLong("delivered")));
+                    convs.add(new ConvState(c.string("conv"), c.anyLong("head"), c.anyLong("delivered"),
+                            c.optionalCount("read"), c.optionalCount("unread")));
                 }
                 return new Subbed(r, convs, f.optionalBool("more"));   // absent from servers that did not page
             }
@@ -247,11 +259,16 @@ public final class FrameCodec {
                     .put("dup", s.dup()).put("epoch", s.epoch());
         } else if (frame instanceof Acked a) {
             o = start("acked").put("rid", a.rid()).put("conv", a.conv()).put("delivered", a.delivered());
+        } else if (frame instanceof ReadAck r) {
+            o = putReadState(start("readack").put("rid", r.rid()).put("conv", r.conv()), r.state());
+        } else if (frame instanceof Unread u) {
+            o = putReadState(start("unread").put("conv", u.conv()), u.state());
         } else if (frame instanceof Subbed s) {
             o = start("subbed").put("rid", s.rid());
             ArrayNode convs = o.putArray("convs");
             for (ConvState c : s.convs()) {
-                convs.addObject().put("conv", c.conv()).put("head", c.head()).put("delivered", c.delivered());
+                convs.addObject().put("conv", c.conv()).put("head", c.head()).put("delivered", c.delivered())
+                        .put("read", c.read()).put("unread", c.unread());
             }
             o.put("more", s.more());
         } else if (frame instanceof CaughtUp c) {
@@ -286,6 +303,14 @@ public final class FrameCodec {
             throw new IllegalArgumentException("not a server frame: " + frame);
         }
         return write(o);
+    }
+
+    private static ObjectNode putReadState(ObjectNode o, ReadState r) {
+        return o.put("read", r.read()).put("unread", r.unread()).put("head", r.head());
+    }
+
+    private static ReadState readState(Fields f) {
+        return new ReadState(f.count("read"), f.count("unread"), f.count("head"));
     }
 
     private static void putEvent(ObjectNode o, Event e) {
@@ -437,6 +462,17 @@ public final class FrameCodec {
         int optionalInt(String name, int min, int max, int dflt) {
             JsonNode n = obj.get(name);
             return n == null ? dflt : (int) integer(n, name, min, max);
+        }
+
+        /** A required integer that is never negative (a seq, a cursor, a count). */
+        long count(String name) {
+            return integer(required(name), name, 0, Long.MAX_VALUE);
+        }
+
+        /** {@link #count}, or 0 when absent (a field a server before it did not send). */
+        long optionalCount(String name) {
+            JsonNode n = obj.get(name);
+            return n == null ? 0 : integer(n, name, 0, Long.MAX_VALUE);
         }
 
         long anyLong(String name) {

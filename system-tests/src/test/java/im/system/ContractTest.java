@@ -62,7 +62,7 @@ class ContractTest {
             Map.entry(Authed.class, new Authed("r0", "u-ana", "d-ana", 1)),
             Map.entry(Sent.class, new Sent("r1", "c-ab", 3, "m-1", false, 1)),
             Map.entry(Acked.class, new Acked("r2", "c-ab", 3)),
-            Map.entry(Subbed.class, new Subbed("r3", List.of(new ConvState("c-ab", 3, 2)), true)),
+            Map.entry(Subbed.class, new Subbed("r3", List.of(new ConvState("c-ab", 3, 2, 1, 1)), true)),
             Map.entry(CaughtUp.class, new CaughtUp("r5", List.of(JOIN, MSG), List.of(new CaughtUpRange("c-ab", 0, 3)), true,
                     new CatchUpPosition("c-ab", 3))),
             Map.entry(Synced.class, new Synced("r4", "c-ab", List.of(JOIN, MSG), false, 3)),

@@ -58,7 +58,7 @@ class ReceiveLogicTest {
     @Test
     void aSubbedPageLeftToCatchupStartsNoSyncAndACaughtUpRangeIsAcked() {
         logic.connected();
-        List<Action> a = logic.onSubbed(List.of(new ConvState("c", 5, 0), new ConvState("d", 3, 3)), false);
+        List<Action> a = logic.onSubbed(List.of(new ConvState("c", 5, 0, 0, 0), new ConvState("d", 3, 3, 0, 0)), false);
         assertFalse(a.stream().anyMatch(x -> x instanceof SendSync), "the driver catches them up: " + a);
         assertEquals(List.of(new ScheduleAckFlush(false)), logic.onCaughtUp("c", 5, 5));
         assertEquals(List.of(), logic.onCaughtUp("d", 3, 3), "nothing above what the server holds");
@@ -103,8 +103,8 @@ class ReceiveLogicTest {
         logic.cursor("a", 5); // stored before a crash, ack never sent
         logic.cursor("b", 2);
         logic.connected();
-        List<Action> a = logic.onSubbed(List.of(new ConvState("a", 5, 3), new ConvState("b", 9, 2),
-                new ConvState("n", 4, 0)));
+        List<Action> a = logic.onSubbed(List.of(new ConvState("a", 5, 3, 0, 0), new ConvState("b", 9, 2, 0, 0),
+                new ConvState("n", 4, 0, 0, 0)));
         assertTrue(a.contains(new SendSync("b", 2)));
         assertTrue(a.contains(new SendSync("n", 0)), "unknown conversation starts at 0");
         assertFalse(a.contains(new SendSync("a", 5)));
@@ -121,7 +121,7 @@ class ReceiveLogicTest {
         logic.connected();
         assertFalse(logic.ackInFlight("c"));
         assertFalse(logic.syncing("c"));
-        assertEquals(List.of(new SendSync("c", 2)), logic.onSubbed(List.of(new ConvState("c", 4, 0))).stream()
+        assertEquals(List.of(new SendSync("c", 2)), logic.onSubbed(List.of(new ConvState("c", 4, 0, 0, 0))).stream()
                 .filter(x -> x instanceof SendSync).toList());
     }
 
@@ -181,7 +181,7 @@ class ReceiveLogicTest {
         assertEquals(List.of(new SendAck("c", 7)), logic.flushAcks());
         logic.onAckFailed("c", ErrorCode.CURSOR_AHEAD);
         logic.connected();
-        logic.onSubbed(List.of(new ConvState("c", 7, 0)));
+        logic.onSubbed(List.of(new ConvState("c", 7, 0, 0, 0)));
         assertEquals(List.of(new SendAck("c", 7)), logic.flushAcks(), "and a reconnect's subbed");
     }
 }
