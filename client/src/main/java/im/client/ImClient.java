@@ -11,6 +11,7 @@ import im.client.api.DeviceInfo;
 import im.client.api.ImErrorException;
 import im.client.api.LocalStoreException;
 import im.client.api.PendingSend;
+import im.client.api.ReadStatus;
 import im.client.api.ReceivedEvent;
 import im.client.api.SendTimeoutException;
 import im.client.api.SentAck;
@@ -309,8 +310,8 @@ public final class ImClient implements AutoCloseable {
 
     /**
      * A page of the local conversation list, the most recent last message first: every conversation
-     * this device stored anything for, with its last stored event, read mark and unread count (messages
-     * of other users stored above the read mark). {@code after} is the last row of the previous page
+     * this device stored anything for (or has a read state of), with its last stored event, the read
+     * cursor and the unread count now (as {@link #readStatus}). {@code after} is the last row of the previous page
      * (null for the first); {@code limit} 1 .. 1000. Reads only the rows of the page (keyset paging
      * over an index), never the history.
      *
@@ -350,15 +351,47 @@ public final class ImClient implements AutoCloseable {
     }
 
     /**
-     * Sets the local read mark of {@code conv} to {@code seq} (a lower value than the current mark is
-     * ignored) and returns the unread count after it. Local only: the server learns nothing (delivery
-     * acks are separate and automatic). Costs O(messages above the new mark); storing events keeps
-     * the count with O(1) work per event.
+     * Tells the server the user has read {@code conv} up to {@code seq} (a {@code read}; the read
+     * cursor is the user's, on every device, and never goes down). The future completes with the
+     * conversation's {@link ReadStatus} once the server answered ({@code readack}, applied by the
+     * unread rule; the cursor may be above {@code seq}, moved by another device).
      *
-     * @throws LocalStoreException if the local store cannot be written
+     * <p>Coalesced like acks: at most one {@code read} per conversation is in flight; the calls made
+     * meanwhile are sent as one, with the highest of their seqs, when it is answered, and their
+     * futures complete with that answer. Cancelling a future withdraws its call while it waits for
+     * that follow-up (the follow-up then carries the highest seq of the others, or is not sent); a
+     * read already on the wire is not recalled. Not queued while offline.
+     *
+     * <p>The future fails with {@link ImErrorException} when the server refuses the read
+     * ({@code NOT_MEMBER}, {@code CURSOR_AHEAD}: {@code seq} above the head; or {@code BAD_FIELD},
+     * also found locally for a malformed {@code conv} or a negative {@code seq}),
+     * {@link SendTimeoutException} when no answer came within the request timeout, and
+     * {@link ConnectionLostException} when not connected or the connection ended first.
      */
-    public long markRead(String conv, long seq) throws IOException {
+    public CompletableFuture<ReadStatus> markRead(String conv, long seq) {
         return core.receiving().markRead(conv, seq);
+    }
+
+    /**
+     * The read cursor and unread count now of {@code conv} (docs/protocol.md, "Read state and unread
+     * counts"): the unread of the latest read state the server gave plus the messages of other users
+     * stored above its head. Kept in the local store, so it holds across restarts.
+     * {@link ClientListener#onUnread} reports every change.
+     *
+     * @throws LocalStoreException if the local store cannot be read
+     */
+    public ReadStatus readStatus(String conv) throws IOException {
+        return core.receiving().readStatus(java.util.Objects.requireNonNull(conv, "conv"));
+    }
+
+    /** {@link #readStatus}{@code (conv).unread()}. */
+    public long unread(String conv) throws IOException {
+        return readStatus(conv).unread();
+    }
+
+    /** The sum of {@link #unread} over every conversation of the local store (O(conversations)). */
+    public long unreadTotal() throws IOException {
+        return core.receiving().unreadTotal();
     }
 
     /**

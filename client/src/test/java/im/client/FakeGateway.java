@@ -73,6 +73,12 @@ final class FakeGateway implements AutoCloseable {
         return received.stream().filter(r -> type.isInstance(r.frame())).toList();
     }
 
+    /** Sends {@code frame} on every open socket (a push, or a reply the script held back). */
+    void push(ServerFrame frame) {
+        String text = CODEC.encode(frame);
+        for (WebSocketChannel ch : open) WebSockets.sendText(text, ch, null);
+    }
+
     /** Closes every open socket with {@code status} (a WebSocket close frame), the server staying up. */
     void closeOpen(int status, String reason) {
         for (WebSocketChannel ch : open) WebSockets.sendClose(status, reason, ch, null);

@@ -1,6 +1,7 @@
 package im.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,9 +9,11 @@ import im.client.api.ClientOptions;
 import im.client.api.ConnectionLostException;
 import im.client.api.ConversationSummary;
 import im.client.api.LocalStoreException;
+import im.client.api.ReadStatus;
 import im.client.api.ReceivedEvent;
 import im.client.internal.LocalStore;
 import im.protocol.Event;
+import im.protocol.ReadState;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -91,11 +94,18 @@ class ImClientReceiveOfflineTest {
             List<ConversationSummary> second = c.conversations(first.get(1), 2);
             assertEquals(List.of("c-old"), second.stream().map(ConversationSummary::conv).toList());
             assertEquals(List.of(), c.conversations(second.get(0), 2));
-
-            assertEquals(40, c.markRead("c-long", 60), "61..120 hold 40 messages from others");
-            assertEquals(40, c.markRead("c-long", 10), "a lower mark is ignored");
-            assertEquals(0, c.markRead("c-long", 120));
-            assertEquals(0, c.conversations(null, 10).get(1).unread());
+        }
+        try (LocalStore s = LocalStore.open(dir)) {
+            assertTrue(s.applyReadState("c-long", new ReadState(60, 40, 120)), "61..120 hold 40 messages from others");
+            assertFalse(s.applyReadState("c-long", new ReadState(10, 80, 120)), "a lower read cursor is ignored");
+        }
+        try (ImClient c = ImClient.open(options())) {
+            ConversationSummary row = c.conversations(null, 10).get(1);
+            assertEquals("c-long", row.conv());
+            assertEquals(60, row.readSeq(), "the server's read cursor");
+            assertEquals(40, row.unread());
+            assertEquals(new ReadStatus("c-long", 60, 40), c.readStatus("c-long"));
+            assertEquals(1 + 40 + 1, c.unreadTotal(), "c-new, c-long, c-old");
         }
     }
 

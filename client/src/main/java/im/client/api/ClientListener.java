@@ -53,6 +53,15 @@ public interface ClientListener {
     default void onEvent(ReceivedEvent event) {
     }
 
+    /**
+     * The read cursor or the unread count of {@code conv} changed ({@link ReadStatus}): a read state
+     * came from the server ({@code subbed}, the {@code readack} of {@link im.client.ImClient#markRead}, or an
+     * {@code unread} push when another device of the user read), or a stored message of another user
+     * counts. Called after the change is durable, with the values then; only on a change.
+     */
+    default void onUnread(String conv, long read, long unread) {
+    }
+
     /** The durable contiguous cursor of {@code conv} advanced to {@code cursor} (before the ack covering it is sent). */
     default void onCursor(String conv, long cursor) {
     }

@@ -4,9 +4,9 @@ import java.util.Objects;
 
 /**
  * One row of the local conversation list ({@link im.client.ImClient#conversations}): the conversation, its
- * durable cursor, the read mark the app set ({@link im.client.ImClient#markRead}), how many messages from
- * other users are stored above that mark, and the stored event with the highest seq ({@code last};
- * null when none is stored yet).
+ * durable cursor, the user's read cursor ({@code readSeq}, the server's: see {@link ReadStatus}), the
+ * unread count now (as {@link ReadStatus#unread()}), and the stored event with the highest seq
+ * ({@code last}; null when none is stored yet).
  */
 public record ConversationSummary(String conv, long cursor, long readSeq, long unread, ReceivedEvent last) {
     public ConversationSummary {

@@ -52,7 +52,7 @@ public final class ClientCore implements AutoCloseable {
         this.sending = new SendPath(options, clock, store, sessions, listeners, retry, rids, scheduler, threads.io, threads.blocking);
         this.waiters = threads.blocking;
         this.receiving = new ReceivePath(options, store, sessions, listeners, retry, rids, faults, this::close,
-                threads.storeLane(name + "-receive"));
+                threads.storeLane(name + "-receive"), threads.blocking);
         sessions.hooks(new Sessions.Hooks() {
             @Override
             public void connected(Connection conn) {

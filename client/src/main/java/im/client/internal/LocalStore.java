@@ -4,9 +4,11 @@ import im.client.api.ConversationSummary;
 import im.client.api.LocalStoreException.Problem;
 import im.client.api.LocalStoreException;
 import im.client.api.PendingSend;
+import im.client.api.ReadStatus;
 import im.client.api.ReceivedEvent;
 import im.protocol.CaughtUpRange;
 import im.protocol.Event;
+import im.protocol.ReadState;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -46,10 +48,17 @@ import java.util.TreeMap;
  * &le; the cursor, to the end of the range the page covers ({@code head} when {@code more} is false,
  * else the last event's seq), which may include seqs this device cannot see.
  *
- * <p>Memory: one small row per conversation (cursor, last seq, read mark), nothing per event; events
- * are read from the database page by page. The unread count is a column updated in the batch's
- * transaction (O(1) per stored event); {@link #markRead} recounts only the messages above the new mark.
- * Text search uses an FTS5 index (word tokens, unicode61), brought up to date in chunks of
+ * <p>Memory: one small row per conversation (cursor, last seq, read state), nothing per event; events
+ * are read from the database page by page.
+ *
+ * <p>Unread counts follow docs/protocol.md, "Read state and unread counts": each conversation row keeps
+ * the latest read state the server gave ({@code read_seq} the read cursor, {@code read_unread},
+ * {@code read_head}; {@link #applyReadState} keeps the latest by that rule) and, in {@code unread}, the
+ * messages of other users stored above {@code read_head}: a column updated in the batch's transaction
+ * (O(1) per stored event, a duplicate never counts), recounted only above the new head when a newer
+ * state is applied. The unread count now is {@code read_unread + unread}.
+ *
+ * <p>Text search uses an FTS5 index (word tokens, unicode61), brought up to date in chunks of
  * {@link #FTS_CHUNK} events inside a batch's transaction and before every search.
  *
  * <p>Schema versions: {@code PRAGMA user_version}; a database of a newer schema than {@link #SCHEMA_VERSION}
@@ -62,10 +71,11 @@ import java.util.TreeMap;
 public final class LocalStore implements AutoCloseable {
     public static final String FILE_NAME = "client.db";
     /** The schema this SDK writes and reads; {@code user_version} of the database. */
-    static final int SCHEMA_VERSION = 1;
+    static final int SCHEMA_VERSION = 2;
     /** The largest page any query returns. */
     public static final int MAX_PAGE = 1000;
 
+    /** The tables of schema 1; {@link #UPGRADES} bring them to {@link #SCHEMA_VERSION}. */
     private static final String[] SCHEMA = {
         """
         CREATE TABLE events (
@@ -84,6 +94,21 @@ public final class LocalStore implements AutoCloseable {
           body TEXT NOT NULL, created_at INTEGER NOT NULL, internal_errors INTEGER NOT NULL DEFAULT 0)""",
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         "CREATE VIRTUAL TABLE events_fts USING fts5 (body, content='events', content_rowid='id')",
+    };
+
+    /**
+     * UPGRADES[v - 1] brings schema v to v + 1, in one transaction with the new {@code user_version}.
+     * 1 to 2: the server's read state per conversation. A read mark of schema 1 was local only; it is
+     * kept, with its count, as a state the server has not confirmed ({@code read_known} 0), which the
+     * first read state from the server replaces whatever its cursor: the server's cursor is the truth.
+     */
+    private static final String[][] UPGRADES = {
+        {
+            "ALTER TABLE convs ADD COLUMN read_head INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE convs ADD COLUMN read_unread INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE convs ADD COLUMN read_known INTEGER NOT NULL DEFAULT 0",
+            "UPDATE convs SET read_head = read_seq",   // unread already counts the messages above it
+        },
     };
 
     /**
@@ -116,7 +141,16 @@ public final class LocalStore implements AutoCloseable {
     private static final class Conv {
         long cursor;
         long lastSeq;
+        /**
+         * The mark above which stored messages of other users are counted in the {@code unread} column:
+         * the head of the latest read state (column {@code read_head}; the local read mark before schema 2).
+         */
         long readSeq;
+        /** The latest read state's cursor and unread (columns {@code read_seq}, {@code read_unread}). */
+        long read;
+        long readUnread;
+        /** The read state came from the server (a schema 1 mark did not: any server state replaces it). */
+        boolean readKnown;
     }
 
     private final Path file;
@@ -200,17 +234,23 @@ public final class LocalStore implements AutoCloseable {
                 }
                 if (version == 0) {
                     createSchema(db, st, file);
+                    version = 1;
                 }
+                upgrade(db, st, version);
                 st.execute("DROP INDEX IF EXISTS convs_recent");   // written by earlier SDKs of schema 1; see conversations()
             }
             Map<String, Conv> convs = new HashMap<>();
             try (Statement st = db.createStatement();
-                 ResultSet rs = st.executeQuery("SELECT conv, cursor, last_seq, read_seq FROM convs")) {
+                 ResultSet rs = st.executeQuery(
+                         "SELECT conv, cursor, last_seq, read_head, read_seq, read_unread, read_known FROM convs")) {
                 while (rs.next()) {
                     Conv c = new Conv();
                     c.cursor = rs.getLong(2);
                     c.lastSeq = rs.getLong(3);
                     c.readSeq = rs.getLong(4);
+                    c.read = rs.getLong(5);
+                    c.readUnread = rs.getLong(6);
+                    c.readKnown = rs.getInt(7) != 0;
                     convs.put(rs.getString(1), c);
                 }
             }
@@ -247,12 +287,24 @@ public final class LocalStore implements AutoCloseable {
                         "holds tables but no schema version (not a store of this SDK, or damaged)", null);
             }
         }
+        migrate(db, st, SCHEMA, 1);
+    }
+
+    /** Brings a store of schema {@code version} to {@link #SCHEMA_VERSION}, one transaction per step. */
+    private static void upgrade(Connection db, Statement st, int version) throws SQLException {
+        for (int v = version; v < SCHEMA_VERSION; v++) {
+            migrate(db, st, UPGRADES[v - 1], v + 1);
+        }
+    }
+
+    /** Runs {@code statements} and sets the schema version to {@code version}, in one transaction. */
+    private static void migrate(Connection db, Statement st, String[] statements, int version) throws SQLException {
         db.setAutoCommit(false);
         try {
-            for (String ddl : SCHEMA) {
-                st.execute(ddl);
+            for (String sql : statements) {
+                st.execute(sql);
             }
-            st.execute("PRAGMA user_version = " + SCHEMA_VERSION);
+            st.execute("PRAGMA user_version = " + version);
             db.commit();
         } catch (SQLException e) {
             db.rollback();
@@ -615,8 +667,8 @@ public final class LocalStore implements AutoCloseable {
      */
     public synchronized List<ConversationSummary> conversations(ConversationSummary after, int limit) throws IOException {
         checkLimit(limit);
-        String sql = "SELECT c.conv, c.cursor, c.read_seq, c.unread, " + EVENT_COLUMNS
-                + " FROM (SELECT conv, cursor, read_seq, unread, last_seq, last_at FROM convs"
+        String sql = "SELECT c.conv, c.cursor, c.read_seq, c.read_unread + c.unread, " + EVENT_COLUMNS
+                + " FROM (SELECT conv, cursor, read_seq, read_unread, unread, last_seq, last_at FROM convs"
                 + (after == null ? "" : " WHERE (last_at, conv) < (?, ?)")
                 + " ORDER BY last_at DESC, conv DESC LIMIT ?) c"
                 + " LEFT JOIN events e ON e.conv = c.conv AND e.seq = c.last_seq"
@@ -729,32 +781,102 @@ public final class LocalStore implements AutoCloseable {
     }
 
     /**
-     * Sets the read mark of {@code conv} to {@code seq} (never lowers it) and recounts the unread
-     * messages above it: O(messages above the new mark). Returns the unread count after it.
+     * Applies the read state {@code state} of {@code conv} from the server if it is the latest (the
+     * highest {@code read}; for an equal {@code read}, the highest {@code head}; any one replaces a
+     * state the server did not give), durably, and recounts the messages of other users stored above
+     * its head: O(those messages). Returns false (nothing written) when an applied state is as late.
      */
-    public synchronized long markRead(String conv, long seq) throws IOException {
+    public synchronized boolean applyReadState(String conv, ReadState state) throws IOException {
         Objects.requireNonNull(conv, "conv");
+        return !applyReadStates(Map.of(conv, Objects.requireNonNull(state, "state"))).isEmpty();
+    }
+
+    /**
+     * {@link #applyReadState} of each entry, in one transaction (a {@code subbed} page: one fsync, not
+     * one per conversation). Returns the conversations whose state was applied.
+     */
+    public synchronized java.util.Set<String> applyReadStates(Map<String, ReadState> states) throws IOException {
         ensureOpen();
-        Conv c = convs.get(conv);
-        if (c == null) {
-            return 0; // nothing stored for it: nothing to read
-        }
-        long mark = Math.max(c.readSeq, seq);
-        try (PreparedStatement ps = db.prepareStatement("UPDATE convs SET read_seq = ?, unread = (SELECT count(*) FROM events"
-                + " WHERE conv = ? AND seq > ? AND kind = 'msg' AND sender IS NOT ?) WHERE conv = ? RETURNING unread")) {
-            ps.setLong(1, mark);
-            ps.setString(2, conv);
-            ps.setLong(3, mark);
-            ps.setString(4, selfUser);
-            ps.setString(5, conv);
-            long unread;
-            try (ResultSet rs = ps.executeQuery()) {
-                unread = rs.next() ? rs.getLong(1) : 0;
+        Map<String, ReadState> newer = new LinkedHashMap<>();
+        states.forEach((conv, state) -> {
+            Conv c = convs.get(conv);
+            if (c == null || !c.readKnown
+                    || state.read() > c.read || state.read() == c.read && state.head() > c.readSeq) {
+                newer.put(conv, state);
             }
-            c.readSeq = mark;
-            return unread;
+        });
+        if (newer.isEmpty()) {
+            return java.util.Set.of();
+        }
+        try (PreparedStatement ps = db.prepareStatement("UPDATE convs SET read_seq = ?, read_unread = ?, read_head = ?,"
+                + " read_known = 1, unread = (SELECT count(*) FROM events WHERE conv = ? AND seq > ? AND kind = 'msg'"
+                + " AND sender IS NOT ?) WHERE conv = ?")) {
+            begin.execute();
+            try {
+                for (Map.Entry<String, ReadState> e : newer.entrySet()) {
+                    String conv = e.getKey();
+                    ReadState state = e.getValue();
+                    insertConv(conv);   // a conversation the server told of before any of its events is stored
+                    ps.setLong(1, state.read());
+                    ps.setLong(2, state.unread());
+                    ps.setLong(3, state.head());
+                    ps.setString(4, conv);
+                    ps.setLong(5, state.head());
+                    ps.setString(6, selfUser);
+                    ps.setString(7, conv);
+                    ps.executeUpdate();
+                }
+                commitTx.execute();
+            } catch (SQLException | RuntimeException e) {
+                rollbackQuietly();
+                throw e;
+            }
         } catch (SQLException e) {
-            throw error(file, "cannot set the read mark of " + conv, e);
+            throw error(file, "cannot store the read state of " + newer.keySet(), e);
+        }
+        // Committed: now memory.
+        newer.forEach((conv, state) -> {
+            Conv now = convs.computeIfAbsent(conv, k -> new Conv());
+            now.readSeq = state.head();
+            now.read = state.read();
+            now.readUnread = state.unread();
+            now.readKnown = true;
+        });
+        return newer.keySet();
+    }
+
+    /** The read cursor and the unread count now of {@code conv} (0 and 0 when nothing is known of it). */
+    public synchronized ReadStatus readStatus(String conv) throws IOException {
+        Objects.requireNonNull(conv, "conv");
+        ReadStatus s = readStatuses(" WHERE conv = ?", conv).get(conv);
+        return s == null ? new ReadStatus(conv, 0, 0) : s;
+    }
+
+    /** {@link #readStatus} of every conversation the store has a row for. */
+    public synchronized Map<String, ReadStatus> readStatuses() throws IOException {
+        return readStatuses("", null);
+    }
+
+    /** The sum of the unread counts now over every conversation. */
+    public synchronized long unreadTotal() throws IOException {
+        return readStatuses().values().stream().mapToLong(ReadStatus::unread).sum();
+    }
+
+    private Map<String, ReadStatus> readStatuses(String where, String conv) throws IOException {
+        ensureOpen();
+        try (PreparedStatement ps = db.prepareStatement("SELECT conv, read_seq, read_unread + unread FROM convs" + where)) {
+            if (conv != null) {
+                ps.setString(1, conv);
+            }
+            Map<String, ReadStatus> out = new TreeMap<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.put(rs.getString(1), new ReadStatus(rs.getString(1), rs.getLong(2), rs.getLong(3)));
+                }
+            }
+            return out;
+        } catch (SQLException e) {
+            throw error(file, "cannot read the read state", e);
         }
     }
 

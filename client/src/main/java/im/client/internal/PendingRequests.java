@@ -75,6 +75,8 @@ final class PendingRequests {
             return s.rid();
         } else if (f instanceof Acked a) {
             return a.rid();
+        } else if (f instanceof im.protocol.ReadAck r) {
+            return r.rid();
         } else if (f instanceof Subbed s) {
             return s.rid();
         } else if (f instanceof Synced s) {

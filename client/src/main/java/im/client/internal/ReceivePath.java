@@ -4,6 +4,7 @@ import im.client.api.ClientOptions;
 import im.client.api.ConnectionLostException;
 import im.client.api.ConversationSummary;
 import im.client.api.ImErrorException;
+import im.client.api.ReadStatus;
 import im.client.api.ReceivedEvent;
 import im.protocol.Ack;
 import im.protocol.Acked;
@@ -17,11 +18,13 @@ import im.protocol.Event;
 import im.protocol.EventPush;
 import im.protocol.Hint;
 import im.protocol.Limits;
+import im.protocol.ReadState;
 import im.protocol.ServerFrame;
 import im.protocol.Sub;
 import im.protocol.Subbed;
 import im.protocol.Sync;
 import im.protocol.Synced;
+import im.protocol.Unread;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -31,7 +34,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -43,7 +48,10 @@ import org.slf4j.LoggerFactory;
  * The receive path, on one receive lane (one task at a time, in order; never the socket reader): {@code sub} after every
  * connect, pushed events stored in batches, sync loops, cumulative acks of the durable cursor, and
  * the retries of those requests. The decisions are {@link ReceiveLogic}'s; this class performs
- * them against the {@link LocalStore} and the current connection.
+ * them against the {@link LocalStore} and the current connection. The read state too: each
+ * {@code subbed} entry's, {@code readack}s ({@link ReadPath}) and {@code unread} pushes are applied
+ * by the store's rule, and {@link im.client.api.ClientListener#onUnread} told of every change of a
+ * conversation's read cursor or unread count (also those stored events make).
  */
 public final class ReceivePath {
     private static final Logger log = LoggerFactory.getLogger(ReceivePath.class);
@@ -84,11 +92,16 @@ public final class ReceivePath {
     /** Pushed events not yet stored; drained in batches by the receive lane (one fsync per batch). */
     private final ConcurrentLinkedQueue<Event> pushQueue = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    /** {@code read} requests, on the receive lane. */
+    private final ReadPath reads;
+    /** Receive lane only: the read status last reported per conversation (absent: 0 and 0). */
+    private final Map<String, ReadStatus> shown = new java.util.HashMap<>();
     /** Set when a {@link ClientFaults} hook simulated a crash: the receive path does nothing more. */
     private volatile boolean crashed;
 
     ReceivePath(ClientOptions options, LocalStore store, Sessions sessions, Listeners listeners, RetryRule retry,
-                PendingRequests.Rids rids, ClientFaults faults, Runnable closeClient, Lane receiver) {
+                PendingRequests.Rids rids, ClientFaults faults, Runnable closeClient, Lane receiver,
+                Executor waiters) {
         this.options = options;
         this.store = store;
         this.sessions = sessions;
@@ -100,6 +113,13 @@ public final class ReceivePath {
         this.receiver = receiver;
         this.logic = new ReceiveLogic(retry);
         store.cursors().forEach(logic::cursor);
+        this.reads = new ReadPath(options, sessions, rids, receiver, waiters, this::applyReadState);
+        try {
+            shown.putAll(store.readStatuses());
+        } catch (IOException e) {
+            // Then the first change of each conversation is reported even if its count did not move.
+            log.warn("cannot read the unread counts from {}: {}", store.file(), e.toString());
+        }
     }
 
     void shutdown() {
@@ -123,8 +143,12 @@ public final class ReceivePath {
         }
     }
 
-    /** A frame answering no request: pushes are queued for the next batch, hints start a sync. */
+    /** A frame answering no request: pushes are queued for the next batch, hints start a sync, read states are applied. */
     void onUnmatched(Connection conn, ServerFrame frame) {
+        if (frame instanceof Unread u) {
+            onReceiver(() -> applyReadState(u.conv(), u.state()));
+            return;
+        }
         if (!options.autoReceive()) {
             return;
         }
@@ -177,8 +201,58 @@ public final class ReceivePath {
         return store.search(text, conv, before, limit);
     }
 
-    public long markRead(String conv, long seq) throws IOException {
-        return store.markRead(conv, seq);
+    public CompletableFuture<ReadStatus> markRead(String conv, long seq) {
+        return reads.markRead(conv, seq);
+    }
+
+    public ReadStatus readStatus(String conv) throws IOException {
+        return store.readStatus(conv);
+    }
+
+    public long unreadTotal() throws IOException {
+        return store.unreadTotal();
+    }
+
+    /**
+     * Receive lane: applies {@code state} of {@code conv} if it is the latest ({@link LocalStore#applyReadState})
+     * and reports a change; returns the conversation's read status now.
+     *
+     * @throws UncheckedIOException if the store cannot be read or written
+     */
+    private ReadStatus applyReadState(String conv, ReadState state) {
+        try {
+            if (store.applyReadState(conv, state)) {
+                return reportUnread(conv);
+            }
+            return store.readStatus(conv);
+        } catch (IOException e) {
+            log.error("cannot apply the read state of {} in {}: {}", conv, store.file(), e.toString());
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Receive lane: the read states of a {@code subbed} page, in one transaction. */
+    private void applyReadStates(List<im.protocol.ConvState> page) {
+        Map<String, ReadState> states = new LinkedHashMap<>();
+        page.forEach(c -> states.put(c.conv(), c.readState()));
+        try {
+            for (String conv : store.applyReadStates(states)) {
+                reportUnread(conv);
+            }
+        } catch (IOException e) {
+            // The next subbed gives them again; reads and unread pushes meanwhile apply as usual.
+            log.error("cannot apply the read states of a subbed page in {}: {}", store.file(), e.toString());
+        }
+    }
+
+    /** Receive lane: tells the listeners the read status of {@code conv} if it changed since last told. */
+    private ReadStatus reportUnread(String conv) throws IOException {
+        ReadStatus now = store.readStatus(conv);
+        if (!now.equals(shown.getOrDefault(conv, new ReadStatus(conv, 0, 0)))) {
+            shown.put(conv, now);
+            listeners.fire("onUnread", l -> l.onUnread(conv, now.read(), now.unread()));
+        }
+        return now;
     }
 
     public void syncNow(String conv) throws ConnectionLostException {
@@ -257,6 +331,7 @@ public final class ReceivePath {
             log.debug("subscribed: {} conversation(s){}", s.convs().size(), s.more() ? ", more follow" : "");
             subFailures = 0;
             subInternalErrors = 0;
+            applyReadStates(s.convs());
             s.convs().stream().filter(c -> c.head() > store.cursor(c.conv())).forEach(c -> behind.put(c.conv(), c.head()));
             perform(conn, logic.onSubbed(s.convs(), false));   // those behind are caught up once the pass ends
             if (s.more() && !s.convs().isEmpty()) {
@@ -513,6 +588,13 @@ public final class ReceivePath {
             listeners.fire("onEvent", l -> l.onEvent(e));
         }
         advanced.forEach((conv, cur) -> listeners.fire("onCursor", l -> l.onCursor(conv, cur)));
+        for (String conv : r.added().stream().map(ReceivedEvent::conv).distinct().toList()) {
+            try {
+                reportUnread(conv);   // messages of others above the read state's head count
+            } catch (IOException e) {
+                log.warn("cannot read the unread count of {} from {}: {}", conv, store.file(), e.toString());
+            }
+        }
         return true;
     }
 

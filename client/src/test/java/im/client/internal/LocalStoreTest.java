@@ -1,13 +1,16 @@
 package im.client.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import im.client.api.LocalStoreException;
+import im.client.api.ReadStatus;
 import im.client.api.ReceivedEvent;
 import im.protocol.CaughtUpRange;
 import im.protocol.Event;
+import im.protocol.ReadState;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -354,6 +357,57 @@ class LocalStoreTest {
             rs.next();
             assertEquals(1, rs.getInt(1), "nothing dropped");
         }
+    }
+
+    @Test
+    void aStoreOfSchemaOneOpensKeepingItsLocalReadMarkUntilTheServersReadStateReplacesIt() throws Exception {
+        store().applyPushes(List.of(ev("c", 1), ev("c", 2), ev("c", 3), ev("c", 4), ev("c", 5)));
+        open.close();
+        open = null;
+        // Back to schema 1, as an earlier SDK left it: a local read mark at 3, 4 and 5 unread.
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(LocalStore.FILE_NAME));
+             Statement st = c.createStatement()) {
+            st.execute("UPDATE convs SET read_seq = 3, unread = 2");
+            for (String col : List.of("read_head", "read_unread", "read_known")) {
+                st.execute("ALTER TABLE convs DROP COLUMN " + col);
+            }
+            st.execute("PRAGMA user_version = 1");
+        }
+        LocalStore s = store();
+        assertEquals(new ReadStatus("c", 3, 2), s.readStatus("c"), "the local mark and its count, kept");
+        s.applyPushes(List.of(ev("c", 6)));
+        assertEquals(new ReadStatus("c", 3, 3), s.readStatus("c"), "counted above the mark as before");
+        assertTrue(s.applyReadState("c", new ReadState(1, 4, 5)), "the server's cursor is the truth, even below the mark");
+        assertEquals(new ReadStatus("c", 1, 5), s.readStatus("c"), "4 at head 5, and 6");
+        assertFalse(s.applyReadState("c", new ReadState(0, 5, 5)), "now a lower cursor is ignored");
+        open.close();
+        open = null;
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(LocalStore.FILE_NAME));
+             Statement st = c.createStatement();
+             var rs = st.executeQuery("PRAGMA user_version")) {
+            rs.next();
+            assertEquals(LocalStore.SCHEMA_VERSION, rs.getInt(1));
+        }
+        assertEquals(new ReadStatus("c", 1, 5), store().readStatus("c"), "after a reopen");
+    }
+
+    @Test
+    void theLatestReadStateWinsWhateverOrderTheyArriveIn() throws IOException {
+        LocalStore s = store();
+        s.selfUser("u-bo");
+        assertTrue(s.applyReadState("c", new ReadState(2, 1, 3)), "a state before any event of the conversation");
+        assertEquals(new ReadStatus("c", 2, 1), s.readStatus("c"));
+        s.applyPushes(List.of(ev("c", 4), new Event("c", 5, Event.MSG, "m-5", "u-bo", "cm-5", "mine", 5),
+                new Event("c", 6, Event.JOIN, "m-6", "u-cy", null, null, 6)));
+        s.applyPushes(List.of(ev("c", 4)));
+        assertEquals(new ReadStatus("c", 2, 2), s.readStatus("c"), "4 counts once; the own message and the join never");
+        assertTrue(s.applyReadState("c", new ReadState(2, 1, 4)), "the same cursor at a higher head");
+        assertEquals(new ReadStatus("c", 2, 1), s.readStatus("c"), "4 is in the state's count now, not twice");
+        assertFalse(s.applyReadState("c", new ReadState(2, 0, 3)), "the same cursor at a lower head");
+        assertFalse(s.applyReadState("c", new ReadState(1, 0, 6)), "a lower cursor");
+        assertTrue(s.applyReadState("c", new ReadState(6, 0, 6)));
+        assertEquals(new ReadStatus("c", 6, 0), s.readStatus("c"));
+        assertEquals(0, s.unreadTotal());
     }
 
     @Test

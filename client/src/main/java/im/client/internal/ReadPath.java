@@ -1,0 +1,174 @@
+package im.client.internal;
+
+import im.client.api.ClientOptions;
+import im.client.api.ConnectionLostException;
+import im.client.api.ImErrorException;
+import im.client.api.ReadStatus;
+import im.client.api.SendTimeoutException;
+import im.protocol.ErrorCode;
+import im.protocol.ErrorFrame;
+import im.protocol.Limits;
+import im.protocol.Read;
+import im.protocol.ReadAck;
+import im.protocol.ReadState;
+import im.protocol.ServerFrame;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code read} requests ({@link im.client.ImClient#markRead}), coalesced like acks: at most one in
+ * flight per conversation; the calls made meanwhile merge into one follow-up carrying the highest
+ * seq among them, sent when the one in flight is answered (or failed), and their futures complete
+ * with its outcome. Each {@code readack}'s state is applied by the receive path (the unread rule)
+ * before the futures complete with the conversation's read status. Runs on the receive lane; the
+ * futures complete on the waiter threads, never on the lane.
+ */
+final class ReadPath {
+    private static final Logger log = LoggerFactory.getLogger(ReadPath.class);
+
+    /** One {@code markRead} call. */
+    private record Waiter(long seq, CompletableFuture<ReadStatus> future) {
+    }
+
+    /** Per conversation, receive lane only: the callers of the read in flight (null: none) and those of the follow-up. */
+    private static final class Conv {
+        List<Waiter> inFlight;
+        final List<Waiter> next = new ArrayList<>();
+    }
+
+    private final ClientOptions options;
+    private final Sessions sessions;
+    private final PendingRequests.Rids rids;
+    private final Lane lane;
+    private final Executor waiters;
+    /** Applies a read state on the lane (the receive path's rule) and returns the conversation's status after it. */
+    private final BiFunction<String, ReadState, ReadStatus> apply;
+    private final Map<String, Conv> convs = new HashMap<>();
+
+    ReadPath(ClientOptions options, Sessions sessions, PendingRequests.Rids rids, Lane lane, Executor waiters,
+             BiFunction<String, ReadState, ReadStatus> apply) {
+        this.options = options;
+        this.sessions = sessions;
+        this.rids = rids;
+        this.lane = lane;
+        this.waiters = waiters;
+        this.apply = apply;
+    }
+
+    /** See {@link im.client.ImClient#markRead}. */
+    CompletableFuture<ReadStatus> markRead(String conv, long seq) {
+        CompletableFuture<ReadStatus> result = new CompletableFuture<>();
+        if (conv == null || !Limits.isValidId(conv)) {
+            result.completeExceptionally(new ImErrorException(ErrorCode.BAD_FIELD, null,
+                    "conv: must be a string matching " + Limits.ID_PATTERN));
+            return result;
+        }
+        if (seq < 0) {
+            result.completeExceptionally(new ImErrorException(ErrorCode.BAD_FIELD, null, "seq: must not be negative, got " + seq));
+            return result;
+        }
+        try {
+            lane.execute(() -> {
+                convs.computeIfAbsent(conv, k -> new Conv()).next.add(new Waiter(seq, result));
+                sendNext(conv);
+            });
+        } catch (RejectedExecutionException e) {
+            result.completeExceptionally(new IllegalStateException("client is closed"));
+        }
+        return result;
+    }
+
+    /** Sends the follow-up of {@code conv} if none is in flight: the highest seq of its callers that did not cancel. */
+    private void sendNext(String conv) {
+        Conv c = convs.get(conv);
+        if (c.inFlight != null) {
+            return;
+        }
+        c.next.removeIf(w -> w.future().isDone());   // cancelled: a withdrawn call does not raise the seq
+        if (c.next.isEmpty()) {
+            convs.remove(conv);
+            return;
+        }
+        List<Waiter> batch = List.copyOf(c.next);
+        c.next.clear();
+        long seq = batch.stream().mapToLong(Waiter::seq).max().orElseThrow();
+        Connection conn;
+        try {
+            conn = sessions.current();
+        } catch (ConnectionLostException e) {
+            fail(batch, e);
+            convs.remove(conv);
+            return;
+        }
+        c.inFlight = batch;
+        Read frame = new Read(rids.next(), conv, seq);
+        conn.submit(frame, false)
+                .orTimeout(options.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((r, err) -> {
+                    if (err != null) {
+                        conn.pending.remove(frame.rid());
+                    }
+                    try {
+                        lane.execute(() -> onReply(conv, frame, batch, r, err));
+                    } catch (RejectedExecutionException e) {
+                        fail(batch, new ConnectionLostException("client is closed"));
+                    }
+                });
+    }
+
+    private void onReply(String conv, Read frame, List<Waiter> batch, ServerFrame r, Throwable err) {
+        Conv c = convs.get(conv);
+        c.inFlight = null;
+        if (r instanceof ReadAck ack) {
+            try {
+                ReadStatus status = apply.apply(conv, ack.state());
+                complete(batch, status);
+            } catch (RuntimeException e) {
+                fail(batch, e);
+            }
+        } else if (r instanceof ErrorFrame e) {
+            log.info("read of {} up to {} refused: {} {}", conv, frame.seq(), e.code(), e.msg());
+            fail(batch, new ImErrorException(e));
+        } else {
+            Throwable cause = err instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : err;
+            if (cause instanceof TimeoutException) {
+                cause = new SendTimeoutException("no reply to read of " + conv + " up to " + frame.seq() + " within "
+                        + options.requestTimeout().toMillis() + " ms");
+            } else if (!(cause instanceof IOException) && !(cause instanceof RuntimeException)) {
+                cause = new IOException("read of " + conv + " failed: " + r, cause);
+            }
+            log.info("read of {} up to {} failed: {}", conv, frame.seq(), cause.toString());
+            fail(batch, cause);
+        }
+        sendNext(conv);
+    }
+
+    private void complete(List<Waiter> batch, ReadStatus status) {
+        onWaiters(() -> batch.forEach(w -> w.future().complete(status)));
+    }
+
+    private void fail(List<Waiter> batch, Throwable cause) {
+        onWaiters(() -> batch.forEach(w -> w.future().completeExceptionally(cause)));
+    }
+
+    /** The callers' continuations run on a waiter thread, never on the receive lane. */
+    private void onWaiters(Runnable task) {
+        try {
+            waiters.execute(task);
+        } catch (RejectedExecutionException e) {
+            task.run();
+        }
+    }
+}
