@@ -215,6 +215,23 @@ class ImClientReadStateTest {
     }
 
     @Test
+    void aReadWithoutAnAnswerTimesOutAndTheCallsMeanwhileAreSentAfterIt() throws Exception {
+        try (FakeGateway gw = new FakeGateway(this::script);
+             ImClient bo = ImClient.open(options(gw).withRequestTimeout(Duration.ofMillis(300)))) {
+            bo.connect();
+            Await.until(WAIT, () -> bo.cursor("c-ab") == 5, "caught up to 5");
+            CompletableFuture<ReadStatus> lost = bo.markRead("c-ab", 4);
+            Await.until(WAIT, () -> reads(gw).size() == 1, "the read");
+            CompletableFuture<ReadStatus> next = bo.markRead("c-ab", 5);
+            ExecutionException e = assertThrows(ExecutionException.class, () -> lost.get(10, TimeUnit.SECONDS));
+            assertInstanceOf(im.client.api.SendTimeoutException.class, e.getCause());
+            Await.until(WAIT, () -> reads(gw).size() == 2, "the follow-up, once the first timed out");
+            gw.push(new ReadAck(reads(gw).get(1).rid(), "c-ab", new ReadState(5, 0, 5)));
+            assertEquals(new ReadStatus("c-ab", 5, 0), next.get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
     void markReadWhileOfflineFailsAsOtherRequestsDo() throws Exception {
         try (FakeGateway gw = new FakeGateway(this::script);
              ImClient bo = ImClient.open(options(gw))) {
