@@ -1,8 +1,11 @@
 package im.store.read;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import im.infra.identity.DevicePrincipal;
+import im.protocol.CaughtUpRange;
+import im.protocol.ErrorCode;
 import im.store.cursor.CursorService;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
@@ -18,11 +21,15 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The visibility period has one rule ({@link Period}: a member sees join..leave of each of their
- * periods) and SQL copies of it over the {@code memberships} rows: the reader's page and access
- * queries, and the cursor service's cap of an ack at the last seq the user may see. For a few
- * membership histories, each user's {@code sync} and catch-up must return exactly the seqs some
+ * periods) and SQL copies of it over the {@code memberships} rows: the reader's page, access,
+ * conversation-list ({@code sub}) and behind ({@code catchup}) queries, the delivery-state
+ * membership check, and the cursor service's cap of an ack at the last seq the user may see. For a
+ * few membership histories, each user's {@code sync} and catch-up must return exactly the seqs some
  * period of theirs {@link Period#covers covers}, {@code sync} with the head the largest
  * {@link Period#visibleHead}, and an ack of the conversation's head must be capped at that same seq.
+ * For devices whose cursors stand at several places below and at that head, {@code sub} must list
+ * the conversation while a period is open or the device is behind it, with that head, and catch-up
+ * must cover exactly the visible seqs above the cursor.
  */
 @ExtendWith(ImStackExtension.class)
 class PeriodSqlIT {
@@ -38,6 +45,15 @@ class PeriodSqlIT {
             new History("joined and left", List.of(new Period(3, 6))),
             new History("left, then rejoined", List.of(new Period(2, 4), new Period(7, O))),
             new History("left twice", List.of(new Period(2, 3), new Period(5, 8))));
+
+    private static void addDevice(DataSource db, DevicePrincipal dev, String tokenHash, long delivered) throws Exception {
+        try (Connection c = db.getConnection(); Statement st = c.createStatement()) {
+            st.execute("INSERT INTO devices (device_id, user_id, token_hash) VALUES ('" + dev.deviceId() + "', '"
+                    + dev.userId() + "', '" + tokenHash + "')");
+            st.execute("INSERT INTO device_cursors (device_id, conv_id, install_epoch, delivered_seq) VALUES ('"
+                    + dev.deviceId() + "', 'c-p', " + dev.installEpoch() + ", " + delivered + ")");
+        }
+    }
 
     @Test
     void theReaderAndTheAckCapAgreeWithThePeriodRule(TestStack stack) throws Exception {
@@ -72,6 +88,30 @@ class PeriodSqlIT {
             }
             List<Long> seen = LongStream.rangeClosed(1, HEAD).filter(s -> h.periods().stream().anyMatch(p -> p.covers(s))).boxed().toList();
             long visibleHead = h.periods().stream().mapToLong(p -> p.visibleHead(HEAD)).max().orElseThrow();
+
+            Period latest = h.periods().get(h.periods().size() - 1);
+            long[] positions = LongStream.of(0, 1, visibleHead - 1, visibleHead).filter(d -> d >= 0).distinct().toArray();
+            for (int k = 0; k < positions.length; k++) {
+                long delivered = positions[k];
+                DevicePrincipal dev = delivered == 0 ? who : new DevicePrincipal(who.userId(), who.deviceId() + "-" + k, 1);
+                if (delivered > 0) addDevice(db, dev, "\\x1" + i + "0" + k, delivered);
+                String at = h.name() + ", cursor " + delivered;
+                List<ConvCursor> listed = latest.open() || delivered < visibleHead
+                        ? List.of(new ConvCursor("c-p", visibleHead, delivered, latest.from(), latest.open()))
+                        : List.of();
+                assertEquals(listed, reader.conversations(dev, "", 100).convs(), at + ": the conversations sub lists");
+                CatchUpPage catchUp = reader.catchUp(dev, null, 100, Long.MAX_VALUE);
+                assertEquals(seen.stream().filter(s -> s > delivered).toList(), catchUp.events().stream().map(e -> e.seq()).toList(),
+                        at + ": the events catch-up returns");
+                assertEquals(delivered < visibleHead ? List.of(new CaughtUpRange("c-p", delivered, visibleHead)) : List.of(),
+                        catchUp.convs(), at + ": the range catch-up covers");
+            }
+            if (latest.open()) {
+                assertEquals(HEAD, reader.delivery(who, "c-p").head(), h.name() + ": a current member reads the delivery state");
+            } else {
+                assertEquals(ErrorCode.NOT_MEMBER, assertThrows(ReadRejectedException.class, () -> reader.delivery(who, "c-p")).errorCode(),
+                        h.name() + ": a former member may not read the delivery state");
+            }
 
             SyncPage page = reader.sync(who, "c-p", 0, 100);
             assertEquals(seen, page.events().stream().map(e -> e.seq()).toList(), h.name() + ": the events sync returns");
