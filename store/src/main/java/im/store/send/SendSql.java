@@ -6,17 +6,19 @@ package im.store.send;
  */
 public final class SendSql {
     /**
-     * One round trip for every check that can refuse a send before any lock is taken: the device's
-     * current install epoch, an earlier event with this (sender, cmid), whether the conversation
-     * exists and whether the sender is a member now; last, the device's credential number (its
-     * token renewed or revoked since the session authenticated). Parameters: conv, conv, cmid, device.
+     * One round trip for every fact that can refuse a send before any lock is taken: the device's
+     * current install epoch, whether the sender is a member now, an earlier event with this
+     * (sender, cmid), the device's credential number (its token renewed or revoked since the
+     * session authenticated) and, last, whether the conversation exists. The first nine columns are
+     * {@link #BATCH_PRECHECK}'s, so {@link SendRules} reads and decides both alike.
+     * Parameters: conv, conv, cmid, device.
      */
     public static final String PRECHECK =
             "SELECT d.install_epoch, d.user_id,"
-            + " EXISTS (SELECT 1 FROM conversations c WHERE c.conv_id = ?) AS conv_exists,"
             + " EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = ? AND m.user_id = d.user_id"
             + "         AND m.to_seq IS NULL) AS is_member,"
-            + " e.conv_id, e.seq, e.mid, e.body, e.created_at, d.credential"
+            + " e.conv_id, e.seq, e.mid, e.body, e.created_at, d.credential,"
+            + " EXISTS (SELECT 1 FROM conversations c WHERE c.conv_id = ?) AS conv_exists"
             + " FROM devices d LEFT JOIN events e ON e.sender = d.user_id AND e.cmid = ?"
             + " WHERE d.device_id = ?";
 
@@ -53,7 +55,8 @@ public final class SendSql {
 
     /**
      * PRECHECK for every send of a batch, run after BATCH_LOCK (membership can change only under
-     * the conversation's lock, so what it reads holds until COMMIT). One row per send, in order.
+     * the conversation's lock, so what it reads holds until COMMIT). One row per send, in order,
+     * with PRECHECK's first nine columns (whether the conversation exists is what BATCH_LOCK found).
      * Parameters: device ids, conv ids, cmids (text[] of equal length).
      */
     public static final String BATCH_PRECHECK =
