@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -76,7 +75,7 @@ final class SendBatch {
         try (Connection c = db.getConnection()) {
             c.setAutoCommit(false);
             try {
-                Map<String, Long> heads = lock(c, todo);
+                ConversationLog.Heads heads = lock(c, todo);
                 decide(c, todo, heads, out, rows);
                 if (rows.isEmpty()) {
                     c.rollback();   // dups and refusals only: read only
@@ -122,21 +121,21 @@ final class SendBatch {
     }
 
     /** Locks the batch's existing conversations and returns their heads. */
-    private static Map<String, Long> lock(Connection c, List<SendService.Pending> todo) throws SQLException {
+    private static ConversationLog.Heads lock(Connection c, List<SendService.Pending> todo) throws SQLException {
         TreeSet<String> convs = new TreeSet<>();
         for (SendService.Pending p : todo) convs.add(p.request().conv());
-        Map<String, Long> heads = new TreeMap<>();
+        ConversationLog.Heads heads = new ConversationLog.Heads();
         try (PreparedStatement ps = c.prepareStatement(SendSql.BATCH_LOCK)) {
             ps.setArray(1, c.createArrayOf("text", convs.toArray(String[]::new)));
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) heads.put(rs.getString(1), rs.getLong(2));
+                while (rs.next()) heads.locked(rs.getString(1), rs.getLong(2));
             }
         }
         return heads;
     }
 
     /** Decides each send in order ({@link SendRules}) and gives each accepted one the next seq of its conversation. */
-    private void decide(Connection c, List<SendService.Pending> todo, Map<String, Long> heads, Object[] out, List<Row> rows)
+    private void decide(Connection c, List<SendService.Pending> todo, ConversationLog.Heads heads, Object[] out, List<Row> rows)
             throws SQLException {
         int n = todo.size();
         String[] devs = new String[n];
@@ -167,9 +166,9 @@ final class SendBatch {
         }
     }
 
-    private Object decideOne(ResultSet rs, SendService.Request req, Map<String, Long> heads, Map<String, Integer> accepted,
+    private Object decideOne(ResultSet rs, SendService.Request req, ConversationLog.Heads heads, Map<String, Integer> accepted,
                              List<SendService.Pending> todo, List<Row> rows, int i) throws SQLException {
-        SendRules.Facts facts = SendRules.read(rs, heads.containsKey(req.conv()));
+        SendRules.Facts facts = SendRules.read(rs, heads.has(req.conv()));
         Integer earlier = facts.earlierConv() == null ? accepted.get(facts.user() + '\u0000' + req.cmid()) : null;
         if (earlier != null) facts = facts.withEarlier(todo.get(earlier).request());   // a send before it in this batch
         if (SendRules.decide(req, facts) == SendRules.Verdict.DUP) {
@@ -178,18 +177,15 @@ final class SendBatch {
         }
         faults.maybeHalt(FaultPoint.SEND_BEFORE_INSERT);
         faults.maybeFail(FaultPoint.SEND_BEFORE_INSERT);
-        long seq = heads.merge(req.conv(), 1L, Long::sum);
+        long seq = heads.next(req.conv());
         rows.add(new Row(req, seq, ConversationLog.newEventId(clock), facts.user()));
         accepted.put(facts.user() + '\u0000' + req.cmid(), i);
         return rows.get(rows.size() - 1);
     }
 
     /** Moves the heads and inserts the rows; false when a row was skipped (the batch must run again). */
-    private static boolean insert(Connection c, List<Row> rows, Map<String, Long> heads, Map<String, Instant> createdAt)
+    private static boolean insert(Connection c, List<Row> rows, ConversationLog.Heads heads, Map<String, Instant> createdAt)
             throws SQLException {
-        Map<String, Long> moved = new TreeMap<>();
-        for (Row r : rows) moved.put(r.conv(), heads.get(r.conv()));
-        String[] headConvs = moved.keySet().toArray(String[]::new);
         int n = rows.size();
         String[] convs = new String[n];
         Long[] seqs = new Long[n];
@@ -210,9 +206,7 @@ final class SendBatch {
             bodies[k] = req.body();
         }
         try (PreparedStatement ps = c.prepareStatement(SendSql.BATCH_INSERT)) {
-            ps.setArray(1, c.createArrayOf("text", headConvs));
-            ps.setArray(2, c.createArrayOf("int8", moved.values().toArray(Long[]::new)));
-            ps.setArray(3, c.createArrayOf("text", headConvs));
+            heads.bindMove(c, ps, 1);
             ps.setArray(4, c.createArrayOf("text", convs));
             ps.setArray(5, c.createArrayOf("int8", seqs));
             ps.setArray(6, c.createArrayOf("uuid", mids));

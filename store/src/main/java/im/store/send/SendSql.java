@@ -1,8 +1,10 @@
 package im.store.send;
 
 /**
- * The SQL of one send, in the order it runs inside one transaction. Public so the benchmark can
- * run exactly these statements through pgbench as the floor.
+ * The SQL of one send, in the order it runs inside one transaction: {@link #PRECHECK}, the seq
+ * ({@link ConversationLog#NEXT_SEQ}, where every statement that moves a head lives), then
+ * {@link #INSERT_MSG}. Public so the benchmark can run exactly these statements through pgbench as
+ * the floor.
  */
 public final class SendSql {
     /**
@@ -21,10 +23,6 @@ public final class SendSql {
             + " EXISTS (SELECT 1 FROM conversations c WHERE c.conv_id = ?) AS conv_exists"
             + " FROM devices d LEFT JOIN events e ON e.sender = d.user_id AND e.cmid = ?"
             + " WHERE d.device_id = ?";
-
-    /** Allocates the next seq; the row lock it takes serialises the conversation's writers. */
-    public static final String NEXT_SEQ =
-            "UPDATE conversations SET head_seq = head_seq + 1 WHERE conv_id = ? RETURNING head_seq";
 
     /**
      * Inserts the event only if the sender is still a member, checked after the conversation
@@ -71,17 +69,15 @@ public final class SendSql {
             + " ORDER BY r.i";
 
     /**
-     * Moves the heads and inserts the batch's events in one statement. A row whose sender is no
-     * longer a member, or whose (sender, cmid) a concurrent transaction committed, is skipped (not
-     * an error): the caller compares the rows returned with the rows given, and on a difference
-     * rolls back and runs the batch again. Parameters: conv ids, new heads, the same conv ids again
-     * (text[], bigint[], text[]: the ANY gives the generic plan an index condition);
+     * Moves the heads ({@link ConversationLog#MOVE_HEADS}, to what {@link ConversationLog.Heads}
+     * allocated) and inserts the batch's events in one statement. A row whose sender is no longer a
+     * member, or whose (sender, cmid) a concurrent transaction committed, is skipped (not an
+     * error): the caller compares the rows returned with the rows given, and on a difference rolls
+     * back and runs the batch again. Parameters: MOVE_HEADS's three (conv ids, new heads, conv ids);
      * conv ids, seqs, mids, senders, devices, cmids, bodies (text[], bigint[], uuid[], text[] x4).
      */
     public static final String BATCH_INSERT =
-            "WITH heads AS (UPDATE conversations c SET head_seq = h.head"
-            + "     FROM unnest(?::text[], ?::bigint[]) AS h(conv, head)"
-            + "     WHERE c.conv_id = ANY (?::text[]) AND c.conv_id = h.conv)"
+            "WITH heads AS (" + ConversationLog.MOVE_HEADS + ")"
             + " INSERT INTO events (conv_id, seq, kind, mid, sender, sender_device, cmid, body)"
             + " SELECT r.conv, r.seq, 'msg', r.mid, r.sender, r.dev, r.cmid, r.body"
             + " FROM unnest(?::text[], ?::bigint[], ?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[])"
