@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import im.infra.identity.DevicePrincipal;
 import im.protocol.CaughtUpRange;
 import im.protocol.ErrorCode;
+import im.store.directory.DeviceCursor;
+import im.store.directory.DirectoryListing;
 import im.store.cursor.CursorService;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
@@ -13,6 +15,10 @@ import im.topics.Period;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.List;
 import java.util.stream.LongStream;
 import javax.sql.DataSource;
@@ -29,7 +35,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@link Period#visibleHead}, and an ack of the conversation's head must be capped at that same seq.
  * For devices whose cursors stand at several places below and at that head, {@code sub} must list
  * the conversation while a period is open or the device is behind it, with that head, and catch-up
- * must cover exactly the visible seqs above the cursor.
+ * must cover exactly the visible seqs above the cursor. The operator's listings
+ * ({@link DirectoryListing#cursors}, {@link DirectoryListing#mostLagging}) must give every device
+ * that visible head and membership, and list as lagging exactly the devices below it.
  */
 @ExtendWith(ImStackExtension.class)
 class PeriodSqlIT {
@@ -66,6 +74,7 @@ class PeriodSqlIT {
                     + " SELECT 'c-p', s, 'msg', gen_random_uuid(), 'u-p-author', 'm' || s, 'x' FROM generate_series(1, " + HEAD + ") s");
         }
         ConversationReader reader = new ConversationReader(db);
+        List<DeviceCursor> expected = new ArrayList<>();   // every device of the histories' users, as Period says
         CursorService cursors = new CursorService(db);
         for (int i = 0; i < HISTORIES.size(); i++) {
             History h = HISTORIES.get(i);
@@ -95,6 +104,8 @@ class PeriodSqlIT {
                 long delivered = positions[k];
                 DevicePrincipal dev = delivered == 0 ? who : new DevicePrincipal(who.userId(), who.deviceId() + "-" + k, 1);
                 if (delivered > 0) addDevice(db, dev, "\\x1" + i + "0" + k, delivered);
+                // d-p<i> acks the head below, so the listings see it at the visible head
+                expected.add(cursorOf(dev, latest.open(), visibleHead, delivered == 0 ? visibleHead : delivered));
                 String at = h.name() + ", cursor " + delivered;
                 List<ConvCursor> listed = latest.open() || delivered < visibleHead
                         ? List.of(new ConvCursor("c-p", visibleHead, delivered, latest.from(), latest.open()))
@@ -120,5 +131,21 @@ class PeriodSqlIT {
                     h.name() + ": the events catch-up returns");
             assertEquals(visibleHead, cursors.ack(who, "c-p", HEAD), h.name() + ": an ack of the head, capped");
         }
+        DirectoryListing listing = new DirectoryListing(db);
+        expected.sort(Comparator.comparing(DeviceCursor::user).thenComparing(DeviceCursor::device));
+        assertEquals(expected, listing.cursors("c-p").devices().stream().map(PeriodSqlIT::withoutTime).toList(),
+                "the operator's cursors of the conversation");
+        List<DeviceCursor> lagging = listing.mostLagging(100).stream().map(l -> withoutTime(l.cursor())).toList();
+        assertEquals(expected.stream().filter(d -> d.lag() > 0).collect(Collectors.toSet()), Set.copyOf(lagging),
+                "the operator's most lagging devices");
+        assertEquals(Set.copyOf(lagging).size(), lagging.size(), "each lagging device once");
+    }
+
+    private static DeviceCursor cursorOf(DevicePrincipal dev, boolean member, long visibleHead, long delivered) {
+        return new DeviceCursor(dev.userId(), dev.deviceId(), member, visibleHead, delivered, null);
+    }
+
+    private static DeviceCursor withoutTime(DeviceCursor d) {
+        return new DeviceCursor(d.user(), d.device(), d.member(), d.visibleHead(), d.delivered(), null);
     }
 }
