@@ -21,6 +21,12 @@ import java.util.TreeMap;
  * conversations' heads under lock, allocates with {@link Heads} and moves the heads with
  * {@link #MOVE_HEADS} in the statement that inserts its events ({@link SendSql#BATCH_INSERT}: one
  * round trip). {@code ConversationLogIT} checks that the two forms allocate alike. Also the event id.
+ *
+ * <p>Every event also carries two running counts of the log (migration V9), written by the
+ * statement that inserts it with the SQL of {@link #msgNo} and {@link #ownNo}: {@code msg_no}, the
+ * conversation's messages up to it, and, on a message, {@code own_no}, its sender's messages up to
+ * it. Unread counts are differences of them ({@code unread_between}); {@code ReadCursorsIT} checks
+ * them against a count over the log.
  */
 public final class ConversationLog {
     private ConversationLog() {}
@@ -43,6 +49,28 @@ public final class ConversationLog {
             "UPDATE conversations c SET head_seq = h.head"
             + "     FROM unnest(?::text[], ?::bigint[]) AS h(conv, head)"
             + "     WHERE c.conv_id = ANY (?::text[]) AND c.conv_id = h.conv";
+
+    /**
+     * SQL for the {@code msg_no} of an event at {@code seq} in {@code conv}, the events from
+     * {@code first} to it being inserted by the same statement or transaction, all messages
+     * ({@code messages}) or all membership events: the msg_no of the event before {@code first}
+     * (already in the log), plus the messages from {@code first} to this one. The arguments are SQL
+     * expressions (a parameter, a column).
+     */
+    public static String msgNo(String conv, String first, String seq, boolean messages) {
+        String before = "COALESCE((SELECT p.msg_no FROM events p WHERE p.conv_id = " + conv + " AND p.seq = " + first + " - 1), 0)";
+        return messages ? before + " + (" + seq + " - " + first + " + 1)" : before;
+    }
+
+    /**
+     * SQL for the {@code own_no} of a message of {@code sender} in {@code conv} that is the
+     * {@code nth} of the sender's in the inserting statement: the sender's last message already in
+     * the log (index {@code events_own}), plus {@code nth}.
+     */
+    public static String ownNo(String conv, String sender, String nth) {
+        return "COALESCE((SELECT o.own_no FROM events o WHERE o.conv_id = " + conv + " AND o.sender = " + sender
+                + " AND o.kind = 'msg' ORDER BY o.seq DESC LIMIT 1), 0) + " + nth;
+    }
 
     /**
      * Allocates the conversation's next seq with {@link #NEXT_SEQ} inside the caller's transaction.

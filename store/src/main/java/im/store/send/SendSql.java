@@ -30,8 +30,11 @@ public final class SendSql {
      * Parameters: conv, seq, mid, sender, device, cmid, body, conv, sender.
      */
     public static final String INSERT_MSG =
-            "INSERT INTO events (conv_id, seq, kind, mid, sender, sender_device, cmid, body)"
-            + " SELECT ?, ?, 'msg', ?::uuid, ?, ?, ?, ?"
+            "INSERT INTO events (conv_id, seq, kind, mid, sender, sender_device, cmid, body, msg_no, own_no)"
+            + " SELECT r.conv, r.seq, 'msg', r.mid, r.sender, r.dev, r.cmid, r.body,"
+            + " " + ConversationLog.msgNo("r.conv", "r.seq", "r.seq", true) + ","
+            + " " + ConversationLog.ownNo("r.conv", "r.sender", "1")
+            + " FROM (SELECT ?::text, ?::bigint, ?::uuid, ?::text, ?::text, ?::text, ?::text) AS r(conv, seq, mid, sender, dev, cmid, body)"
             + " WHERE EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = ? AND m.user_id = ? AND m.to_seq IS NULL)"
             + " RETURNING created_at";
 
@@ -78,10 +81,15 @@ public final class SendSql {
      */
     public static final String BATCH_INSERT =
             "WITH heads AS (" + ConversationLog.MOVE_HEADS + ")"
-            + " INSERT INTO events (conv_id, seq, kind, mid, sender, sender_device, cmid, body)"
-            + " SELECT r.conv, r.seq, 'msg', r.mid, r.sender, r.dev, r.cmid, r.body"
-            + " FROM unnest(?::text[], ?::bigint[], ?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[])"
-            + "     AS r(conv, seq, mid, sender, dev, cmid, body)"
+            + " INSERT INTO events (conv_id, seq, kind, mid, sender, sender_device, cmid, body, msg_no, own_no)"
+            + " SELECT r.conv, r.seq, 'msg', r.mid, r.sender, r.dev, r.cmid, r.body,"
+            + " " + ConversationLog.msgNo("r.conv", "r.first", "r.seq", true) + ","
+            + " " + ConversationLog.ownNo("r.conv", "r.sender", "r.nth")
+            // a conversation's rows of a batch have consecutive seqs from its first (else the batch rolls back)
+            + " FROM (SELECT u.*, min(u.seq) OVER (PARTITION BY u.conv) AS first,"
+            + "     row_number() OVER (PARTITION BY u.conv, u.sender ORDER BY u.seq) AS nth"
+            + "   FROM unnest(?::text[], ?::bigint[], ?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[])"
+            + "     AS u(conv, seq, mid, sender, dev, cmid, body)) r"
             + " CROSS JOIN LATERAL (SELECT 1 FROM memberships m"
             + "     WHERE m.conv_id = r.conv AND m.user_id = r.sender AND m.to_seq IS NULL LIMIT 1) m"
             + " ON CONFLICT ON CONSTRAINT events_sender_cmid DO NOTHING"
