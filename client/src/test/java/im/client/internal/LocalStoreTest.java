@@ -234,6 +234,57 @@ class LocalStoreTest {
         }
     }
 
+    static Event from(String sender, String conv, long seq) {
+        return new Event(conv, seq, Event.MSG, "m-" + seq, sender, "cm-" + seq, "body " + seq, 1_700_000_000_000L + seq);
+    }
+
+    /** Push batches do not write the conversation rows: a killed process's rows lag, and open rebuilds them from the events. */
+    @Test
+    void aKilledProcessWhoseConversationRowsLagTheEventsReopensWithTheSameCursorsLastMessagesAndUnreadCounts() throws IOException {
+        LocalStore s = store();
+        s.selfUser("u-me");
+        s.applyPage("b", 0, List.of(from("u-bob", "b", 2)), false, 3); // written with its rows: cursor 3 over invisible 1, 3
+        s.applyPushes(List.of(from("u-bob", "a", 1), from("u-bob", "a", 2)));
+        s.markRead("a", 1); // writes the rows
+        s.applyPushes(List.of(from("u-bob", "a", 3), from("u-me", "a", 4), from("u-bob", "a", 6))); // 5 missing
+        s.applyPushes(List.of(from("u-bob", "b", 4), from("u-bob", "b", 5)));
+        s.applyPushes(List.of(from("u-bob", "c", 1)));
+        s.applyPushes(List.of(from("u-bob", "d", 2))); // 1 missing: cursor stays 0
+        Path killed = crashCopy("lagging"); // before anything below writes the rows
+        Map<String, Long> cursors = s.cursors();
+        var list = s.conversations(null, 50);
+        assertEquals(Map.of("a", 4L, "b", 5L, "c", 1L, "d", 0L), cursors);
+        assertEquals(List.of("a", "b", "d", "c"), list.stream().map(c -> c.conv()).toList(), "most recent first");
+        assertEquals(List.of(3L, 3L, 1L, 1L), list.stream().map(c -> c.unread()).toList(), "own messages are not unread");
+        try (LocalStore r = LocalStore.open(killed)) {
+            assertEquals(cursors, r.cursors());
+            assertEquals(list, r.conversations(null, 50));
+            r.applyPushes(List.of(from("u-bob", "a", 5)));
+            assertEquals(6, r.cursor("a"), "the rebuilt cursor moves on over the stored 6");
+            assertEquals(4, r.conversations(null, 50).get(0).unread());
+        }
+    }
+
+    @Test
+    void aStoreOfSchemaOneWhoseRowsReflectEveryEventIsUpgradedWithoutCountingAnythingTwice() throws Exception {
+        LocalStore s = store();
+        s.applyPushes(List.of(ev("c", 1), ev("c", 2), ev("c", 4)));
+        var list = s.conversations(null, 50);
+        open.close();
+        open = null;
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(LocalStore.FILE_NAME));
+             Statement st = c.createStatement()) {
+            st.execute("DELETE FROM meta WHERE key = 'convs_synced'"); // as schema 1 wrote it
+            st.execute("PRAGMA user_version = 1");
+        }
+        LocalStore r = store();
+        assertEquals(2, r.cursor("c"));
+        assertEquals(list, r.conversations(null, 50));
+        assertEquals(3, list.get(0).unread(), "the rows counted each event once");
+        r.applyPushes(List.of(ev("c", 3)));
+        assertEquals(4, r.cursor("c"));
+    }
+
     @Test
     void aKilledProcessLeavesEveryCommittedBatchAfterTheWalRestartedSeveralTimes() throws IOException {
         LocalStore s = store();
