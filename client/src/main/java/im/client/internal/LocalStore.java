@@ -206,7 +206,12 @@ public final class LocalStore implements AutoCloseable {
         checkHeader(file);
         Connection db = null;
         try {
-            db = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+            // sqlite-jdbc's generated keys: after every INSERT it would match the SQL with a regular
+            // expression and prepare, run and finalize a "SELECT last_insert_rowid()" the store never
+            // reads (a statement prepared per received batch); off.
+            java.util.Properties props = new java.util.Properties();
+            props.setProperty("jdbc.get_generated_keys", "false");
+            db = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath(), props);
             try (Statement st = db.createStatement()) {
                 // One connection of one process owns the file (the state directory's lock guards it): with
                 // the exclusive locking mode, set before WAL mode is entered, SQLite keeps its WAL index in
