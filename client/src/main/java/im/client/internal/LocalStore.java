@@ -44,11 +44,14 @@ import java.util.TreeMap;
  * <p>The cursor of a conversation is contiguous: every visible event with seq &le; cursor is stored.
  * It advances over stored seqs cursor+1, cursor+2, ... and, for a sync page whose {@code after} is
  * &le; the cursor, to the end of the range the page covers ({@code head} when {@code more} is false,
- * else the last event's seq), which may include seqs this device cannot see.
+ * else the last event's seq), which may include seqs this device cannot see. A push batch's cursor
+ * move is thus determined by the stored events, and is not written with them: the conversation rows
+ * are written every {@link #CONV_SYNC_CHUNK} events and rebuilt at open from the events after them.
+ * A sync page's move is written in its transaction.
  *
- * <p>Memory: one small row per conversation (cursor, last seq, read mark), nothing per event; events
- * are read from the database page by page. The unread count is a column updated in the batch's
- * transaction (O(1) per stored event); {@link #markRead} recounts only the messages above the new mark.
+ * <p>Memory: one small row per conversation (cursor, last seq, read mark, unread count), nothing per
+ * event; events are read from the database page by page. The unread count is kept per stored event
+ * (O(1)); {@link #markRead} recounts only the messages above the new mark.
  * Text search uses an FTS5 index (word tokens, unicode61), brought up to date in chunks of
  * {@link #FTS_CHUNK} events inside a batch's transaction and before every search.
  *
@@ -61,8 +64,13 @@ import java.util.TreeMap;
  */
 public final class LocalStore implements AutoCloseable {
     public static final String FILE_NAME = "client.db";
-    /** The schema this SDK writes and reads; {@code user_version} of the database. */
-    static final int SCHEMA_VERSION = 1;
+    /**
+     * The schema this SDK writes and reads; {@code user_version} of the database. 2: the conversation
+     * rows may lag the events up to meta {@code convs_synced} ({@link #CONV_SYNC_CHUNK}); an SDK that
+     * reads only version 1 would take lagging rows for the truth, so it refuses such a file. A version 1
+     * file is upgraded at open (its rows reflect every event).
+     */
+    static final int SCHEMA_VERSION = 2;
     /** The largest page any query returns. */
     public static final int MAX_PAGE = 1000;
 
@@ -93,6 +101,18 @@ public final class LocalStore implements AutoCloseable {
      */
     static final int FTS_CHUNK = 256;
 
+    /**
+     * A push batch that only moves cursors over the events it stores does not write the conversation
+     * rows (one page fewer per batch, about 7 % of its CPU): the rows lag the events, and meta
+     * {@code convs_synced} is the event id up to which they reflect them. They are written, and the
+     * mark moved to the highest event id, by a batch that leaves this many events unreflected, by every
+     * sync or catch-up page (its cursor jumps cannot be derived from the events), before the
+     * conversation list is read, before a read mark or the device's user changes, and at close. At open
+     * the events above the mark (at most this many, plus one batch) are applied to the rows in memory
+     * as their batches applied them: the cursor moves over stored seqs, last message, unread count.
+     */
+    static final int CONV_SYNC_CHUNK = 256;
+
     /** {@code PRAGMA wal_autocheckpoint}: see {@link #open}. */
     static final int WAL_CHECKPOINT_PAGES = 256;
 
@@ -116,7 +136,11 @@ public final class LocalStore implements AutoCloseable {
     private static final class Conv {
         long cursor;
         long lastSeq;
+        long lastAt;
         long readSeq;
+        long unread;
+        /** The row in the database is behind these values (see {@link #CONV_SYNC_CHUNK}). */
+        boolean dirty;
     }
 
     private final Path file;
@@ -125,6 +149,9 @@ public final class LocalStore implements AutoCloseable {
     /** Events with id &le; this are in the search index (meta {@code fts_indexed}); the highest event id stored. */
     private long ftsIndexed;
     private long maxEventId;
+    /** Events with id &le; this are reflected in the conversation rows (meta {@code convs_synced}). */
+    private long convsSynced;
+    private final PreparedStatement saveSynced;
     private final PreparedStatement indexChunk;
     private final PreparedStatement saveIndexed;
     /** The device's user (from {@code authed}): its own messages are never unread. Null until known. */
@@ -142,13 +169,15 @@ public final class LocalStore implements AutoCloseable {
     private boolean closed;
 
     private LocalStore(Path file, Connection db, Map<String, Conv> convs, String selfUser, long ftsIndexed,
-                       long maxEventId) throws SQLException {
+                       long maxEventId, long convsSynced) throws SQLException {
         this.file = file;
+        this.convsSynced = convsSynced;
         this.ftsIndexed = ftsIndexed;
         this.maxEventId = maxEventId;
         this.indexChunk = db.prepareStatement("INSERT INTO events_fts (rowid, body) SELECT id, body FROM events"
                 + " WHERE id > ? AND id <= ? AND body IS NOT NULL");
         this.saveIndexed = db.prepareStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('fts_indexed', ?)");
+        this.saveSynced = db.prepareStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('convs_synced', ?)");
         this.db = db;
         this.convs = convs;
         this.selfUser = selfUser;
@@ -156,8 +185,7 @@ public final class LocalStore implements AutoCloseable {
                 "INSERT OR IGNORE INTO events (conv, seq, kind, mid, sender, cmid, body, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
         this.insertConv = db.prepareStatement("INSERT OR IGNORE INTO convs (conv) VALUES (?)");
         this.updateConv = db.prepareStatement(
-                "UPDATE convs SET cursor = ?, last_seq = ?, last_at = CASE WHEN ? THEN ? ELSE last_at END,"
-                        + " unread = unread + ? WHERE conv = ?");
+                "UPDATE convs SET cursor = ?, last_seq = ?, last_at = ?, unread = ? WHERE conv = ?");
         this.seqsAbove = db.prepareStatement("SELECT seq FROM events WHERE conv = ? AND seq > ? ORDER BY seq");
         this.hasEvent = db.prepareStatement("SELECT 1 FROM events WHERE conv = ? AND seq = ?");
         this.begin = db.prepareStatement("BEGIN IMMEDIATE");
@@ -178,7 +206,12 @@ public final class LocalStore implements AutoCloseable {
         checkHeader(file);
         Connection db = null;
         try {
-            db = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+            // sqlite-jdbc's generated keys: after every INSERT it would match the SQL with a regular
+            // expression and prepare, run and finalize a "SELECT last_insert_rowid()" the store never
+            // reads (a statement prepared per received batch); off.
+            java.util.Properties props = new java.util.Properties();
+            props.setProperty("jdbc.get_generated_keys", "false");
+            db = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath(), props);
             try (Statement st = db.createStatement()) {
                 // One connection of one process owns the file (the state directory's lock guards it): with
                 // the exclusive locking mode, set before WAL mode is entered, SQLite keeps its WAL index in
@@ -200,22 +233,27 @@ public final class LocalStore implements AutoCloseable {
                 }
                 if (version == 0) {
                     createSchema(db, st, file);
+                } else if (version == 1) {
+                    upgradeFrom1(db, st);
                 }
                 st.execute("DROP INDEX IF EXISTS convs_recent");   // written by earlier SDKs of schema 1; see conversations()
             }
             Map<String, Conv> convs = new HashMap<>();
             try (Statement st = db.createStatement();
-                 ResultSet rs = st.executeQuery("SELECT conv, cursor, last_seq, read_seq FROM convs")) {
+                 ResultSet rs = st.executeQuery("SELECT conv, cursor, last_seq, read_seq, last_at, unread FROM convs")) {
                 while (rs.next()) {
                     Conv c = new Conv();
                     c.cursor = rs.getLong(2);
                     c.lastSeq = rs.getLong(3);
                     c.readSeq = rs.getLong(4);
+                    c.lastAt = rs.getLong(5);
+                    c.unread = rs.getLong(6);
                     convs.put(rs.getString(1), c);
                 }
             }
             String self = null;
             long ftsIndexed = 0;
+            long synced = 0;
             long maxId = 0;
             try (Statement st = db.createStatement();
                  ResultSet rs = st.executeQuery("SELECT key, value FROM meta")) {
@@ -224,13 +262,17 @@ public final class LocalStore implements AutoCloseable {
                         self = rs.getString(2);
                     } else if ("fts_indexed".equals(rs.getString(1))) {
                         ftsIndexed = Long.parseLong(rs.getString(2));
+                    } else if ("convs_synced".equals(rs.getString(1))) {
+                        synced = Long.parseLong(rs.getString(2));
                     }
                 }
             }
             try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery("SELECT max(id) FROM events")) {
                 maxId = rs.next() ? rs.getLong(1) : 0;
             }
-            return new LocalStore(file, db, convs, self, ftsIndexed, maxId);
+            LocalStore store = new LocalStore(file, db, convs, self, ftsIndexed, maxId, synced);
+            store.replayUnsynced();
+            return store;
         } catch (SQLException e) {
             closeQuietly(db);
             throw error(file, "cannot open", e);
@@ -240,6 +282,13 @@ public final class LocalStore implements AutoCloseable {
         }
     }
 
+    /** Version 1 wrote the conversation rows in every batch: they reflect every stored event. */
+    private static void upgradeFrom1(Connection db, Statement st) throws SQLException {
+        inOneTransaction(db, st, List.of(
+                "INSERT OR REPLACE INTO meta (key, value) SELECT 'convs_synced', coalesce(max(id), 0) FROM events",
+                "PRAGMA user_version = " + SCHEMA_VERSION));
+    }
+
     private static void createSchema(Connection db, Statement st, Path file) throws SQLException, IOException {
         try (ResultSet rs = st.executeQuery("SELECT count(*) FROM sqlite_master")) {
             if (rs.next() && rs.getInt(1) > 0) {
@@ -247,12 +296,18 @@ public final class LocalStore implements AutoCloseable {
                         "holds tables but no schema version (not a store of this SDK, or damaged)", null);
             }
         }
+        List<String> sql = new ArrayList<>(Arrays.asList(SCHEMA));
+        sql.add("INSERT INTO meta (key, value) VALUES ('convs_synced', '0')");
+        sql.add("PRAGMA user_version = " + SCHEMA_VERSION);
+        inOneTransaction(db, st, sql);
+    }
+
+    private static void inOneTransaction(Connection db, Statement st, List<String> sql) throws SQLException {
         db.setAutoCommit(false);
         try {
-            for (String ddl : SCHEMA) {
-                st.execute(ddl);
+            for (String s : sql) {
+                st.execute(s);
             }
-            st.execute("PRAGMA user_version = " + SCHEMA_VERSION);
             db.commit();
         } catch (SQLException e) {
             db.rollback();
@@ -340,6 +395,7 @@ public final class LocalStore implements AutoCloseable {
         if (user.equals(selfUser)) {
             return;
         }
+        syncRows(); // the unread counts of the events above convs_synced are replayed with the stored user
         try (PreparedStatement ps = db.prepareStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('user', ?)")) {
             ps.setString(1, user);
             ps.executeUpdate();
@@ -437,7 +493,7 @@ public final class LocalStore implements AutoCloseable {
         }
         Map<String, Long> before = new LinkedHashMap<>();
         Map<String, Long> after = new LinkedHashMap<>();
-        Map<String, Long> lastSeqs = new HashMap<>();
+        Map<String, Conv> next = new HashMap<>();
         List<ReceivedEvent> added = new ArrayList<>();
         boolean wrote = false;
         try {
@@ -448,6 +504,7 @@ public final class LocalStore implements AutoCloseable {
                     long cur = c == null ? 0 : c.cursor;
                     long lastSeq = c == null ? 0 : c.lastSeq;
                     long readSeq = c == null ? 0 : c.readSeq;
+                    long lastAt = c == null ? 0 : c.lastAt;
                     before.put(conv, cur);
                     long unread = 0;
                     ReceivedEvent newest = null;
@@ -460,6 +517,7 @@ public final class LocalStore implements AutoCloseable {
                         added.add(e);
                         if (e.seq() > lastSeq) {
                             lastSeq = e.seq();
+                            lastAt = e.at();
                             newest = e;
                         }
                         if (e.seq() > readSeq && Event.MSG.equals(e.kind()) && !e.sender().equals(selfUser)) {
@@ -473,18 +531,22 @@ public final class LocalStore implements AutoCloseable {
                         moved = advance(conv, r[1]);
                     }
                     after.put(conv, moved);
-                    lastSeqs.put(conv, lastSeq);
-                    if (moved != cur || newest != null || unread > 0) {
-                        updateConv.setLong(1, moved);
-                        updateConv.setLong(2, lastSeq);
-                        updateConv.setBoolean(3, newest != null);
-                        updateConv.setLong(4, newest == null ? 0 : newest.at());
-                        updateConv.setLong(5, unread);
-                        updateConv.setString(6, conv);
-                        updateConv.executeUpdate();
-                        wrote = true;
-                    }
+                    Conv n = new Conv();
+                    n.cursor = moved;
+                    n.lastSeq = lastSeq;
+                    n.lastAt = lastAt;
+                    n.readSeq = readSeq;
+                    n.unread = (c == null ? 0 : c.unread) + unread;
+                    n.dirty = (c != null && c.dirty) || moved != cur || newest != null || unread > 0;
+                    next.put(conv, n);
                     wrote |= insertedConv;
+                }
+                // A sync or catch-up page may move cursors over seqs that are not stored: not derivable
+                // from the events, so the rows are written now (all of them, see CONV_SYNC_CHUNK).
+                boolean syncRows = !ranges.isEmpty() || maxEventId - convsSynced >= CONV_SYNC_CHUNK;
+                if (syncRows) {
+                    writeRows(next);
+                    wrote = true;
                 }
                 long indexedTo = ftsIndexed;
                 if (maxEventId - ftsIndexed >= FTS_CHUNK) {
@@ -496,6 +558,10 @@ public final class LocalStore implements AutoCloseable {
                     tx.execute("ROLLBACK");
                 }
                 ftsIndexed = indexedTo;
+                convs.putAll(next); // committed: now memory
+                if (syncRows) {
+                    syncedInMemory();
+                }
             } catch (SQLException | RuntimeException e) {
                 rollbackQuietly();
                 if (maxEventId > 0) {
@@ -506,13 +572,96 @@ public final class LocalStore implements AutoCloseable {
         } catch (SQLException e) {
             throw error(file, "cannot store a batch (nothing of it was stored)", e);
         }
-        // Committed: now memory.
-        for (String conv : touched) {
-            Conv c = convs.computeIfAbsent(conv, k -> new Conv());
-            c.cursor = after.get(conv);
-            c.lastSeq = lastSeqs.get(conv);
-        }
         return new Result(List.copyOf(added), before, after);
+    }
+
+    /**
+     * Inside a transaction: writes every dirty conversation row (those of {@code next} with the values
+     * of the batch under way) and moves {@code convs_synced} to the highest event id. Memory is marked
+     * clean by {@link #syncedInMemory} once the transaction committed.
+     */
+    private void writeRows(Map<String, Conv> next) throws SQLException {
+        Map<String, Conv> all = new HashMap<>(convs);
+        all.putAll(next);
+        for (Map.Entry<String, Conv> en : all.entrySet()) {
+            Conv c = en.getValue();
+            if (!c.dirty) {
+                continue;
+            }
+            updateConv.setLong(1, c.cursor);
+            updateConv.setLong(2, c.lastSeq);
+            updateConv.setLong(3, c.lastAt);
+            updateConv.setLong(4, c.unread);
+            updateConv.setString(5, en.getKey());
+            updateConv.executeUpdate();
+        }
+        saveSynced.setString(1, Long.toString(maxEventId));
+        saveSynced.executeUpdate();
+    }
+
+    /** After the commit of {@link #writeRows}: the rows now reflect every stored event. */
+    private void syncedInMemory() {
+        convs.values().forEach(c -> c.dirty = false);
+        convsSynced = maxEventId;
+    }
+
+    /** Writes the lagging conversation rows in their own transaction (see {@link #CONV_SYNC_CHUNK}). */
+    private void syncRows() throws IOException {
+        ensureOpen();
+        if (convsSynced == maxEventId && convs.values().stream().noneMatch(c -> c.dirty)) {
+            return;
+        }
+        try {
+            begin.execute();
+            try {
+                writeRows(Map.of());
+                commitTx.execute();
+                syncedInMemory();
+            } catch (SQLException | RuntimeException e) {
+                rollbackQuietly();
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw error(file, "cannot write the conversation rows", e);
+        }
+    }
+
+    /**
+     * At open: applies the events above {@code convs_synced} (stored by batches that did not write the
+     * rows) to the rows in memory, as those batches did: the last message, the unread count, and the
+     * cursor moved over the stored seqs above it. The rows are written at the next sync.
+     */
+    private void replayUnsynced() throws SQLException {
+        if (maxEventId <= convsSynced) {
+            return;
+        }
+        List<String> touched = new ArrayList<>();
+        try (PreparedStatement ps = db.prepareStatement(
+                "SELECT conv, seq, kind, sender, at FROM events WHERE id > ? ORDER BY id")) {
+            ps.setLong(1, convsSynced);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String conv = rs.getString(1);
+                    Conv c = convs.computeIfAbsent(conv, k -> new Conv());
+                    if (!c.dirty) {
+                        c.dirty = true;
+                        touched.add(conv);
+                    }
+                    long seq = rs.getLong(2);
+                    if (seq > c.lastSeq) {
+                        c.lastSeq = seq;
+                        c.lastAt = rs.getLong(5);
+                    }
+                    if (seq > c.readSeq && Event.MSG.equals(rs.getString(3)) && !rs.getString(4).equals(selfUser)) {
+                        c.unread++;
+                    }
+                }
+            }
+        }
+        for (String conv : touched) {
+            Conv c = convs.get(conv);
+            c.cursor = advance(conv, c.cursor);
+        }
     }
 
     /** Inside a transaction: indexes the events (ftsIndexed, upTo] for search; returns upTo. */
@@ -615,6 +764,7 @@ public final class LocalStore implements AutoCloseable {
      */
     public synchronized List<ConversationSummary> conversations(ConversationSummary after, int limit) throws IOException {
         checkLimit(limit);
+        syncRows();
         String sql = "SELECT c.conv, c.cursor, c.read_seq, c.unread, " + EVENT_COLUMNS
                 + " FROM (SELECT conv, cursor, read_seq, unread, last_seq, last_at FROM convs"
                 + (after == null ? "" : " WHERE (last_at, conv) < (?, ?)")
@@ -740,6 +890,7 @@ public final class LocalStore implements AutoCloseable {
             return 0; // nothing stored for it: nothing to read
         }
         long mark = Math.max(c.readSeq, seq);
+        syncRows(); // the recount below reflects every stored event, so must the other rows
         try (PreparedStatement ps = db.prepareStatement("UPDATE convs SET read_seq = ?, unread = (SELECT count(*) FROM events"
                 + " WHERE conv = ? AND seq > ? AND kind = 'msg' AND sender IS NOT ?) WHERE conv = ? RETURNING unread")) {
             ps.setLong(1, mark);
@@ -752,6 +903,7 @@ public final class LocalStore implements AutoCloseable {
                 unread = rs.next() ? rs.getLong(1) : 0;
             }
             c.readSeq = mark;
+            c.unread = unread;
             return unread;
         } catch (SQLException e) {
             throw error(file, "cannot set the read mark of " + conv, e);
@@ -870,6 +1022,11 @@ public final class LocalStore implements AutoCloseable {
     public synchronized void close() {
         if (closed) {
             return;
+        }
+        try {
+            syncRows(); // so that the next open replays nothing
+        } catch (IOException e) {
+            org.slf4j.LoggerFactory.getLogger(LocalStore.class).warn("closing the client store: {}", e.toString());
         }
         closed = true;
         closeQuietly(db);
