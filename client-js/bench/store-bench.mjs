@@ -52,7 +52,7 @@ async function child(kase, dir, url) {
           for (let q = from; q < Math.min(from + 5000, perConv + 1); q++) events.push(ev(conv, q));
           await s.write([{ op: 'events', events }]);
         }
-        await s.write([{ op: 'conv', rec: { conv, cursor: perConv, held: [], last: ev(conv, perConv), readMark: 0, unread: 0 } }]);
+        await s.write([{ op: 'conv', rec: { conv, cursor: perConv, held: [], last: ev(conv, perConv), readState: null, unread: 0 } }]);
       }
       await s.close();
     } else {

@@ -140,10 +140,10 @@ function upgrade(db: IDBDatabase, tx: IDBTransaction, oldVersion: number): void 
         const cursor = s.cursors?.[conv] ?? 0;
         const held = Object.values(byseq).map((e) => e.seq).filter((q) => q > cursor).sort((a, b) => a - b);
         // The history it held counts as read (the unread count of a record is that of its read mark).
-        tx.objectStore('convs').put({ conv, cursor, held, last, readMark: last?.seq ?? 0, unread: 0 } satisfies ConvRecord);
+        tx.objectStore('convs').put({ conv, cursor, held, last, readState: null, unread: 0 } satisfies ConvRecord);
       }
       for (const [conv, cursor] of Object.entries(s.cursors ?? {})) {
-        if (!s.events?.[conv]) tx.objectStore('convs').put({ conv, cursor, held: [], last: null, readMark: 0, unread: 0 } satisfies ConvRecord);
+        if (!s.events?.[conv]) tx.objectStore('convs').put({ conv, cursor, held: [], last: null, readState: null, unread: 0 } satisfies ConvRecord);
       }
     }
     db.deleteObjectStore('state');

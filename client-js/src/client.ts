@@ -1,13 +1,14 @@
-import type { ConvState, ErrorCode, Event, ImError } from './protocol.js';
+import type { ConvState, ErrorCode, Event, ImError, ReadState } from './protocol.js';
 import type { FailedEntry, Loaded, OutboxEntry, Storage } from './storage.js';
 import { Acks } from './internal/acks.js';
 import { Connection } from './internal/connection.js';
 import { Core, settings } from './internal/core.js';
 import { LocalStore, type ConversationSummary } from './internal/local-store.js';
+import { Reads } from './internal/reads.js';
 import { ReceivePath } from './internal/receive-path.js';
 import { SendPath } from './internal/send-path.js';
-import type { ClientEvents, ClientOptions, ConnectionState, Identity, SentResult } from './types.js';
-export type { ClientEvents, ClientOptions, ConnectionState, EventSource, Identity, Recovery, SentResult, SocketLike, StateDetail, WebSocketCtor } from './types.js';
+import type { ClientEvents, ClientOptions, ConnectionState, ConvReadState, Identity, SentResult } from './types.js';
+export type { ClientEvents, ClientOptions, ConnectionState, ConvReadState, EventSource, Identity, Recovery, SentResult, SocketLike, StateDetail, WebSocketCtor } from './types.js';
 export type { ConversationSummary };
 
 /**
@@ -25,6 +26,7 @@ export class ImClient {
   private readonly connection: Connection;
   private readonly sendPath: SendPath;
   private readonly receive: ReceivePath;
+  private readonly reads: Reads;
 
   private constructor(
     options: ClientOptions,
@@ -36,7 +38,8 @@ export class ImClient {
     const acks = new Acks(this.core, (conv) => this.receive.syncConv(conv));
     this.sendPath = new SendPath(this.core);
     this.receive = new ReceivePath(this.core, acks);
-    this.connection = new Connection(this.core, this.sendPath, this.receive, acks);
+    this.reads = new Reads(this.core);
+    this.connection = new Connection(this.core, this.sendPath, this.receive, acks, this.reads);
   }
 
   /**
@@ -78,12 +81,33 @@ export class ImClient {
   }
 
   /**
-   * The conversations held locally, newest activity first, each with its last stored event, the number of
-   * messages from others above the read mark, the read mark and the cursor. Kept in memory (one small
-   * record per conversation), so this reads no events.
+   * The conversations held locally, newest activity first, each with its last stored event, its unread count (as
+   * {@link unreadCount}), the user's read cursor (as the server last said) and the cursor. Kept in memory (one
+   * small record per conversation), so this reads no events.
    */
   listConversations(): Promise<ConversationSummary[]> {
     return Promise.resolve(this.core.store.summaries());
+  }
+
+  /**
+   * The unread count of `conv` now (docs/protocol.md, "Read state and unread counts"): the latest read state's
+   * `unread` plus the messages (kind `msg`) of other users this device holds with seq above that state's head.
+   * The latest state is the one with the highest `read` (for equal `read`, the highest head) from `subbed`, a
+   * `readack` or an `unread` push; it is kept in the local store, so the count survives a restart. 0 for a
+   * conversation not held.
+   */
+  unreadCount(conv: string): number {
+    return this.core.store.unread(conv);
+  }
+
+  /** The sum of {@link unreadCount} over the conversations held. */
+  totalUnread(): number {
+    return this.core.store.totalUnread();
+  }
+
+  /** The latest read state of `conv` the server gave (`unread` counts the messages up to its `head`); null before the first. */
+  readState(conv: string): ReadState | null {
+    return this.core.store.readState(conv);
   }
 
   /**
@@ -110,12 +134,18 @@ export class ImClient {
   }
 
   /**
-   * Sets the read mark of `conv` to `seq` (it never moves down): messages from others above it count as
-   * unread. Resolves once durable. Cheap when `seq` reaches the last event (unread becomes 0); otherwise it
-   * counts the stored events above `seq`.
+   * Tells the server the user has read `conv` up to `seq` (`read`); resolves with the read state of its `readack`
+   * once that state is applied (and durable), which brings {@link unreadCount} down and fires `unread` here, and
+   * on the user's other devices by their `unread` push. The server's read cursor only moves up, so a `seq` the
+   * applied state covers already resolves at once with that state, without a request. At most one `read` is in
+   * flight per conversation: calls meanwhile merge into one follow-up with the highest seq (each resolves when
+   * a `readack` covers it). Offline, the read waits for the next connect. Retriable codes are retried with
+   * backoff (`INTERNAL` at most `maxInternalErrors` times); a terminal code (`NOT_MEMBER`, `CURSOR_AHEAD` for a
+   * seq above the head, ...) rejects with an {@link ImError}; `close()` rejects it with `CLOSED`. Aborting
+   * `signal` rejects the call with the signal's reason (a read already on the wire is still applied).
    */
-  markRead(conv: string, seq: number): Promise<void> {
-    return this.core.store.markRead(conv, seq);
+  markRead(conv: string, seq: number, options: { signal?: AbortSignal } = {}): Promise<ConvReadState> {
+    return this.reads.markRead(conv, seq, options.signal);
   }
 
   /** Entries not yet committed. */

@@ -263,7 +263,7 @@ async function convertLegacy(file: string): Promise<void> {
     const last = events.reduce<Event | null>((m, e) => (!m || e.seq > m.seq ? e : m), null);
     if (events.length > 0) ops.push({ op: 'events', events });
     ops.push({ op: 'conv', rec: { conv, cursor, held: events.map((e) => e.seq).filter((q) => q > cursor).sort((a, b) => a - b),
-      last, readMark: last?.seq ?? 0, unread: 0 } });
+      last, readState: null, unread: 0 } });
   }
   await s.write(ops);
   await s.close();   // checkpoints the WAL into the file

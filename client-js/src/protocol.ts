@@ -36,7 +36,17 @@ export interface Event {
   count?: number;
 }
 
-export interface ConvState { conv: string; head: number; delivered: number }
+/**
+ * One conversation of a `subbed` page: its head (the head the user may see), this device's delivered cursor and
+ * the user's read state at that head (`read`, `unread`; absent from a server that predates read state).
+ */
+export interface ConvState { conv: string; head: number; delivered: number; read?: number; unread?: number }
+
+/**
+ * The user's read state of a conversation (docs/protocol.md, "Read state and unread counts"): the read cursor
+ * `read`, and `unread`, the messages of other users the user may see with `read < seq <= head`.
+ */
+export interface ReadState { read: number; unread: number; head: number }
 
 /** What a `caughtup` page holds of one conversation: every visible event with `after < seq <= upTo`. */
 export interface CaughtUpRange { conv: string; after: number; upTo: number }
@@ -45,6 +55,8 @@ export type ServerFrame =
   | { t: 'authed'; rid: string; user: string; device: string; epoch: number }
   | { t: 'sent'; rid: string; conv: string; seq: number; mid: string; dup: boolean; epoch: number }
   | { t: 'acked'; rid: string; conv: string; delivered: number }
+  | { t: 'readack'; rid: string; conv: string; read: number; unread: number; head: number }
+  | { t: 'unread'; conv: string; read: number; unread: number; head: number }
   | { t: 'subbed'; rid: string; convs: ConvState[]; more?: boolean }
   | { t: 'caughtup'; rid: string; events: Event[]; convs: CaughtUpRange[]; more: boolean; after?: string }
   | { t: 'synced'; rid: string; conv: string; events: Event[]; more: boolean; head: number }
@@ -56,6 +68,7 @@ export type ClientFrame =
   | { t: 'auth'; rid: string; token: string }
   | { t: 'send'; rid: string; conv: string; cmid: string; body: string }
   | { t: 'ack'; rid: string; conv: string; seq: number }
+  | { t: 'read'; rid: string; conv: string; seq: number }
   | { t: 'sub'; rid: string; after?: string; limit?: number }
   | { t: 'catchup'; rid: string; after?: string; limit?: number }
   | { t: 'sync'; rid: string; conv: string; after: number; limit?: number };
@@ -88,7 +101,12 @@ export function checkBody(body: string): void {
   }
 }
 
-/** Parses a server frame; returns null for a frame this client does not know (ignored, as the protocol says). */
+/**
+ * Parses a server frame; returns null for a frame this client does not know (ignored, as the protocol says). The
+ * read-state frames are checked strictly: a `readack` or `unread` whose `conv` is not a string or whose `read`,
+ * `unread` or `head` is not an integer 0 … MAX_SEQ is dropped (null), and so is a `subbed` entry's read state
+ * (`read`, `unread`: both or neither) when it is not such a pair; unknown fields are ignored.
+ */
 export function parseServerFrame(text: string): ServerFrame | null {
   let f: unknown;
   try {
@@ -98,5 +116,26 @@ export function parseServerFrame(text: string): ServerFrame | null {
   }
   if (typeof f !== 'object' || f === null) return null;
   const t = (f as { t?: unknown }).t;
-  return ['authed', 'sent', 'acked', 'subbed', 'synced', 'caughtup', 'event', 'hint', 'error'].includes(t as string) ? (f as ServerFrame) : null;
+  if (!KNOWN.has(t as string)) return null;
+  const o = f as Record<string, unknown>;
+  if (t === 'readack' || t === 'unread') {
+    if (typeof o.conv !== 'string' || !isSeq(o.read) || !isSeq(o.unread) || !isSeq(o.head)) return null;
+    if (t === 'readack' && typeof o.rid !== 'string') return null;
+  } else if (t === 'subbed' && Array.isArray(o.convs)) {
+    for (const c of o.convs as Array<Record<string, unknown>>) {
+      if (typeof c !== 'object' || c === null || (c.read === undefined && c.unread === undefined)) continue;
+      if (!isSeq(c.read) || !isSeq(c.unread)) {   // not a read state: the entry is kept without one
+        delete c.read;
+        delete c.unread;
+      }
+    }
+  }
+  return f as ServerFrame;
+}
+
+const KNOWN = new Set(['authed', 'sent', 'acked', 'readack', 'unread', 'subbed', 'synced', 'caughtup', 'event', 'hint', 'error']);
+
+/** A JSON integer 0 … MAX_SEQ (a seq, a cursor, a count). */
+function isSeq(x: unknown): x is number {
+  return typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
 }

@@ -1,4 +1,4 @@
-import type { Event } from './protocol.js';
+import type { Event, ReadState } from './protocol.js';
 
 /** One message written before its first attempt and kept until `sent` or a terminal error. */
 export interface OutboxEntry {
@@ -18,15 +18,34 @@ export interface FailedEntry extends OutboxEntry {
 /**
  * What the device keeps per conversation besides its events, small and kept in memory: the contiguous
  * cursor, the seqs stored above it (out of order, waiting for a gap to fill), the event with the highest
- * seq, the read mark the app set (`markRead`) and the number of messages from others above it.
+ * seq, the latest read state the server gave and the unread count now.
  */
 export interface ConvRecord {
   conv: string;
   cursor: number;
   held: number[];
   last: Event | null;
-  readMark: number;
+  /**
+   * The latest read state from the server (`subbed`, `readack`, `unread` push): the highest `read`, for equal
+   * `read` the highest `head`. Null before the first (or in a store written before read state existed).
+   */
+  readState: ReadState | null;
+  /**
+   * The unread count now: `readState.unread` plus the messages (kind `msg`) of other users held with seq above
+   * `readState.head`; with no read state yet, the messages of other users stored since the record began.
+   */
   unread: number;
+}
+
+/**
+ * A record as a store written before read state existed (`readMark`, the app's local mark, instead of
+ * `readState`) becomes one without a read state: its count stands until the server's first read state,
+ * which then is the truth (whatever the local mark said).
+ */
+export function upgradeRecord(r: ConvRecord & { readMark?: number }): ConvRecord {
+  if (r.readState !== undefined && r.readMark === undefined) return r;
+  const { readMark: _, ...rest } = r;
+  return { ...rest, readState: r.readState ?? null, unread: r.unread ?? 0 };
 }
 
 /** What a store holds besides the events, read when it is opened: O(conversations + pending sends). */

@@ -46,6 +46,9 @@ export interface ClientOptions {
   dropIncoming?: (frame: ServerFrame) => boolean;
 }
 
+/** The user's read state of `conv` as the server gave it (`markRead`): `unread` counts the messages up to `head`. */
+export interface ConvReadState { conv: string; read: number; unread: number; head: number }
+
 export interface SentResult { conv: string; cmid: string; seq: number; mid: string; dup: boolean }
 /** Who the server says this token is (from `authed`): the user, the device and its install epoch. */
 export interface Identity { user: string; device: string; epoch: number }
@@ -88,6 +91,12 @@ export interface ClientEvents {
   sent: (r: SentResult) => void;
   /** An outbox entry was dropped (a terminal code, or too many INTERNAL answers) and kept in `failed()`. */
   sendFailed: (entry: OutboxEntry, error: ImError) => void;
+  /**
+   * The unread count of `conv` or the user's read cursor there changed (a read state from `subbed`, a `readack`
+   * or an `unread` push, or a message of another user stored above the state's head); told once the record is
+   * durable, with the values then.
+   */
+  unread: (conv: string, read: number, unread: number) => void;
   /** The server holds this device's cursor of `conv` at `delivered` (the answer to an ack). */
   acked: (conv: string, delivered: number) => void;
   /** An ack was given up after too many INTERNAL answers; it is sent again with the next advance. */

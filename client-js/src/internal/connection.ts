@@ -3,6 +3,7 @@ import type { ConvState } from '../protocol.js';
 import type { ConnectionState, Identity, SocketLike, StateDetail } from '../types.js';
 import type { Acks } from './acks.js';
 import type { Core } from './core.js';
+import type { Reads } from './reads.js';
 import type { ReceivePath } from './receive-path.js';
 import type { SendPath } from './send-path.js';
 
@@ -26,6 +27,7 @@ export class Connection {
     private readonly sendPath: SendPath,
     private readonly receive: ReceivePath,
     private readonly acks: Acks,
+    private readonly reads: Reads,
   ) {
     core.store.onBroken = (e) => this.fail(e);
   }
@@ -92,6 +94,7 @@ export class Connection {
     core.ws = null;
     this.firstOnline?.reject(new ImError('CLOSED', 'closed'));
     this.firstOnline = null;
+    this.reads.stop(new ImError('CLOSED', 'closed'));
     core.listeners.end();
     await core.store.close();
   }
@@ -144,6 +147,7 @@ export class Connection {
       this.reconnectAttempt = 0;
       this.setState('online');
       this.sendPath.resendAll();
+      this.reads.resume();
       await this.subscribe(ws);
       this.firstOnline?.resolve();   // subscribed: pushes from here on reach this client
       this.firstOnline = null;
@@ -200,6 +204,9 @@ export class Connection {
       case 'hint':
         this.receive.onHint(f.conv, f.head, f.why);
         break;
+      case 'unread':   // another device of the user moved the read cursor
+        void this.receive.onReadState(f.conv, { read: f.read, unread: f.unread, head: f.head });
+        break;
       case 'error':   // unsolicited (STALE_INSTALL before the close)
         if (f.code === 'STALE_INSTALL' || f.code === 'BAD_TOKEN') this.fail(new ImError(f.code, f.msg));
         break;
@@ -217,6 +224,7 @@ export class Connection {
       this.onClosed(ws, 1000);
     }
     this.setState('failed', { reason: 'fatal', error: err });
+    this.reads.stop(err);
     this.firstOnline?.reject(err);
     this.firstOnline = null;
     this.core.listeners.emit('fatal', err);

@@ -1,5 +1,6 @@
-import { ImError, type Event } from '../protocol.js';
-import type { ConvRecord, FailedEntry, Loaded, OutboxEntry, PageQuery, SearchQuery, Storage, StoreOp } from '../storage.js';
+import { ImError, type Event, type ReadState } from '../protocol.js';
+import { upgradeRecord, type ConvRecord, type FailedEntry, type Loaded, type OutboxEntry, type PageQuery, type SearchQuery, type Storage,
+  type StoreOp } from '../storage.js';
 import type { Identity } from '../types.js';
 
 /** A conversation as the local store sees it: what the app lists (see `ImClient.listConversations`). */
@@ -7,16 +8,24 @@ export interface ConversationSummary {
   conv: string;
   /** The stored event with the highest seq (any kind); null when none is stored. */
   last: Event | null;
-  /** Messages (kind `msg`) from other users above `readMark`. */
+  /** The unread count now (see `ImClient.unreadCount`). */
   unread: number;
-  readMark: number;
+  /** The user's read cursor, as the latest read state from the server says (0 before the first). */
+  read: number;
   /** The contiguous cursor: every visible event up to it is stored. */
   cursor: number;
 }
 
 /**
+ * A read state applied while the device held events above its head: those events are counted from the
+ * storage, and only those held when it was applied (seqs up to `cursor`, or in `held`, up to `upTo`); events
+ * stored after that are counted as they come.
+ */
+interface Recount { head: number; upTo: number; cursor: number; held: Set<number> }
+
+/**
  * The device's state in memory is only what is small: per conversation its record (cursor, the seqs held
- * above it, last event, read mark, unread count), the outbox and the failed sends. Events stay in the
+ * above it, last event, read state, unread count), the outbox and the failed sends. Events stay in the
  * storage and are read by page or search. Every change is written as a batch of ops; batches asked for
  * while one is being written are committed together as the next one (group commit), in order.
  * `durable` holds per conversation the cursor of the last batch the storage reported durable, the
@@ -29,6 +38,7 @@ export class LocalStore {
   outboxList: OutboxEntry[] = [];
   failedList: FailedEntry[] = [];
   readonly durable = new Map<string, number>();
+  private readonly recounts = new Map<string, Recount>();
   onBroken: (e: ImError) => void = () => {};
   private broken: ImError | null = null;
   private released = false;
@@ -48,7 +58,9 @@ export class LocalStore {
     this.me = l.me;
     this.convs.clear();
     this.durable.clear();
-    for (const r of l.convs) {
+    this.recounts.clear();
+    for (const stored of l.convs) {
+      const r = upgradeRecord(stored);
       this.convs.set(r.conv, r);
       this.durable.set(r.conv, r.cursor);
     }
@@ -141,7 +153,7 @@ export class LocalStore {
 
   summaries(): ConversationSummary[] {
     const out = [...this.convs.values()].map((r) => ({ conv: r.conv, last: r.last ? { ...r.last } : null, unread: r.unread,
-      readMark: r.readMark, cursor: r.cursor }));
+      read: r.readState?.read ?? 0, cursor: r.cursor }));
     // Newest activity first (the last event's time, then its seq); conversations without events last.
     return out.sort((a, b) => (b.last?.at ?? -1) - (a.last?.at ?? -1) || (b.last?.seq ?? -1) - (a.last?.seq ?? -1)
       || (a.conv < b.conv ? -1 : a.conv > b.conv ? 1 : 0));   // not localeCompare: its first call loads the collator (~20 ms)
@@ -155,33 +167,74 @@ export class LocalStore {
     return this.storage ? this.storage.search(text, q) : Promise.resolve([]);
   }
 
-  /**
-   * Moves the read mark of `conv` up to `seq` (never down) and recounts the unread messages above it:
-   * nothing to read when the mark reaches the last event, else a read of the events above the mark.
-   */
-  async markRead(conv: string, seq: number): Promise<void> {
-    const r = this.convs.get(conv);
-    if (!r || seq <= r.readMark) return;
-    r.readMark = seq;
-    await this.flushed();   // events counted unread already but still being written are in the store before the recount
-    if (!r.last || seq >= r.last.seq) r.unread = 0;
-    else {
-      let unread = 0;
-      let after = seq;
-      for (;;) {
-        const page = await this.page(conv, { after, limit: 500 });
-        for (const e of page) if (this.countsUnread(e, r)) unread++;
-        if (page.length < 500) break;
-        after = page[page.length - 1].seq;
-      }
-      if (r.readMark !== seq) return;   // a later markRead won meanwhile
-      r.unread = unread;
-    }
-    await this.write([{ op: 'conv', rec: { ...r, held: [...r.held] } }]);
+  /** The latest read state of `conv` applied (null before the first). */
+  readState(conv: string): ReadState | null {
+    const s = this.convs.get(conv)?.readState;
+    return s ? { ...s } : null;
   }
 
-  private countsUnread(e: Event, r: ConvRecord): boolean {
-    return e.kind === 'msg' && e.sender !== this.me && e.seq > r.readMark;
+  unread(conv: string): number {
+    return this.convs.get(conv)?.unread ?? 0;
+  }
+
+  /** A read state of `conv` is being applied and the events held above its head are being counted. */
+  recounting(conv: string): boolean {
+    return this.recounts.has(conv);
+  }
+
+  totalUnread(): number {
+    let n = 0;
+    for (const r of this.convs.values()) n += r.unread;
+    return n;
+  }
+
+  /**
+   * Applies a read state of `conv` from the server unless it is older than the one applied (a lower `read`, or
+   * the same `read` with a head not above): the count becomes its `unread` plus the messages of other users
+   * held above its `head` (read from the storage only when events above that head are held). Resolves true
+   * once the record is durable, false when the state was older and ignored.
+   */
+  async applyRead(conv: string, s: ReadState): Promise<boolean> {
+    const cur = this.convs.get(conv)?.readState;
+    if (cur && (s.read < cur.read || (s.read === cur.read && s.head <= cur.head))) return false;
+    let r = this.convs.get(conv);
+    if (!r) this.convs.set(conv, (r = newRecord(conv)));
+    r.readState = { read: s.read, unread: s.unread, head: s.head };
+    r.unread = s.unread;
+    const top = r.last?.seq ?? 0;
+    if (top <= s.head) {
+      this.recounts.delete(conv);
+    } else {
+      const rc: Recount = { head: s.head, upTo: top, cursor: r.cursor, held: new Set(r.held) };
+      this.recounts.set(conv, rc);
+      await this.flushed();   // the events held now are in the storage
+      const n = await this.countHeld(conv, rc);
+      if (this.recounts.get(conv) !== rc) return true;   // a later state (or a reset) took over, and writes its own record
+      this.recounts.delete(conv);
+      r.unread += n;
+    }
+    await this.write([{ op: 'conv', rec: { ...r, held: [...r.held] } }]);
+    return true;
+  }
+
+  /** The messages of other users a recount covers: stored, held when it began, with `head < seq <= upTo`. */
+  private async countHeld(conv: string, rc: Recount): Promise<number> {
+    let n = 0;
+    let after = rc.head;
+    for (;;) {
+      const page = await this.page(conv, { after, limit: 500 });
+      for (const e of page) {
+        if (e.seq > rc.upTo) return n;
+        if ((e.seq <= rc.cursor || rc.held.has(e.seq)) && this.countsUnread(e, rc.head)) n++;
+      }
+      if (page.length < 500) return n;
+      after = page[page.length - 1].seq;
+    }
+  }
+
+  /** A message of another user above `head` (the applied read state's; 0 when none) counts as unread. */
+  private countsUnread(e: Event, head: number): boolean {
+    return e.kind === 'msg' && e.sender !== this.me && e.seq > head;
   }
 
   outbox(): OutboxEntry[] {
@@ -203,9 +256,9 @@ export class LocalStore {
    * every visible event up to it is in hand); returns the new events, the new cursor and the ops that store
    * them with the conversation's record (one batch: D3 needs both durable together), or null if nothing changed.
    */
-  put(conv: string, events: Event[], completeTo: number | null): { fresh: Event[]; cursor: number; ops: StoreOp[] } | null {
+  put(conv: string, events: Event[], completeTo: number | null): { fresh: Event[]; cursor: number; counted: number; ops: StoreOp[] } | null {
     let r = this.convs.get(conv);
-    r ??= { conv, cursor: 0, held: [], last: null, readMark: 0, unread: 0 };
+    r ??= newRecord(conv);
     const held = new Set(r.held);
     const fresh: Event[] = [];
     for (const e of events) {
@@ -218,17 +271,19 @@ export class LocalStore {
     while (held.has(c + 1)) c++;
     if (completeTo !== null) c = Math.max(c, completeTo);
     if (fresh.length === 0 && c === r.cursor) return null;
+    let counted = 0;
     for (const e of fresh) {
-      if (this.countsUnread(e, r)) r.unread++;
+      if (this.countsUnread(e, r.readState?.head ?? 0)) counted++;
       if (!r.last || e.seq > r.last.seq) r.last = e;
     }
+    r.unread += counted;
     r.cursor = c;
     r.held = [...held].filter((s) => s > c).sort((a, b) => a - b);
     this.convs.set(conv, r);
     const ops: StoreOp[] = [];
     if (fresh.length > 0) ops.push({ op: 'events', events: fresh });
     ops.push({ op: 'conv', rec: { ...r, held: [...r.held] } });
-    return { fresh, cursor: c, ops };
+    return { fresh, cursor: c, counted, ops };
   }
 
   madeDurable(conv: string, cursor: number): void {
@@ -239,6 +294,11 @@ export class LocalStore {
   drop(conv: string): StoreOp {
     this.convs.delete(conv);
     this.durable.delete(conv);
+    this.recounts.delete(conv);
     return { op: 'dropConv', conv };
   }
+}
+
+function newRecord(conv: string): ConvRecord {
+  return { conv, cursor: 0, held: [], last: null, readState: null, unread: 0 };
 }

@@ -9,7 +9,7 @@ const s = new SqliteStorage(file);
 await s.load();
 for (let b = 1; b <= batches; b++) {
   await s.write([{ op: 'events', events: [msg('c-crash', b, `batch ${b}`)] },
-    { op: 'conv', rec: { conv: 'c-crash', cursor: b, held: [], last: msg('c-crash', b), readMark: 0, unread: b } }]);
+    { op: 'conv', rec: { conv: 'c-crash', cursor: b, held: [], last: msg('c-crash', b), readState: null, unread: b } }]);
   process.stdout.write(`durable ${b}\n`);
 }
 if (mode === 'mid-transaction') {

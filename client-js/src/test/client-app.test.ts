@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { WebSocket } from 'ws';
 import { ImClient, ImError, MemoryStorage, type ClientOptions, type ConvRecord, type Identity } from '../index.js';
 import { openNodeClient } from '../node.js';
-import { FakeServer, msg } from './fake-server.js';
+import { FakeReads, FakeServer, msg } from './fake-server.js';
 
 const base = (server: FakeServer): ClientOptions => ({ url: server.url, token: 't', storage: new MemoryStorage(),
   webSocket: WebSocket as never, reconnectMinMs: 5, reconnectMaxMs: 20, requestTimeoutMs: 1000 });
@@ -21,7 +21,7 @@ const stateLog = (c: ImClient): string[] => {
   return states;
 };
 
-const rec = (conv: string, cursor: number): ConvRecord => ({ conv, cursor, held: [], last: null, readMark: 0, unread: 0 });
+const rec = (conv: string, cursor: number): ConvRecord => ({ conv, cursor, held: [], last: null, readState: null, unread: 0 });
 
 const subbed = (convs: object[] = []) => (f: Record<string, unknown>, reply: (o: object) => void) => {
   if (f.t === 'sub') reply({ t: 'subbed', rid: f.rid, convs });
@@ -189,37 +189,41 @@ test('a local copy ahead of the server head (a reset platform) is dropped and sy
   await c.close(); await server.close();
 });
 
-test('the conversation list: last event and unread messages from others above the read mark, newest activity first', async () => {
+test('the conversation list: last event and unread messages from others above the read state, newest activity first', async () => {
   const server = await FakeServer.start();
+  const reads = new FakeReads();
   server.handler = (f, reply) => {
     subbed([{ conv: 'c-ab', head: 0, delivered: 0 }, { conv: 'c-cd', head: 0, delivered: 0 }])(f, reply);
     if (f.t === 'ack') reply({ t: 'acked', rid: f.rid, conv: f.conv, delivered: f.seq });
+    if (f.t === 'read') reply(reads.readack(f));
   };
   const storage = new MemoryStorage();
   const c = await ImClient.open({ ...base(server), storage });
   await c.connect();
   const ev = (conv: string, seq: number, sender: string, at: number, kind: 'msg' | 'join' = 'msg') =>
     ({ ...msg(conv, seq), sender, at, kind });
-  server.push({ t: 'event', ev: ev('c-ab', 1, 'u-bo', 10, 'join') });    // not a message: not unread
-  server.push({ t: 'event', ev: ev('c-ab', 2, 'u-bo', 11) });
-  server.push({ t: 'event', ev: ev('c-ab', 3, 'u-ana', 12) });           // one's own: not unread
-  server.push({ t: 'event', ev: ev('c-ab', 4, 'u-bo', 13) });
-  server.push({ t: 'event', ev: ev('c-cd', 1, 'u-cy', 20) });
+  const push = (e: ReturnType<typeof ev>) => { reads.add(e); server.push({ t: 'event', ev: e }); };
+  push(ev('c-ab', 1, 'u-bo', 10, 'join'));    // not a message: not unread
+  push(ev('c-ab', 2, 'u-bo', 11));
+  push(ev('c-ab', 3, 'u-ana', 12));           // one's own: not unread
+  push(ev('c-ab', 4, 'u-bo', 13));
+  push(ev('c-cd', 1, 'u-cy', 20));
   await server.until(() => c.cursor('c-ab') === 4 && c.cursor('c-cd') === 1, 'stored');
   const list = async () => (await c.listConversations()).map((x) => `${x.conv} last#${x.last?.seq} unread=${x.unread}`);
   assert.deepEqual(await list(), ['c-cd last#1 unread=1', 'c-ab last#4 unread=2']);
-  await c.markRead('c-ab', 2);
-  assert.deepEqual(await list(), ['c-cd last#1 unread=1', 'c-ab last#4 unread=1'], 'counted again above the mark');
-  await c.markRead('c-ab', 1);
-  assert.equal((await c.listConversations())[1].readMark, 2, 'the mark never moves down');
+  assert.deepEqual(await c.markRead('c-ab', 2), { conv: 'c-ab', read: 2, unread: 1, head: 4 });
+  assert.deepEqual(await list(), ['c-cd last#1 unread=1', 'c-ab last#4 unread=1'], 'counted above the read state');
+  assert.deepEqual(await c.markRead('c-ab', 1), { conv: 'c-ab', read: 2, unread: 1, head: 4 }, 'covered: the state as it is');
+  assert.equal(server.of('read').length, 1, 'a read the state covers sends nothing');
+  assert.equal((await c.listConversations())[1].read, 2, 'the read cursor never moves down');
   await c.markRead('c-cd', 1);
-  server.push({ t: 'event', ev: ev('c-ab', 5, 'u-bo', 30) });
+  push(ev('c-ab', 5, 'u-bo', 30));
   await server.until(() => c.cursor('c-ab') === 5, 'stored');
   assert.deepEqual(await list(), ['c-ab last#5 unread=2', 'c-cd last#1 unread=0']);
   await c.close();
   const again = await ImClient.open({ ...base(server), storage });
-  assert.deepEqual((await again.listConversations()).map((x) => [x.conv, x.unread, x.readMark]), [['c-ab', 2, 2], ['c-cd', 0, 1]],
-    'read marks and unread counts are durable');
+  assert.deepEqual((await again.listConversations()).map((x) => [x.conv, x.unread, x.read]), [['c-ab', 2, 2], ['c-cd', 0, 1]],
+    'read states and unread counts are durable');
   assert.deepEqual((await again.page('c-ab', { before: 5, limit: 2 })).map((e) => e.seq), [3, 4]);
   await again.close(); await server.close();
 });

@@ -81,3 +81,51 @@ export class FakeServer {
 
 export const msg = (conv: string, seq: number, body = `m${seq}`) =>
   ({ conv, seq, kind: 'msg' as const, mid: `mid-${seq}`, sender: 'u-bo', cmid: `k${seq}`, body, at: 1 });
+
+type FakeEvent = ReturnType<typeof msg> | (Omit<ReturnType<typeof msg>, 'kind'> & { kind: 'msg' | 'join' | 'leave' });
+
+/**
+ * The server's side of read state (docs/protocol.md, "Read state and unread counts") for a fake: the events of
+ * each conversation and the user's read cursor; `state` is what `subbed`, `readack` and `unread` carry.
+ */
+export class FakeReads {
+  private readonly events = new Map<string, FakeEvent[]>();
+  private readonly cursors = new Map<string, number>();
+
+  constructor(readonly user = 'u-ana') {}
+
+  add(...evs: FakeEvent[]): void {
+    for (const e of evs) {
+      const list = this.events.get(e.conv) ?? [];
+      list.push(e);
+      this.events.set(e.conv, list);
+    }
+  }
+
+  head(conv: string): number {
+    return (this.events.get(conv) ?? []).reduce((m, e) => Math.max(m, e.seq), 0);
+  }
+
+  state(conv: string): { read: number; unread: number; head: number } {
+    const read = this.cursors.get(conv) ?? 0;
+    const unread = (this.events.get(conv) ?? []).filter((e) => e.kind === 'msg' && e.sender !== this.user && e.seq > read).length;
+    return { read, unread, head: this.head(conv) };
+  }
+
+  /** A `subbed` entry of `conv` with this device's `delivered`. */
+  entry(conv: string, delivered = 0): object {
+    const s = this.state(conv);
+    return { conv, head: s.head, delivered, read: s.read, unread: s.unread };
+  }
+
+  /** Moves the read cursor up (never down, never above the head) as a `read` does; the state after it. */
+  read(conv: string, seq: number): { read: number; unread: number; head: number } {
+    this.cursors.set(conv, Math.max(this.cursors.get(conv) ?? 0, Math.min(seq, this.head(conv))));
+    return this.state(conv);
+  }
+
+  /** The `readack` of a `read` frame. */
+  readack(f: Record<string, unknown>): object {
+    return { t: 'readack', rid: f.rid, conv: f.conv, ...this.read(f.conv as string, f.seq as number) };
+  }
+}

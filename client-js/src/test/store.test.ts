@@ -20,7 +20,7 @@ import { msg } from './fake-server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const tmp = () => mkdtemp(path.join(tmpdir(), 'imjs-store-'));
-const rec = (conv: string, cursor: number, last: Event | null = null): ConvRecord => ({ conv, cursor, held: [], last, readMark: 0, unread: 0 });
+const rec = (conv: string, cursor: number, last: Event | null = null): ConvRecord => ({ conv, cursor, held: [], last, readState: null, unread: 0 });
 let idbN = 0;
 
 const backends: Array<[string, () => Promise<() => Storage>]> = [
@@ -165,8 +165,8 @@ test('sqlite: the JSON state file of 0.1 is converted on open, its outbox kept; 
     const l = await s.load();
     assert.deepEqual(l.outbox.map((e) => [e.body, e.internalErrors]), [['typed before the upgrade', 1]]);
     assert.deepEqual(l.failed.map((e) => e.code), ['NOT_MEMBER']);
-    assert.deepEqual(l.convs.map((c) => [c.conv, c.cursor, c.held, c.last?.seq ?? null, c.readMark, c.unread]).sort(),
-      [['c', 2, [4], 4, 4, 0], ['e', 7, [], null, 0, 0]]);
+    assert.deepEqual(l.convs.map((c) => [c.conv, c.cursor, c.held, c.last?.seq ?? null, c.readState, c.unread]).sort(),
+      [['c', 2, [4], 4, null, 0], ['e', 7, [], null, null, 0]]);
     assert.deepEqual((await s.page('c', { limit: 10 })).map((e) => e.seq), [1, 2, 4]);
     await s.close();
     assert.equal(JSON.parse(readFileSync(`${file}.v0.json`, 'utf8')).outbox.length, 1, 'the old file is kept beside it');
@@ -220,7 +220,8 @@ test('indexeddb: a version 1 database (the whole state in one record) is convert
   const s = new IndexedDbStorage(name);
   const l = await s.load();
   assert.deepEqual(l.outbox.map((e) => e.body), ['pending']);
-  assert.deepEqual(l.convs.map((c) => [c.conv, c.cursor, c.held, c.last?.seq ?? null, c.readMark]).sort(), [['c', 2, [4], 4, 4], ['e', 7, [], null, 0]]);
+  assert.deepEqual(l.convs.map((c) => [c.conv, c.cursor, c.held, c.last?.seq ?? null, c.readState, c.unread]).sort(),
+    [['c', 2, [4], 4, null, 0], ['e', 7, [], null, null, 0]]);
   assert.deepEqual((await s.page('c', { limit: 10 })).map((e) => e.seq), [1, 2, 4]);
   await s.close();
   await IndexedDbStorage.delete(name);

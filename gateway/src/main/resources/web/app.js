@@ -2,8 +2,9 @@
 // resends with the same cmid, the local store by (conv, seq) in IndexedDB, the contiguous cursor, gap and
 // hint sync, acks only after the store is durable, reconnect with backoff, terminal vs retriable errors,
 // the INTERNAL cap) is the TypeScript SDK's (client-js/), whose browser build is committed under generated-sdk/
-// (`cd client-js && npm run build:web`; see docs/web-client.md). Per-device delivery state is read from
-// GET /api/conversations/{conv}/delivery.
+// (`cd client-js && npm run build:web`; see docs/web-client.md), and so are the user's read cursor and the
+// unread counts (the SDK's markRead, unreadCount, totalUnread and `unread` callback). Per-device delivery
+// state is read from GET /api/conversations/{conv}/delivery.
 import { ImClient, IndexedDbStorage, checkBody } from './generated-sdk/browser.js';
 
 const DELIVERY_POLL_MS = 1500;   // delivery state refresh while the page is visible
@@ -13,6 +14,7 @@ const STORE_PREFIX = 'im.web.';  // IndexedDB database per device install: im.we
 // backoff (0.5-1, 1-2, 2-4, 4-8 s) and gives the message up after its fifth such answer.
 const CLIENT_OPTIONS = { reconnectMinMs: 500, reconnectMaxMs: 10000, maxInternalErrors: 5 };
 const PAGE = 200;                // events shown of the open conversation: its newest, read from the local store
+const TITLE = document.title;    // with the total unread in front while there is any: "(3) IM web client"
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => {
@@ -34,6 +36,8 @@ const ui = {
   via: new Map(),           // `${conv}#${seq}` -> 'push' | 'sync' | 'sent'; absent: read from the local store
   sentNotStored: new Map(), // cmid -> own committed message whose event is not stored yet
   delivery: new Map(),      // conv -> {data, error}
+  shownUpTo: new Map(),     // conv -> the newest stored seq on screen (what markRead may read up to)
+  readRefused: new Map(),   // conv -> a seq whose markRead was refused for good (not asked again)
   storeName: null,          // the IndexedDB database of the signed-in device (deleted at sign-out)
   clearing: Promise.resolve(),   // a deletion of the last session's store, which a new sign-in waits for
 };
@@ -89,6 +93,8 @@ async function start(session) {
     renderSoon();
     if (source === 'push') refreshDeliverySoon();
   });
+  // Another device of the user read, a readack, a subscribe or a message from someone else: the badges.
+  on('unread', () => renderUnreadSoon());
   on('reset', (conv) => {
     for (const k of [...ui.via.keys()]) if (k.startsWith(`${conv}#`)) ui.via.delete(k);
     renderSoon();
@@ -224,36 +230,66 @@ async function render() {
   const mine = ++renders;
   const client = ui.client;
   const conv = ui.selected;
-  let summaries;
   let events;
   try {
-    [summaries, events] = await Promise.all([client.listConversations(), conv ? shownEvents(conv) : []]);
+    events = conv ? await shownEvents(conv) : [];
   } catch (e) {
     if (client === ui.client) showError(`The local store could not be read (${e.message})`);
     return;
   }
   if (mine !== renders || client !== ui.client || conv !== ui.selected) return;
-  renderConvs(new Map(summaries.map((x) => [x.conv, x])));
+  renderConvs();
   renderMessages(events);
-  // What is on screen is read: the newest shown event is the read mark (the unread count drops to 0).
+  // The newest stored event on screen: what the user has read once the page is visible and focused.
   const last = events.filter((e) => !ui.sentNotStored.has(e.cmid)).at(-1);
-  const summary = summaries.find((x) => x.conv === conv);
-  if (last && summary && last.seq > summary.readMark && document.visibilityState === 'visible') {
-    client.markRead(conv, last.seq).then(() => { if (mine === renders) renderConvs(null); }, () => { /* the fatal callback reports it */ });
-  }
+  if (last) ui.shownUpTo.set(conv, last.seq);
+  markShownRead();
 }
 
-let lastSummaries = new Map();
-/** The conversation list; `summaries` null: the last list read, with the open conversation read. */
-function renderConvs(summaries) {
-  if (summaries) lastSummaries = summaries;
-  else if (lastSummaries.has(ui.selected)) lastSummaries.get(ui.selected).unread = 0;
+/**
+ * What is on screen is read: when the page is visible and focused, the open conversation is marked read up
+ * to its newest shown event (the SDK sends `read` and the server's read cursor moves for every device of the
+ * user; the count comes down with its `readack`, through the `unread` callback). Also on focus and when the
+ * page becomes visible.
+ */
+function markShownRead() {
+  const client = ui.client;
+  const conv = ui.selected;
+  const seq = conv ? ui.shownUpTo.get(conv) : undefined;
+  if (!client || !ui.me || seq === undefined || document.visibilityState !== 'visible' || !document.hasFocus()) return;
+  if (seq <= (client.readState(conv)?.read ?? 0) || ui.readRefused.get(conv) === seq) return;
+  client.markRead(conv, seq).catch((err) => {
+    if (client !== ui.client || err.code === 'CLOSED' || err.retriable) return;   // signed out, or stopped (the fatal callback reports it)
+    ui.readRefused.set(conv, seq);
+    showError(`Could not mark ${conv} read (${err.message})`);
+  });
+}
+
+let unreadTimer = null;
+function renderUnreadSoon() {
+  if (unreadTimer === null) unreadTimer = setTimeout(() => { unreadTimer = null; renderConvs(); }, 0);
+}
+
+/** The conversation list with an unread badge each, and the total in the list's heading and the page's title. */
+function renderConvs() {
+  const client = ui.client;
   const ul = $('convs');
   ul.replaceChildren();
+  const total = client && ui.me ? client.totalUnread() : 0;
+  const totalEl = $('unread-total');
+  totalEl.textContent = total ? `${total} unread` : '';
+  totalEl.dataset.unread = String(total);
+  totalEl.hidden = !total;
+  document.title = total ? `(${total}) ${TITLE}` : TITLE;
+  if (!client) return;
   for (const id of [...ui.convs].sort((a, b) => a.localeCompare(b))) {
     const li = el('li');
-    const unread = lastSummaries.get(id)?.unread ?? 0;
-    const b = el('button', null, unread ? `${id} (${unread} unread)` : id);
+    const unread = client.unreadCount(id);
+    const b = el('button');
+    const badge = el('span', 'badge', String(unread));
+    badge.hidden = !unread;
+    badge.title = `${unread} unread`;
+    b.append(el('span', 'name', id), badge);
     b.dataset.unread = String(unread);
     b.type = 'button';
     b.dataset.conv = id;
@@ -405,9 +441,12 @@ function signOut({ clearStore = false } = {}) {
   ui.via.clear();
   ui.sentNotStored.clear();
   ui.delivery.clear();
+  ui.shownUpTo.clear();
+  ui.readRefused.clear();
   sessionStorage.removeItem(TOKEN_KEY);
   $('whoami').textContent = '';
   setStatus('signed-out', 'signed out');
+  renderConvs();   // no client: no badges, the page's own title
   render();
 }
 
@@ -435,7 +474,11 @@ $('signout').addEventListener('click', () => {
   signOut({ clearStore: true });
   hideError();
 });
-document.addEventListener('visibilitychange', refreshDelivery);
+document.addEventListener('visibilitychange', () => {
+  refreshDelivery();
+  markShownRead();
+});
+window.addEventListener('focus', markShownRead);
 setInterval(refreshDelivery, DELIVERY_POLL_MS);
 let token = sessionStorage.getItem(TOKEN_KEY);
 if (location.hash.startsWith('#token=')) {

@@ -2,6 +2,7 @@ package im.bench;
 
 import im.infra.db.Database;
 import im.store.directory.Directory;
+import im.store.send.ConversationLog;
 import im.store.send.SendSql;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,7 +21,7 @@ import java.util.stream.Stream;
 import org.HdrHistogram.Histogram;
 
 /**
- * The send transaction's floor: exactly {@link SendSql}'s statements, run by {@code pgbench}
+ * The send transaction's floor: exactly the statements of one send ({@link SendSql}, and {@link ConversationLog#NEXT_SEQ} for the seq), run by {@code pgbench}
  * (closed loop) against the same PostgreSQL as the platform. Its fixtures use ids that are digits
  * only, so that pgbench integer variables can carry them: pgbench client {@code i} is user
  * {@code 100000+i} with device {@code 200000+i}; conversation {@code j} is {@code 300000+j}, and its
@@ -77,7 +78,7 @@ final class PgbenchFloor {
     }
 
     /**
-     * The pgbench script: exactly {@link SendSql}'s statements in one transaction, {@code ?}
+     * The pgbench script: exactly the statements of one send ({@link SendSql}, and {@link ConversationLog#NEXT_SEQ} for the seq) in one transaction, {@code ?}
      * replaced in order by pgbench variables. The event id (a UUIDv7 made by the gateway in Java)
      * becomes a time-ordered UUID built in SQL, since pgbench variables are numbers.
      */
@@ -93,7 +94,7 @@ final class PgbenchFloor {
                 "BEGIN;",
                 // conv, conv, cmid, device
                 bind(SendSql.PRECHECK, ":conv", ":conv", ":cmid", ":dev") + ";",
-                bind(SendSql.NEXT_SEQ, ":conv") + " \\gset",
+                bind(ConversationLog.NEXT_SEQ, ":conv") + " \\gset",
                 // conv, seq, mid, sender, device, cmid, body, conv, sender
                 bind(SendSql.INSERT_MSG, ":conv", ":head_seq", mid, ":usr", ":dev", ":cmid", ":body", ":conv", ":usr") + ";",
                 "COMMIT;",

@@ -15,6 +15,7 @@ import im.protocol.FrameCodec;
 import im.protocol.ProtocolException;
 import im.protocol.Send;
 import im.protocol.Sent;
+import im.protocol.Read;
 import im.protocol.Sub;
 import im.protocol.Sync;
 import im.store.cursor.CursorWriter;
@@ -151,6 +152,8 @@ final class FrameDispatcher {
                 authenticate(conn, (Auth) frame);
             } else if (frame instanceof Send) {
                 send(conn, (Send) frame, received);
+            } else if (frame instanceof Read) {
+                conn.reply(reads.read(conn.principal(), (Read) frame));
             } else if (frame instanceof Sub) {
                 conn.reply(reads.subscribe(conn, (Sub) frame));
             } else if (frame instanceof Sync) {

@@ -12,6 +12,7 @@ import im.store.cursor.CursorService;
 import im.store.cursor.CursorSink;
 import im.store.cursor.CursorWriter;
 import im.store.cursor.KafkaCursorSink;
+import im.store.cursor.ReadCursors;
 import im.store.directory.Directory;
 import im.store.directory.DirectoryListing;
 import im.store.read.ConversationReader;
@@ -175,7 +176,7 @@ public final class Gateway implements AutoCloseable {
         limits = new ConnectionLimits(cfg);
         Audit audit = new Audit(meters, cfg.gatewayId());
         FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService,
-                cursorWriter, new ReadPath(reader, push), workers, faults, cfg,
+                cursorWriter, new ReadPath(reader, new ReadCursors(db, cursorSink), push), workers, faults, cfg,
                 new RequestMeters(meters, cfg.gatewayId()), limits, audit);
         endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push, limits);
         timers.scheduleWithFixedDelay(() -> limits.prune(System.nanoTime()), 1, 1, TimeUnit.MINUTES);
@@ -265,6 +266,8 @@ public final class Gateway implements AutoCloseable {
                 .description("event frames pushed to devices").tags(gw).register(meters);
         FunctionCounter.builder("im.hints.delivered", p == null ? NO_PUSHES : p.hintsDelivered, AtomicLong::get)
                 .description("hint frames pushed to devices").tags(gw).register(meters);
+        FunctionCounter.builder("im.unread.pushes", p == null ? NO_PUSHES : p.readsPushed, AtomicLong::get)
+                .description("unread frames pushed to devices: a read on another device of their user").tags(gw).register(meters);
         FunctionCounter.builder("im.interest.digests", p == null ? NO_PUSHES : p.digestsPublished, AtomicLong::get)
                 .description("interest digests written (one per partition of the interest topic per interval)").tags(gw).register(meters);
         FunctionCounter.builder("im.interest.resends", p == null ? NO_PUSHES : p.resyncsServed, AtomicLong::get)

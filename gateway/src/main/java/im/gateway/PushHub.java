@@ -9,6 +9,7 @@ import im.infra.kafka.Topics;
 import im.protocol.Event;
 import im.protocol.EventPush;
 import im.protocol.Hint;
+import im.protocol.Unread;
 import im.topics.ChannelRecord;
 import im.topics.EventRecord;
 import im.topics.Heartbeat;
@@ -17,6 +18,8 @@ import im.topics.InterestDigest;
 import im.topics.InterestRecord;
 import im.topics.MalformedRecordException;
 import im.topics.MembershipNotice;
+import im.topics.Notice;
+import im.topics.ReadNotice;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -77,6 +80,8 @@ final class PushHub implements AutoCloseable {
     final AtomicLong pushed = new AtomicLong();
     final AtomicLong droppedByFault = new AtomicLong();
     final AtomicLong hintsDelivered = new AtomicLong();
+    /** {@code unread} frames pushed: a read on another device of the connection's user. */
+    final AtomicLong readsPushed = new AtomicLong();
     private KafkaProducer<String, String> producer;
     private KafkaConsumer<String, String> consumer;
     private ScheduledExecutorService timer;
@@ -338,8 +343,13 @@ final class PushHub implements AutoCloseable {
             try {
                 for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
                     try {
-                        if (r.topic().equals(cfg.topics().notices())) onNotice(MembershipNotice.read(r.value()));
-                        else onChannel(ChannelRecord.read(r.value()));
+                        if (r.topic().equals(cfg.topics().notices())) {
+                            Notice n = Notice.read(r.value());
+                            if (n instanceof MembershipNotice m) onNotice(m);
+                            else onRead((ReadNotice) n);
+                        } else {
+                            onChannel(ChannelRecord.read(r.value()));
+                        }
                     } catch (MalformedRecordException e) {
                         log.warn(MalformedRecordException.describe(r.topic(), r.partition(), r.offset(), e));
                     } catch (RuntimeException e) {   // one record must not cost the rest of the batch
@@ -433,6 +443,32 @@ final class PushHub implements AutoCloseable {
             }
         }
         if (fanout != null) fanout.send();
+    }
+
+    /**
+     * A read cursor moved: the user's connections here other than the reading device's get the
+     * read state as an {@code unread} push (the reading device had it in its {@code readack}).
+     */
+    private void onRead(ReadNotice n) {
+        Set<DeviceConnection> conns = byUser.get(n.user());
+        if (conns == null) return;
+        DeviceConnection.PushText frame = null;
+        for (DeviceConnection c : conns) {
+            if (c.principal().deviceId().equals(n.device())) continue;
+            if (frame == null) frame = new DeviceConnection.PushText(new Unread(n.conv(), n.state()));
+            if (c.push(frame)) readsPushed.incrementAndGet();
+        }
+    }
+
+    /** Tells every gateway (this one included) that a read cursor moved; best effort, like a push. */
+    void publishRead(ReadNotice n) {
+        try {
+            producer.send(new ProducerRecord<>(cfg.topics().notices(), n.conv(), n.toJson()), (md, e) -> {
+                if (e != null) log.warn("read notice for {} not published (the other devices get the read state at their next sub): {}", n.conv(), e.toString());
+            });
+        } catch (org.apache.kafka.common.KafkaException e) {
+            log.warn("read notice for {} not published (the other devices get the read state at their next sub): {}", n.conv(), e.toString());
+        }
     }
 
     /** Whether the event's frame goes to this connection: the device's period covers it (and no fault drops it). */

@@ -4,27 +4,37 @@ import im.infra.identity.DevicePrincipal;
 import im.protocol.CatchUp;
 import im.protocol.CaughtUp;
 import im.protocol.ConvState;
+import im.protocol.Read;
+import im.protocol.ReadAck;
+import im.protocol.ReadState;
 import im.protocol.Sub;
 import im.protocol.Subbed;
 import im.protocol.Sync;
 import im.protocol.Synced;
+import im.store.cursor.ReadCursors;
 import im.store.read.CatchUpPage;
 import im.store.read.ConvCursor;
 import im.store.read.ConvPage;
 import im.store.read.ConversationReader;
 import im.store.read.SyncPage;
+import im.topics.ReadNotice;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/** {@code sub}, {@code sync} and {@code catchup}: the read side of the gateway, translated to wire frames. */
+/**
+ * {@code sub}, {@code sync}, {@code catchup} and {@code read}: the read side of the gateway,
+ * translated to wire frames.
+ */
 final class ReadPath {
     private final ConversationReader reader;
+    private final ReadCursors readCursors;
     private final PushHub push;   // null without Kafka: sub then only reports heads and cursors
 
-    ReadPath(ConversationReader reader, PushHub push) {
+    ReadPath(ConversationReader reader, ReadCursors readCursors, PushHub push) {
         this.reader = reader;
+        this.readCursors = readCursors;
         this.push = push;
     }
 
@@ -37,14 +47,31 @@ final class ReadPath {
     Subbed subscribe(DeviceConnection conn, Sub sub) {
         if (push != null) push.attach(conn);   // before the read: notices from now on reach this connection
         ConvPage page = reader.conversations(conn.principal(), sub.after() == null ? "" : sub.after(), sub.limit());
+        Map<String, ReadState> states = new HashMap<>();
+        List<String> ids = page.convs().stream().map(ConvCursor::conv).toList();
+        readCursors.states(conn.principal().userId(), ids).forEach(r -> states.put(r.conv(), r.state()));
         List<ConvState> convs = new ArrayList<>(page.convs().size());
         Map<String, Long> from = new HashMap<>();
         for (ConvCursor c : page.convs()) {
-            convs.add(new ConvState(c.conv(), c.head(), c.delivered(), 0, 0));   // read state: next commit
+            // The read state was taken just after the page (a head at least as new): its head is the
+            // entry's, since the unread count is counted at it (docs/protocol.md, "Read state").
+            ReadState r = states.getOrDefault(c.conv(), new ReadState(0, 0, c.head()));
+            convs.add(new ConvState(c.conv(), Math.max(c.head(), r.head()), c.delivered(), r.read(), r.unread()));
             if (c.member()) from.put(c.conv(), c.fromSeq());   // a left conversation is caught up by sync only
         }
         if (push != null) push.subscribe(conn, from);
         return new Subbed(sub.rid(), convs, page.more());
+    }
+
+    /**
+     * {@code read}: moves the user's read cursor and answers its read state; when it moved, the
+     * user's other connections, on every gateway, get it as an {@code unread} push through the
+     * notices topic.
+     */
+    ReadAck read(DevicePrincipal who, Read r) {
+        ReadCursors.Marked m = readCursors.markRead(who, r.conv(), r.seq());
+        if (m.moved() && push != null) push.publishRead(new ReadNotice(r.conv(), who.userId(), who.deviceId(), m.state()));
+        return new ReadAck(r.rid(), r.conv(), m.state());
     }
 
     /** A page of {@code s}, cut short ({@code more}) once its events' bytes would pass {@code maxBytes}. */

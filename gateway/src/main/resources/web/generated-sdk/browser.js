@@ -141,11 +141,11 @@ function upgrade(db, tx, oldVersion) {
                 const cursor = s.cursors?.[conv] ?? 0;
                 const held = Object.values(byseq).map((e) => e.seq).filter((q) => q > cursor).sort((a, b) => a - b);
                 // The history it held counts as read (the unread count of a record is that of its read mark).
-                tx.objectStore('convs').put({ conv, cursor, held, last, readMark: last?.seq ?? 0, unread: 0 });
+                tx.objectStore('convs').put({ conv, cursor, held, last, readState: null, unread: 0 });
             }
             for (const [conv, cursor] of Object.entries(s.cursors ?? {})) {
                 if (!s.events?.[conv])
-                    tx.objectStore('convs').put({ conv, cursor, held: [], last: null, readMark: 0, unread: 0 });
+                    tx.objectStore('convs').put({ conv, cursor, held: [], last: null, readState: null, unread: 0 });
             }
         }
         db.deleteObjectStore('state');

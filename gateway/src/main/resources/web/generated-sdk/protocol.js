@@ -44,7 +44,12 @@ export function checkBody(body) {
         throw new ImError('BODY_TOO_LARGE', `body: over ${Limits.MAX_BODY_BYTES} UTF-8 bytes`);
     }
 }
-/** Parses a server frame; returns null for a frame this client does not know (ignored, as the protocol says). */
+/**
+ * Parses a server frame; returns null for a frame this client does not know (ignored, as the protocol says). The
+ * read-state frames are checked strictly: a `readack` or `unread` whose `conv` is not a string or whose `read`,
+ * `unread` or `head` is not an integer 0 … MAX_SEQ is dropped (null), and so is a `subbed` entry's read state
+ * (`read`, `unread`: both or neither) when it is not such a pair; unknown fields are ignored.
+ */
 export function parseServerFrame(text) {
     let f;
     try {
@@ -56,5 +61,29 @@ export function parseServerFrame(text) {
     if (typeof f !== 'object' || f === null)
         return null;
     const t = f.t;
-    return ['authed', 'sent', 'acked', 'subbed', 'synced', 'caughtup', 'event', 'hint', 'error'].includes(t) ? f : null;
+    if (!KNOWN.has(t))
+        return null;
+    const o = f;
+    if (t === 'readack' || t === 'unread') {
+        if (typeof o.conv !== 'string' || !isSeq(o.read) || !isSeq(o.unread) || !isSeq(o.head))
+            return null;
+        if (t === 'readack' && typeof o.rid !== 'string')
+            return null;
+    }
+    else if (t === 'subbed' && Array.isArray(o.convs)) {
+        for (const c of o.convs) {
+            if (typeof c !== 'object' || c === null || (c.read === undefined && c.unread === undefined))
+                continue;
+            if (!isSeq(c.read) || !isSeq(c.unread)) { // not a read state: the entry is kept without one
+                delete c.read;
+                delete c.unread;
+            }
+        }
+    }
+    return f;
+}
+const KNOWN = new Set(['authed', 'sent', 'acked', 'readack', 'unread', 'subbed', 'synced', 'caughtup', 'event', 'hint', 'error']);
+/** A JSON integer 0 … MAX_SEQ (a seq, a cursor, a count). */
+function isSeq(x) {
+    return typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
 }

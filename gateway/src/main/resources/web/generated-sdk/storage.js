@@ -1,4 +1,15 @@
 // Generated from client-js/src by `cd client-js && npm run build:web`; do not edit (npm test checks it).
+/**
+ * A record as a store written before read state existed (`readMark`, the app's local mark, instead of
+ * `readState`) becomes one without a read state: its count stands until the server's first read state,
+ * which then is the truth (whatever the local mark said).
+ */
+export function upgradeRecord(r) {
+    if (r.readState !== undefined && r.readMark === undefined)
+        return r;
+    const { readMark: _, ...rest } = r;
+    return { ...rest, readState: r.readState ?? null, unread: r.unread ?? 0 };
+}
 /** Lower-cases A–Z only, as SQLite's LIKE and lower() do, so that every store matches the same way. */
 export function asciiLower(s) {
     return s.replace(/[A-Z]/g, (c) => c.toLowerCase());

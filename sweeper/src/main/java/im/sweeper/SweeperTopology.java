@@ -579,9 +579,9 @@ public final class SweeperTopology {
         @Override
         public void process(Record<String, String> r) {
             CursorRecord c = read(r, CursorRecord::read);
-            if (c == null) return;
+            if (c == null || c instanceof CursorRecord.Read) return;   // a user's read cursor: not delivery
             String conv = c.conv();
-            String pair = PairKey.of(conv, c.device());
+            String pair = PairKey.of(conv, c instanceof CursorRecord.Update u ? u.device() : ((CursorRecord.Deleted) c).device());
             if (c instanceof CursorRecord.Update u) {
                 String prev = cursors.get(pair);
                 Cursor merged = prev == null ? new Cursor(u.epoch(), u.delivered()) : PairState.cursor(prev).merge(u.epoch(), u.delivered());

@@ -71,6 +71,6 @@ final class Contract {
 
     /** The message a topic record value is, by its shape: an event, a cursor update or deletion. */
     static String cursorMessage(JsonNode value) {
-        return value.has("deleted") ? "cursorDeleted" : "cursorUpdate";
+        return value.has("user") ? "readCursor" : value.has("deleted") ? "cursorDeleted" : "cursorUpdate";
     }
 }

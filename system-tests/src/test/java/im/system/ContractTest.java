@@ -23,7 +23,11 @@ import im.protocol.EventPush;
 import im.protocol.FrameCodec;
 import im.protocol.Hint;
 import im.protocol.Send;
+import im.protocol.Read;
+import im.protocol.ReadAck;
+import im.protocol.ReadState;
 import im.protocol.Sent;
+import im.protocol.Unread;
 import im.protocol.ServerFrame;
 import im.protocol.Sub;
 import im.protocol.Subbed;
@@ -56,12 +60,15 @@ class ContractTest {
             Map.entry(Auth.class, new Auth("r0", "imt_abc")),
             Map.entry(Send.class, new Send("r1", "c-ab", "k1", "hi")),
             Map.entry(Ack.class, new Ack("r2", "c-ab", 3)),
+            Map.entry(Read.class, new Read("r6", "c-ab", 3)),
             Map.entry(Sub.class, new Sub("r3", "c-aa", 2)),
             Map.entry(CatchUp.class, new CatchUp("r5", new CatchUpPosition("c-aa", 4), 10)),
             Map.entry(Sync.class, new Sync("r4", "c-ab", 0, 100)),
             Map.entry(Authed.class, new Authed("r0", "u-ana", "d-ana", 1)),
             Map.entry(Sent.class, new Sent("r1", "c-ab", 3, "m-1", false, 1)),
             Map.entry(Acked.class, new Acked("r2", "c-ab", 3)),
+            Map.entry(ReadAck.class, new ReadAck("r6", "c-ab", new ReadState(3, 0, 3))),
+            Map.entry(Unread.class, new Unread("c-ab", new ReadState(2, 1, 3))),
             Map.entry(Subbed.class, new Subbed("r3", List.of(new ConvState("c-ab", 3, 2, 1, 1)), true)),
             Map.entry(CaughtUp.class, new CaughtUp("r5", List.of(JOIN, MSG), List.of(new CaughtUpRange("c-ab", 0, 3)), true,
                     new CatchUpPosition("c-ab", 3))),
@@ -93,7 +100,7 @@ class ContractTest {
         Set<String> frames = SAMPLES.values().stream().map(f -> readT(encode(f))).collect(Collectors.toCollection(TreeSet::new));
         assertEquals(frames, ws);
         assertEquals(Set.of("eventRecord"), names(CONTRACT.doc.path("channels").path("events").path("messages")));
-        assertEquals(Set.of("cursorUpdate", "cursorDeleted"), names(CONTRACT.doc.path("channels").path("cursors").path("messages")));
+        assertEquals(Set.of("cursorUpdate", "cursorDeleted", "readCursor"), names(CONTRACT.doc.path("channels").path("cursors").path("messages")));
     }
 
     @Test
@@ -116,6 +123,7 @@ class ContractTest {
         for (Class<?> c : CursorRecord.class.getPermittedSubclasses()) {
             List<CursorRecord> rs = c == CursorRecord.Deleted.class
                     ? List.of(new CursorRecord.Deleted("c-ab", "d-bo", 2), new CursorRecord.Deleted("c-ab", "d-bo", CursorRecord.Deleted.ANY_EPOCH))
+                    : c == CursorRecord.Read.class ? List.of(new CursorRecord.Read("c-ab", "u-bo", 4, 1L))
                     : List.of(new CursorRecord.Update("c-ab", "d-bo", 1, 4, 1L));
             for (CursorRecord r : rs) {
                 JsonNode v = read(r.toJson());

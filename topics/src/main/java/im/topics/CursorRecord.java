@@ -5,20 +5,24 @@ import java.util.Objects;
 
 /**
  * A record of {@code <prefix>cursors} (public, {@code v:1}, docs/topics.md): one device's delivered
- * cursor in a conversation moved ({@link Update}, published by the cursor service), or the device
- * reinstalled and its cursors of older installs are gone ({@link Deleted}, published by the CDC relay).
+ * cursor in a conversation moved ({@link Update}, published by the cursor service), the device
+ * reinstalled and its cursors of older installs are gone ({@link Deleted}, published by the CDC
+ * relay), or a user's read cursor in a conversation moved ({@link Read}, published by the gateway
+ * that took the read).
  */
-public sealed interface CursorRecord permits CursorRecord.Update, CursorRecord.Deleted {
+public sealed interface CursorRecord permits CursorRecord.Update, CursorRecord.Deleted, CursorRecord.Read {
     /** Schema version written as {@code "v"}. */
     int VERSION = 1;
 
     String conv();
 
-    String device();
-
     /** The record value: the key fields, then those of the kind (the inverse of {@link #read}). */
     default String toJson() {
-        ObjectNode n = RouteJson.JSON.createObjectNode().put("v", VERSION).put("conv", conv()).put("device", device());
+        ObjectNode n = RouteJson.JSON.createObjectNode().put("v", VERSION).put("conv", conv());
+        if (this instanceof Read r) {
+            return n.put("user", r.user()).put("read", r.read()).put("at", r.at()).toString();
+        }
+        n.put("device", this instanceof Update u ? u.device() : ((Deleted) this).device());
         if (this instanceof Update u) {
             n.put("epoch", u.epoch()).put("delivered", u.delivered()).put("at", u.at());
         } else {
@@ -60,10 +64,28 @@ public sealed interface CursorRecord permits CursorRecord.Update, CursorRecord.D
         }
     }
 
+    /**
+     * The user's read cursor in {@code conv} moved to {@code read}: the user has read every event
+     * with seq &le; {@code read} ({@code at}: when, epoch ms). It only grows and never passes the
+     * head the user may see; it has no device (it is the user's, on all its devices).
+     */
+    record Read(String conv, String user, long read, long at) implements CursorRecord {
+        public Read {
+            Objects.requireNonNull(conv, "conv");
+            Objects.requireNonNull(user, "user");
+            if (read < 0) throw new IllegalArgumentException("read must not be negative, got " + read);
+        }
+    }
+
     /** Reads a record value strictly; throws {@link MalformedRecordException} naming the field. */
     static CursorRecord read(String json) {
         Fields f = Fields.parse("cursor record", json).version(VERSION);
         String conv = f.id("conv");
+        if (f.has("user")) {
+            long read = f.integral("read");
+            if (read < 0) throw new MalformedRecordException("cursor record", "field 'read' must not be negative, got " + read);
+            return new Read(conv, f.id("user"), read, f.integral("at"));
+        }
         String device = f.id("device");
         if (f.has("deleted")) {
             if (!f.bool("deleted")) throw new MalformedRecordException("cursor record", "field 'deleted' is present but not true");

@@ -10,9 +10,7 @@ import java.util.Objects;
  * bulk join, {@code ev} carries the list of users ({@code user} is its first), so one notice per
  * event tells every gateway about all the users it added: O(added users) bytes, not a notice each.
  */
-public record MembershipNotice(String kind, String user, EventRecord ev) {
-    /** Schema version written as {@code "v"}. */
-    public static final int VERSION = 1;
+public record MembershipNotice(String kind, String user, EventRecord ev) implements Notice {
     private static final String RECORD = "membership notice";
 
     public MembershipNotice {
@@ -33,7 +31,10 @@ public record MembershipNotice(String kind, String user, EventRecord ev) {
 
     /** Reads a record value strictly; throws {@link MalformedRecordException} naming the field. */
     public static MembershipNotice read(String json) {
-        Fields f = Fields.parse(RECORD, json).version(VERSION);
+        return read(Fields.parse(RECORD, json).version(VERSION));
+    }
+
+    static MembershipNotice read(Fields f) {
         String kind = f.oneOf("kind", java.util.Set.of(im.protocol.Event.JOIN, im.protocol.Event.LEAVE));
         MembershipNotice n = new MembershipNotice(kind, f.id("user"), EventRecord.read(f.object("ev")));
         if (!n.kind.equals(n.ev.kind()) || !n.user.equals(n.ev.sender())) {
@@ -50,6 +51,7 @@ public record MembershipNotice(String kind, String user, EventRecord ev) {
         return ev.members();
     }
 
+    @Override
     public String toJson() {
         ObjectNode o = RouteJson.JSON.createObjectNode().put("v", VERSION).put("kind", kind).put("user", user);
         o.set("ev", ev.toJsonNode());

@@ -12,12 +12,25 @@ class CursorRecordTest {
     static final CursorRecord.Update UPDATE = new CursorRecord.Update("c-ab", "d-bo", 1, 4, 1796213414301L);
     static final CursorRecord.Deleted DELETED = new CursorRecord.Deleted("c-ab", "d-bo", 2);
     static final CursorRecord.Deleted LEGACY_DELETED = new CursorRecord.Deleted("c-ab", "d-bo", CursorRecord.Deleted.ANY_EPOCH);
+    static final CursorRecord.Read READ = new CursorRecord.Read("c-ab", "u-bo", 7, 1796213414302L);
 
     @Test
     void roundTripsAnUpdateAndADeletion() {
         assertEquals(UPDATE, CursorRecord.read(UPDATE.toJson()));
         assertEquals(DELETED, CursorRecord.read(DELETED.toJson()));
         assertEquals(LEGACY_DELETED, CursorRecord.read(LEGACY_DELETED.toJson()));
+        assertEquals(READ, CursorRecord.read(READ.toJson()));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"v", "conv", "read", "at"})
+    void refusesAReadMissingARequiredField(String field) {
+        RecordCases.missing(READ.toJson(), field, CursorRecord::read);
+    }
+
+    @Test
+    void refusesANegativeReadCursor() {
+        RecordCases.refused(READ.toJson(), o -> o.put("read", -1), "read", CursorRecord::read);
     }
 
     @Test
@@ -33,6 +46,7 @@ class CursorRecordTest {
         assertEquals("{\"v\":1,\"conv\":\"c-ab\",\"device\":\"d-bo\",\"epoch\":1,\"delivered\":4,\"at\":1796213414301}", UPDATE.toJson());
         assertEquals("{\"v\":1,\"conv\":\"c-ab\",\"device\":\"d-bo\",\"deleted\":true,\"epoch\":2}", DELETED.toJson());
         assertEquals("{\"v\":1,\"conv\":\"c-ab\",\"device\":\"d-bo\",\"deleted\":true}", LEGACY_DELETED.toJson());
+        assertEquals("{\"v\":1,\"conv\":\"c-ab\",\"user\":\"u-bo\",\"read\":7,\"at\":1796213414302}", READ.toJson());
     }
 
     @ParameterizedTest

@@ -46,17 +46,21 @@ import java.util.TreeMap;
  * <p>The cursor of a conversation is contiguous: every visible event with seq &le; cursor is stored.
  * It advances over stored seqs cursor+1, cursor+2, ... and, for a sync page whose {@code after} is
  * &le; the cursor, to the end of the range the page covers ({@code head} when {@code more} is false,
- * else the last event's seq), which may include seqs this device cannot see.
+ * else the last event's seq), which may include seqs this device cannot see. A push batch's cursor
+ * move is thus determined by the stored events, and is not written with them: the conversation rows
+ * are written every {@link #CONV_SYNC_CHUNK} events and rebuilt at open from the events after them.
+ * A sync page's move is written in its transaction.
  *
- * <p>Memory: one small row per conversation (cursor, last seq, read state), nothing per event; events
- * are read from the database page by page.
+ * <p>Memory: one small row per conversation (cursor, last seq, read state, unread count), nothing
+ * per event; events are read from the database page by page.
  *
  * <p>Unread counts follow docs/protocol.md, "Read state and unread counts": each conversation row keeps
  * the latest read state the server gave ({@code read_seq} the read cursor, {@code read_unread},
  * {@code read_head}; {@link #applyReadState} keeps the latest by that rule) and, in {@code unread}, the
- * messages of other users stored above {@code read_head}: a column updated in the batch's transaction
- * (O(1) per stored event, a duplicate never counts), recounted only above the new head when a newer
- * state is applied. The unread count now is {@code read_unread + unread}.
+ * messages of other users stored above {@code read_head}: kept per stored event (O(1), a duplicate
+ * never counts; in memory at once, in the row when the rows are written, see {@link #CONV_SYNC_CHUNK}),
+ * recounted only above the new head when a newer state is applied. The unread count now is
+ * {@code read_unread + unread}, read from memory.
  *
  * <p>Text search uses an FTS5 index (word tokens, unicode61), brought up to date in chunks of
  * {@link #FTS_CHUNK} events inside a batch's transaction and before every search.
@@ -70,8 +74,13 @@ import java.util.TreeMap;
  */
 public final class LocalStore implements AutoCloseable {
     public static final String FILE_NAME = "client.db";
-    /** The schema this SDK writes and reads; {@code user_version} of the database. */
-    static final int SCHEMA_VERSION = 2;
+    /**
+     * The schema this SDK writes and reads; {@code user_version} of the database. 2: the conversation
+     * rows may lag the events up to meta {@code convs_synced} ({@link #CONV_SYNC_CHUNK}); an SDK that
+     * reads only version 1 would take lagging rows for the truth, so it refuses such a file. 3: the
+     * server's read state per conversation. Files of versions 1 and 2 are upgraded at open ({@link #UPGRADES}).
+     */
+    static final int SCHEMA_VERSION = 3;
     /** The largest page any query returns. */
     public static final int MAX_PAGE = 1000;
 
@@ -97,12 +106,18 @@ public final class LocalStore implements AutoCloseable {
     };
 
     /**
-     * UPGRADES[v - 1] brings schema v to v + 1, in one transaction with the new {@code user_version}.
-     * 1 to 2: the server's read state per conversation. A read mark of schema 1 was local only; it is
-     * kept, with its count, as a state the server has not confirmed ({@code read_known} 0), which the
+     * UPGRADES[v - 1] brings schema v to v + 1, in one transaction with the new {@code user_version};
+     * a new store runs them all in the transaction that creates {@link #SCHEMA}.
+     * 1 to 2: the rows of version 1 were written in every batch, so they reflect every stored event.
+     * 2 to 3: the server's read state per conversation. A read mark of schema 1 and 2 was local only; it
+     * is kept, with its count, as a state the server has not confirmed ({@code read_known} 0), which the
      * first read state from the server replaces whatever its cursor: the server's cursor is the truth.
+     * Its count may lag like the rest of the row; open adds the events above {@code convs_synced} as before.
      */
     private static final String[][] UPGRADES = {
+        {
+            "INSERT OR REPLACE INTO meta (key, value) SELECT 'convs_synced', coalesce(max(id), 0) FROM events",
+        },
         {
             "ALTER TABLE convs ADD COLUMN read_head INTEGER NOT NULL DEFAULT 0",
             "ALTER TABLE convs ADD COLUMN read_unread INTEGER NOT NULL DEFAULT 0",
@@ -117,6 +132,19 @@ public final class LocalStore implements AutoCloseable {
      * this many events unindexed indexes them in its own transaction; a search indexes the rest first.
      */
     static final int FTS_CHUNK = 256;
+
+    /**
+     * A push batch that only moves cursors over the events it stores does not write the conversation
+     * rows (one page fewer per batch, about 7 % of its CPU): the rows lag the events, and meta
+     * {@code convs_synced} is the event id up to which they reflect them. They are written, and the
+     * mark moved to the highest event id, by a batch that leaves this many events unreflected, by every
+     * sync or catch-up page (its cursor jumps cannot be derived from the events), before the
+     * conversation list is read, with a read state applied (its recount reflects every event), before
+     * the device's user changes, and at close. At open the events above the mark (at most this many,
+     * plus one batch) are applied to the rows in memory as their batches applied them: the cursor
+     * moves over stored seqs, last message, unread count above the row's {@code read_head}.
+     */
+    static final int CONV_SYNC_CHUNK = 256;
 
     /** {@code PRAGMA wal_autocheckpoint}: see {@link #open}. */
     static final int WAL_CHECKPOINT_PAGES = 256;
@@ -141,16 +169,35 @@ public final class LocalStore implements AutoCloseable {
     private static final class Conv {
         long cursor;
         long lastSeq;
+        long lastAt;
         /**
-         * The mark above which stored messages of other users are counted in the {@code unread} column:
-         * the head of the latest read state (column {@code read_head}; the local read mark before schema 2).
+         * The mark above which stored messages of other users are counted in {@link #unread}: the head
+         * of the latest read state (column {@code read_head}; the local read mark before schema 3).
          */
-        long readSeq;
+        long readHead;
         /** The latest read state's cursor and unread (columns {@code read_seq}, {@code read_unread}). */
         long read;
         long readUnread;
-        /** The read state came from the server (a schema 1 mark did not: any server state replaces it). */
+        /** The read state came from the server (a mark of schema 1 or 2 did not: any server state replaces it). */
         boolean readKnown;
+        /** Messages of other users stored above {@link #readHead} (column {@code unread}). */
+        long unread;
+        /** The row in the database is behind these values (see {@link #CONV_SYNC_CHUNK}). */
+        boolean dirty;
+
+        Conv copy() {
+            Conv c = new Conv();
+            c.cursor = cursor;
+            c.lastSeq = lastSeq;
+            c.lastAt = lastAt;
+            c.readHead = readHead;
+            c.read = read;
+            c.readUnread = readUnread;
+            c.readKnown = readKnown;
+            c.unread = unread;
+            c.dirty = dirty;
+            return c;
+        }
     }
 
     private final Path file;
@@ -159,6 +206,9 @@ public final class LocalStore implements AutoCloseable {
     /** Events with id &le; this are in the search index (meta {@code fts_indexed}); the highest event id stored. */
     private long ftsIndexed;
     private long maxEventId;
+    /** Events with id &le; this are reflected in the conversation rows (meta {@code convs_synced}). */
+    private long convsSynced;
+    private final PreparedStatement saveSynced;
     private final PreparedStatement indexChunk;
     private final PreparedStatement saveIndexed;
     /** The device's user (from {@code authed}): its own messages are never unread. Null until known. */
@@ -176,13 +226,15 @@ public final class LocalStore implements AutoCloseable {
     private boolean closed;
 
     private LocalStore(Path file, Connection db, Map<String, Conv> convs, String selfUser, long ftsIndexed,
-                       long maxEventId) throws SQLException {
+                       long maxEventId, long convsSynced) throws SQLException {
         this.file = file;
+        this.convsSynced = convsSynced;
         this.ftsIndexed = ftsIndexed;
         this.maxEventId = maxEventId;
         this.indexChunk = db.prepareStatement("INSERT INTO events_fts (rowid, body) SELECT id, body FROM events"
                 + " WHERE id > ? AND id <= ? AND body IS NOT NULL");
         this.saveIndexed = db.prepareStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('fts_indexed', ?)");
+        this.saveSynced = db.prepareStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('convs_synced', ?)");
         this.db = db;
         this.convs = convs;
         this.selfUser = selfUser;
@@ -190,8 +242,7 @@ public final class LocalStore implements AutoCloseable {
                 "INSERT OR IGNORE INTO events (conv, seq, kind, mid, sender, cmid, body, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
         this.insertConv = db.prepareStatement("INSERT OR IGNORE INTO convs (conv) VALUES (?)");
         this.updateConv = db.prepareStatement(
-                "UPDATE convs SET cursor = ?, last_seq = ?, last_at = CASE WHEN ? THEN ? ELSE last_at END,"
-                        + " unread = unread + ? WHERE conv = ?");
+                "UPDATE convs SET cursor = ?, last_seq = ?, last_at = ?, unread = ? WHERE conv = ?");
         this.seqsAbove = db.prepareStatement("SELECT seq FROM events WHERE conv = ? AND seq > ? ORDER BY seq");
         this.hasEvent = db.prepareStatement("SELECT 1 FROM events WHERE conv = ? AND seq = ?");
         this.begin = db.prepareStatement("BEGIN IMMEDIATE");
@@ -212,7 +263,12 @@ public final class LocalStore implements AutoCloseable {
         checkHeader(file);
         Connection db = null;
         try {
-            db = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+            // sqlite-jdbc's generated keys: after every INSERT it would match the SQL with a regular
+            // expression and prepare, run and finalize a "SELECT last_insert_rowid()" the store never
+            // reads (a statement prepared per received batch); off.
+            java.util.Properties props = new java.util.Properties();
+            props.setProperty("jdbc.get_generated_keys", "false");
+            db = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath(), props);
             try (Statement st = db.createStatement()) {
                 // One connection of one process owns the file (the state directory's lock guards it): with
                 // the exclusive locking mode, set before WAL mode is entered, SQLite keeps its WAL index in
@@ -234,28 +290,31 @@ public final class LocalStore implements AutoCloseable {
                 }
                 if (version == 0) {
                     createSchema(db, st, file);
-                    version = 1;
+                } else {
+                    upgrade(db, st, version);
                 }
-                upgrade(db, st, version);
                 st.execute("DROP INDEX IF EXISTS convs_recent");   // written by earlier SDKs of schema 1; see conversations()
             }
             Map<String, Conv> convs = new HashMap<>();
             try (Statement st = db.createStatement();
-                 ResultSet rs = st.executeQuery(
-                         "SELECT conv, cursor, last_seq, read_head, read_seq, read_unread, read_known FROM convs")) {
+                 ResultSet rs = st.executeQuery("SELECT conv, cursor, last_seq, last_at, read_head, read_seq, read_unread,"
+                         + " read_known, unread FROM convs")) {
                 while (rs.next()) {
                     Conv c = new Conv();
                     c.cursor = rs.getLong(2);
                     c.lastSeq = rs.getLong(3);
-                    c.readSeq = rs.getLong(4);
-                    c.read = rs.getLong(5);
-                    c.readUnread = rs.getLong(6);
-                    c.readKnown = rs.getInt(7) != 0;
+                    c.lastAt = rs.getLong(4);
+                    c.readHead = rs.getLong(5);
+                    c.read = rs.getLong(6);
+                    c.readUnread = rs.getLong(7);
+                    c.readKnown = rs.getInt(8) != 0;
+                    c.unread = rs.getLong(9);
                     convs.put(rs.getString(1), c);
                 }
             }
             String self = null;
             long ftsIndexed = 0;
+            long synced = 0;
             long maxId = 0;
             try (Statement st = db.createStatement();
                  ResultSet rs = st.executeQuery("SELECT key, value FROM meta")) {
@@ -264,13 +323,17 @@ public final class LocalStore implements AutoCloseable {
                         self = rs.getString(2);
                     } else if ("fts_indexed".equals(rs.getString(1))) {
                         ftsIndexed = Long.parseLong(rs.getString(2));
+                    } else if ("convs_synced".equals(rs.getString(1))) {
+                        synced = Long.parseLong(rs.getString(2));
                     }
                 }
             }
             try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery("SELECT max(id) FROM events")) {
                 maxId = rs.next() ? rs.getLong(1) : 0;
             }
-            return new LocalStore(file, db, convs, self, ftsIndexed, maxId);
+            LocalStore store = new LocalStore(file, db, convs, self, ftsIndexed, maxId, synced);
+            store.replayUnsynced();
+            return store;
         } catch (SQLException e) {
             closeQuietly(db);
             throw error(file, "cannot open", e);
@@ -287,18 +350,22 @@ public final class LocalStore implements AutoCloseable {
                         "holds tables but no schema version (not a store of this SDK, or damaged)", null);
             }
         }
-        migrate(db, st, SCHEMA, 1);
+        List<String> sql = new ArrayList<>(Arrays.asList(SCHEMA));
+        for (String[] step : UPGRADES) {
+            sql.addAll(Arrays.asList(step));
+        }
+        migrate(db, st, sql, SCHEMA_VERSION);
     }
 
     /** Brings a store of schema {@code version} to {@link #SCHEMA_VERSION}, one transaction per step. */
     private static void upgrade(Connection db, Statement st, int version) throws SQLException {
         for (int v = version; v < SCHEMA_VERSION; v++) {
-            migrate(db, st, UPGRADES[v - 1], v + 1);
+            migrate(db, st, Arrays.asList(UPGRADES[v - 1]), v + 1);
         }
     }
 
     /** Runs {@code statements} and sets the schema version to {@code version}, in one transaction. */
-    private static void migrate(Connection db, Statement st, String[] statements, int version) throws SQLException {
+    private static void migrate(Connection db, Statement st, List<String> statements, int version) throws SQLException {
         db.setAutoCommit(false);
         try {
             for (String sql : statements) {
@@ -392,6 +459,7 @@ public final class LocalStore implements AutoCloseable {
         if (user.equals(selfUser)) {
             return;
         }
+        syncRows(); // the unread counts of the events above convs_synced are replayed with the stored user
         try (PreparedStatement ps = db.prepareStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('user', ?)")) {
             ps.setString(1, user);
             ps.executeUpdate();
@@ -489,7 +557,7 @@ public final class LocalStore implements AutoCloseable {
         }
         Map<String, Long> before = new LinkedHashMap<>();
         Map<String, Long> after = new LinkedHashMap<>();
-        Map<String, Long> lastSeqs = new HashMap<>();
+        Map<String, Conv> next = new HashMap<>();
         List<ReceivedEvent> added = new ArrayList<>();
         boolean wrote = false;
         try {
@@ -499,7 +567,8 @@ public final class LocalStore implements AutoCloseable {
                     Conv c = convs.get(conv);
                     long cur = c == null ? 0 : c.cursor;
                     long lastSeq = c == null ? 0 : c.lastSeq;
-                    long readSeq = c == null ? 0 : c.readSeq;
+                    long readHead = c == null ? 0 : c.readHead;
+                    long lastAt = c == null ? 0 : c.lastAt;
                     before.put(conv, cur);
                     long unread = 0;
                     ReceivedEvent newest = null;
@@ -512,9 +581,10 @@ public final class LocalStore implements AutoCloseable {
                         added.add(e);
                         if (e.seq() > lastSeq) {
                             lastSeq = e.seq();
+                            lastAt = e.at();
                             newest = e;
                         }
-                        if (e.seq() > readSeq && Event.MSG.equals(e.kind()) && !e.sender().equals(selfUser)) {
+                        if (e.seq() > readHead && Event.MSG.equals(e.kind()) && !e.sender().equals(selfUser)) {
                             unread++;
                         }
                     }
@@ -525,18 +595,21 @@ public final class LocalStore implements AutoCloseable {
                         moved = advance(conv, r[1]);
                     }
                     after.put(conv, moved);
-                    lastSeqs.put(conv, lastSeq);
-                    if (moved != cur || newest != null || unread > 0) {
-                        updateConv.setLong(1, moved);
-                        updateConv.setLong(2, lastSeq);
-                        updateConv.setBoolean(3, newest != null);
-                        updateConv.setLong(4, newest == null ? 0 : newest.at());
-                        updateConv.setLong(5, unread);
-                        updateConv.setString(6, conv);
-                        updateConv.executeUpdate();
-                        wrote = true;
-                    }
+                    Conv n = c == null ? new Conv() : c.copy();   // the read state as it is
+                    n.cursor = moved;
+                    n.lastSeq = lastSeq;
+                    n.lastAt = lastAt;
+                    n.unread += unread;
+                    n.dirty |= moved != cur || newest != null || unread > 0;
+                    next.put(conv, n);
                     wrote |= insertedConv;
+                }
+                // A sync or catch-up page may move cursors over seqs that are not stored: not derivable
+                // from the events, so the rows are written now (all of them, see CONV_SYNC_CHUNK).
+                boolean syncRows = !ranges.isEmpty() || maxEventId - convsSynced >= CONV_SYNC_CHUNK;
+                if (syncRows) {
+                    writeRows(next);
+                    wrote = true;
                 }
                 long indexedTo = ftsIndexed;
                 if (maxEventId - ftsIndexed >= FTS_CHUNK) {
@@ -548,6 +621,10 @@ public final class LocalStore implements AutoCloseable {
                     tx.execute("ROLLBACK");
                 }
                 ftsIndexed = indexedTo;
+                convs.putAll(next); // committed: now memory
+                if (syncRows) {
+                    syncedInMemory();
+                }
             } catch (SQLException | RuntimeException e) {
                 rollbackQuietly();
                 if (maxEventId > 0) {
@@ -558,13 +635,101 @@ public final class LocalStore implements AutoCloseable {
         } catch (SQLException e) {
             throw error(file, "cannot store a batch (nothing of it was stored)", e);
         }
-        // Committed: now memory.
-        for (String conv : touched) {
-            Conv c = convs.computeIfAbsent(conv, k -> new Conv());
-            c.cursor = after.get(conv);
-            c.lastSeq = lastSeqs.get(conv);
-        }
         return new Result(List.copyOf(added), before, after);
+    }
+
+    /**
+     * Inside a transaction: writes every dirty conversation row (those of {@code next} with the values
+     * of the batch under way) and moves {@code convs_synced} to the highest event id. Memory is marked
+     * clean by {@link #syncedInMemory} once the transaction committed.
+     */
+    private void writeRows(Map<String, Conv> next) throws SQLException {
+        Map<String, Conv> all = new HashMap<>(convs);
+        all.putAll(next);
+        for (Map.Entry<String, Conv> en : all.entrySet()) {
+            Conv c = en.getValue();
+            if (!c.dirty) {
+                continue;
+            }
+            updateConv.setLong(1, c.cursor);
+            updateConv.setLong(2, c.lastSeq);
+            updateConv.setLong(3, c.lastAt);
+            updateConv.setLong(4, c.unread);
+            updateConv.setString(5, en.getKey());
+            updateConv.executeUpdate();
+        }
+        saveSynced.setString(1, Long.toString(maxEventId));
+        saveSynced.executeUpdate();
+    }
+
+    /** After the commit of {@link #writeRows}: the rows now reflect every stored event. */
+    private void syncedInMemory() {
+        convs.values().forEach(c -> c.dirty = false);
+        convsSynced = maxEventId;
+    }
+
+    /** Some conversation row in the database is behind memory. */
+    private boolean rowsLag() {
+        return convsSynced != maxEventId || convs.values().stream().anyMatch(c -> c.dirty);
+    }
+
+    /** Writes the lagging conversation rows in their own transaction (see {@link #CONV_SYNC_CHUNK}). */
+    private void syncRows() throws IOException {
+        ensureOpen();
+        if (!rowsLag()) {
+            return;
+        }
+        try {
+            begin.execute();
+            try {
+                writeRows(Map.of());
+                commitTx.execute();
+                syncedInMemory();
+            } catch (SQLException | RuntimeException e) {
+                rollbackQuietly();
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw error(file, "cannot write the conversation rows", e);
+        }
+    }
+
+    /**
+     * At open: applies the events above {@code convs_synced} (stored by batches that did not write the
+     * rows) to the rows in memory, as those batches did: the last message, the unread count, and the
+     * cursor moved over the stored seqs above it. The rows are written at the next sync.
+     */
+    private void replayUnsynced() throws SQLException {
+        if (maxEventId <= convsSynced) {
+            return;
+        }
+        List<String> touched = new ArrayList<>();
+        try (PreparedStatement ps = db.prepareStatement(
+                "SELECT conv, seq, kind, sender, at FROM events WHERE id > ? ORDER BY id")) {
+            ps.setLong(1, convsSynced);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String conv = rs.getString(1);
+                    Conv c = convs.computeIfAbsent(conv, k -> new Conv());
+                    if (!c.dirty) {
+                        c.dirty = true;
+                        touched.add(conv);
+                    }
+                    long seq = rs.getLong(2);
+                    if (seq > c.lastSeq) {
+                        c.lastSeq = seq;
+                        c.lastAt = rs.getLong(5);
+                    }
+                    if (seq > c.readHead && Event.MSG.equals(rs.getString(3)) && !rs.getString(4).equals(selfUser)) {
+                        c.unread++;
+                    }
+                }
+            }
+        }
+        for (String conv : touched) {
+            Conv c = convs.get(conv);
+            c.cursor = advance(conv, c.cursor);
+        }
     }
 
     /** Inside a transaction: indexes the events (ftsIndexed, upTo] for search; returns upTo. */
@@ -667,6 +832,7 @@ public final class LocalStore implements AutoCloseable {
      */
     public synchronized List<ConversationSummary> conversations(ConversationSummary after, int limit) throws IOException {
         checkLimit(limit);
+        syncRows();
         String sql = "SELECT c.conv, c.cursor, c.read_seq, c.read_unread + c.unread, " + EVENT_COLUMNS
                 + " FROM (SELECT conv, cursor, read_seq, read_unread, unread, last_seq, last_at FROM convs"
                 + (after == null ? "" : " WHERE (last_at, conv) < (?, ?)")
@@ -801,18 +967,25 @@ public final class LocalStore implements AutoCloseable {
         states.forEach((conv, state) -> {
             Conv c = convs.get(conv);
             if (c == null || !c.readKnown
-                    || state.read() > c.read || state.read() == c.read && state.head() > c.readSeq) {
+                    || state.read() > c.read || state.read() == c.read && state.head() > c.readHead) {
                 newer.put(conv, state);
             }
         });
         if (newer.isEmpty()) {
             return java.util.Set.of();
         }
+        Map<String, Long> counts = new HashMap<>();
+        boolean syncing = rowsLag();
         try (PreparedStatement ps = db.prepareStatement("UPDATE convs SET read_seq = ?, read_unread = ?, read_head = ?,"
                 + " read_known = 1, unread = (SELECT count(*) FROM events WHERE conv = ? AND seq > ? AND kind = 'msg'"
-                + " AND sender IS NOT ?) WHERE conv = ?")) {
+                + " AND sender IS NOT ?) WHERE conv = ? RETURNING unread")) {
             begin.execute();
             try {
+                // The recount reflects every stored event: so must the other rows and convs_synced, or
+                // open would add the events above convs_synced to this count a second time.
+                if (syncing) {
+                    writeRows(Map.of());
+                }
                 for (Map.Entry<String, ReadState> e : newer.entrySet()) {
                     String conv = e.getKey();
                     ReadState state = e.getValue();
@@ -824,7 +997,9 @@ public final class LocalStore implements AutoCloseable {
                     ps.setLong(5, state.head());
                     ps.setString(6, selfUser);
                     ps.setString(7, conv);
-                    ps.executeUpdate();
+                    try (ResultSet rs = ps.executeQuery()) {
+                        counts.put(conv, rs.next() ? rs.getLong(1) : 0);
+                    }
                 }
                 commitTx.execute();
             } catch (SQLException | RuntimeException e) {
@@ -835,49 +1010,48 @@ public final class LocalStore implements AutoCloseable {
             throw error(file, "cannot store the read state of " + newer.keySet(), e);
         }
         // Committed: now memory.
+        if (syncing) {
+            syncedInMemory();
+        }
         newer.forEach((conv, state) -> {
             Conv now = convs.computeIfAbsent(conv, k -> new Conv());
-            now.readSeq = state.head();
+            now.readHead = state.head();
             now.read = state.read();
             now.readUnread = state.unread();
             now.readKnown = true;
+            now.unread = counts.get(conv);
         });
         return newer.keySet();
     }
 
-    /** The read cursor and the unread count now of {@code conv} (0 and 0 when nothing is known of it). */
+    /**
+     * The read cursor and the unread count now of {@code conv} (0 and 0 when nothing is known of it),
+     * from memory: the rows may lag the events ({@link #CONV_SYNC_CHUNK}), and the receive path asks
+     * after every batch.
+     */
     public synchronized ReadStatus readStatus(String conv) throws IOException {
         Objects.requireNonNull(conv, "conv");
-        ReadStatus s = readStatuses(" WHERE conv = ?", conv).get(conv);
-        return s == null ? new ReadStatus(conv, 0, 0) : s;
+        ensureOpen();
+        Conv c = convs.get(conv);
+        return c == null ? new ReadStatus(conv, 0, 0) : status(conv, c);
     }
 
     /** {@link #readStatus} of every conversation the store has a row for. */
     public synchronized Map<String, ReadStatus> readStatuses() throws IOException {
-        return readStatuses("", null);
+        ensureOpen();
+        Map<String, ReadStatus> out = new TreeMap<>();
+        convs.forEach((conv, c) -> out.put(conv, status(conv, c)));
+        return out;
     }
 
     /** The sum of the unread counts now over every conversation. */
     public synchronized long unreadTotal() throws IOException {
-        return readStatuses().values().stream().mapToLong(ReadStatus::unread).sum();
+        ensureOpen();
+        return convs.values().stream().mapToLong(c -> c.readUnread + c.unread).sum();
     }
 
-    private Map<String, ReadStatus> readStatuses(String where, String conv) throws IOException {
-        ensureOpen();
-        try (PreparedStatement ps = db.prepareStatement("SELECT conv, read_seq, read_unread + unread FROM convs" + where)) {
-            if (conv != null) {
-                ps.setString(1, conv);
-            }
-            Map<String, ReadStatus> out = new TreeMap<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.put(rs.getString(1), new ReadStatus(rs.getString(1), rs.getLong(2), rs.getLong(3)));
-                }
-            }
-            return out;
-        } catch (SQLException e) {
-            throw error(file, "cannot read the read state", e);
-        }
+    private static ReadStatus status(String conv, Conv c) {
+        return new ReadStatus(conv, c.read, c.readUnread + c.unread);
     }
 
     /** Runs {@code ps}, whose columns start with {@link #EVENT_COLUMNS}. */
@@ -992,6 +1166,11 @@ public final class LocalStore implements AutoCloseable {
     public synchronized void close() {
         if (closed) {
             return;
+        }
+        try {
+            syncRows(); // so that the next open replays nothing
+        } catch (IOException e) {
+            org.slf4j.LoggerFactory.getLogger(LocalStore.class).warn("closing the client store: {}", e.toString());
         }
         closed = true;
         closeQuietly(db);

@@ -25,6 +25,8 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The receive side of the SQLite store: cursors, duplicates, sync pages, reopen, crashes and damage, on a real file. */
 class LocalStoreTest {
@@ -237,6 +239,106 @@ class LocalStoreTest {
         }
     }
 
+    /** Makes a closed store of this SDK (its rows written) what schema 1 wrote: no read state columns, no convs_synced. */
+    static void asSchemaOne(Statement st) throws java.sql.SQLException {
+        for (String col : List.of("read_head", "read_unread", "read_known")) {
+            st.execute("ALTER TABLE convs DROP COLUMN " + col);
+        }
+        st.execute("DELETE FROM meta WHERE key = 'convs_synced'");
+        st.execute("PRAGMA user_version = 1");
+    }
+
+    static Event from(String sender, String conv, long seq) {
+        return new Event(conv, seq, Event.MSG, "m-" + seq, sender, "cm-" + seq, "body " + seq, 1_700_000_000_000L + seq);
+    }
+
+    /** Push batches do not write the conversation rows: a killed process's rows lag, and open rebuilds them from the events. */
+    @Test
+    void aKilledProcessWhoseConversationRowsLagTheEventsReopensWithTheSameCursorsLastMessagesAndUnreadCounts() throws IOException {
+        LocalStore s = store();
+        s.selfUser("u-me");
+        s.applyPage("b", 0, List.of(from("u-bob", "b", 2)), false, 3); // written with its rows: cursor 3 over invisible 1, 3
+        s.applyPushes(List.of(from("u-bob", "a", 1), from("u-bob", "a", 2)));
+        s.applyReadState("a", new ReadState(1, 0, 1)); // writes the rows
+        s.applyPushes(List.of(from("u-bob", "a", 3), from("u-me", "a", 4), from("u-bob", "a", 6))); // 5 missing
+        s.applyPushes(List.of(from("u-bob", "b", 4), from("u-bob", "b", 5)));
+        s.applyPushes(List.of(from("u-bob", "c", 1)));
+        s.applyPushes(List.of(from("u-bob", "d", 2))); // 1 missing: cursor stays 0
+        Path killed = crashCopy("lagging"); // before anything below writes the rows
+        Map<String, Long> cursors = s.cursors();
+        var list = s.conversations(null, 50);
+        assertEquals(Map.of("a", 4L, "b", 5L, "c", 1L, "d", 0L), cursors);
+        assertEquals(List.of("a", "b", "d", "c"), list.stream().map(c -> c.conv()).toList(), "most recent first");
+        assertEquals(List.of(3L, 3L, 1L, 1L), list.stream().map(c -> c.unread()).toList(), "own messages are not unread");
+        try (LocalStore r = LocalStore.open(killed)) {
+            assertEquals(cursors, r.cursors());
+            assertEquals(list, r.conversations(null, 50));
+            r.applyPushes(List.of(from("u-bob", "a", 5)));
+            assertEquals(6, r.cursor("a"), "the rebuilt cursor moves on over the stored 6");
+            assertEquals(4, r.conversations(null, 50).get(0).unread());
+        }
+    }
+
+    @Test
+    void aStoreOfSchemaOneWhoseRowsReflectEveryEventIsUpgradedWithoutCountingAnythingTwice() throws Exception {
+        LocalStore s = store();
+        s.applyPushes(List.of(ev("c", 1), ev("c", 2), ev("c", 4)));
+        var list = s.conversations(null, 50);
+        open.close();
+        open = null;
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(LocalStore.FILE_NAME));
+             Statement st = c.createStatement()) {
+            asSchemaOne(st);
+        }
+        LocalStore r = store();
+        assertEquals(2, r.cursor("c"));
+        assertEquals(list, r.conversations(null, 50));
+        assertEquals(3, list.get(0).unread(), "the rows counted each event once");
+        r.applyPushes(List.of(ev("c", 3)));
+        assertEquals(4, r.cursor("c"));
+    }
+
+    /**
+     * Stores written by the SDK of main at 3ee9762 (schema 1, conversation rows written in every batch):
+     * user u-me; a: 1, 2, 4 from u-bob, read up to 1; b: 1 from u-me, 2 from u-bob; c: a sync page
+     * (after 0, head 3) holding 2; one outbox entry. "closed" was closed (checkpointed, no WAL);
+     * "killed" is a copy taken before that close, everything in its WAL.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"closed", "killed"})
+    void aStoreWrittenBySchemaOneOfMainOpensWithItsCursorsUnreadCountsOutboxAndSearch(String which) throws Exception {
+        Path from = Path.of(LocalStoreTest.class.getResource("/stores/schema1-main-3ee9762/" + which).toURI());
+        try (var files = Files.list(from)) {
+            for (Path f : files.toList()) {
+                Files.copy(f, dir.resolve(f.getFileName()));
+            }
+        }
+        LocalStore r = store();
+        assertEquals(Map.of("a", 2L, "b", 2L, "c", 3L), r.cursors());
+        var list = r.conversations(null, 50);
+        assertEquals(List.of("a", "c", "b"), list.stream().map(c -> c.conv()).toList(), "most recent first, ties by id descending");
+        assertEquals(List.of(2L, 1L, 1L), list.stream().map(c -> c.unread()).toList(), "own messages and read ones are not unread");
+        assertEquals(4, list.get(0).last().seq());
+        assertEquals(List.of("cm-x"), r.outbox().stream().map(e -> e.cmid()).toList());
+        assertEquals(List.of(4L), r.search("body 4", null, null, 10).stream().map(ReceivedEvent::seq).toList());
+        r.applyPushes(List.of(from("u-bob", "a", 3), from("u-bob", "a", 5)));
+        assertEquals(5, r.cursor("a"));
+        Path killed = crashCopy("upgraded-then-killed"); // the rows of this schema lag these pushes
+        assertEquals(4, r.conversations(null, 50).get(0).unread());
+        r.close();
+        open = null;
+        try (LocalStore again = LocalStore.open(killed)) {
+            assertEquals(Map.of("a", 5L, "b", 2L, "c", 3L), again.cursors());
+            assertEquals(4, again.conversations(null, 50).get(0).unread());
+        }
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(LocalStore.FILE_NAME));
+             Statement st = c.createStatement();
+             var rs = st.executeQuery("PRAGMA user_version")) {
+            rs.next();
+            assertEquals(LocalStore.SCHEMA_VERSION, rs.getInt(1), "upgraded in place");
+        }
+    }
+
     @Test
     void aKilledProcessLeavesEveryCommittedBatchAfterTheWalRestartedSeveralTimes() throws IOException {
         LocalStore s = store();
@@ -368,10 +470,7 @@ class LocalStoreTest {
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(LocalStore.FILE_NAME));
              Statement st = c.createStatement()) {
             st.execute("UPDATE convs SET read_seq = 3, unread = 2");
-            for (String col : List.of("read_head", "read_unread", "read_known")) {
-                st.execute("ALTER TABLE convs DROP COLUMN " + col);
-            }
-            st.execute("PRAGMA user_version = 1");
+            asSchemaOne(st);
         }
         LocalStore s = store();
         assertEquals(new ReadStatus("c", 3, 2), s.readStatus("c"), "the local mark and its count, kept");

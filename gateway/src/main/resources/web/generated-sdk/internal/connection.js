@@ -10,6 +10,7 @@ export class Connection {
     sendPath;
     receive;
     acks;
+    reads;
     offlineWanted = false; // disconnect(): no reconnect until connect()
     who = null;
     reconnectAttempt = 0;
@@ -18,11 +19,12 @@ export class Connection {
     subscribedBefore = false;
     closed = false; // close() released the store: this client is done
     firstOnline = null;
-    constructor(core, sendPath, receive, acks) {
+    constructor(core, sendPath, receive, acks, reads) {
         this.core = core;
         this.sendPath = sendPath;
         this.receive = receive;
         this.acks = acks;
+        this.reads = reads;
         core.store.onBroken = (e) => this.fail(e);
     }
     get identity() {
@@ -89,6 +91,7 @@ export class Connection {
         core.ws = null;
         this.firstOnline?.reject(new ImError('CLOSED', 'closed'));
         this.firstOnline = null;
+        this.reads.stop(new ImError('CLOSED', 'closed'));
         core.listeners.end();
         await core.store.close();
     }
@@ -143,6 +146,7 @@ export class Connection {
             this.reconnectAttempt = 0;
             this.setState('online');
             this.sendPath.resendAll();
+            this.reads.resume();
             await this.subscribe(ws);
             this.firstOnline?.resolve(); // subscribed: pushes from here on reach this client
             this.firstOnline = null;
@@ -206,6 +210,9 @@ export class Connection {
             case 'hint':
                 this.receive.onHint(f.conv, f.head, f.why);
                 break;
+            case 'unread': // another device of the user moved the read cursor
+                void this.receive.onReadState(f.conv, { read: f.read, unread: f.unread, head: f.head });
+                break;
             case 'error': // unsolicited (STALE_INSTALL before the close)
                 if (f.code === 'STALE_INSTALL' || f.code === 'BAD_TOKEN')
                     this.fail(new ImError(f.code, f.msg));
@@ -223,6 +230,7 @@ export class Connection {
             this.onClosed(ws, 1000);
         }
         this.setState('failed', { reason: 'fatal', error: err });
+        this.reads.stop(err);
         this.firstOnline?.reject(err);
         this.firstOnline = null;
         this.core.listeners.emit('fatal', err);

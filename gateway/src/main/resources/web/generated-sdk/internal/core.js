@@ -34,6 +34,23 @@ export class Core {
         this.store = store;
         this.requests = new PendingRequests(o.requestTimeoutMs, () => this.ws);
     }
+    /** Per conversation, the read cursor and unread count last announced (`unread` listeners). */
+    announced = new Map();
+    /**
+     * Tells the `unread` listeners the read cursor and count of `conv` if they changed since last told; not while
+     * a read state is being applied (its count is being read from the store), which tells them once it is done.
+     */
+    announceUnread(conv) {
+        if (this.store.recounting(conv))
+            return;
+        const read = this.store.readState(conv)?.read ?? 0;
+        const unread = this.store.unread(conv);
+        const key = `${read}/${unread}`;
+        if (this.announced.get(conv) === key)
+            return;
+        this.announced.set(conv, key);
+        this.listeners.emit('unread', conv, read, unread);
+    }
     /** The retry and reconnect delay after `attempt` failures. */
     backoff(attempt) {
         return backoff(attempt, this.o.reconnectMinMs, this.o.reconnectMaxMs);

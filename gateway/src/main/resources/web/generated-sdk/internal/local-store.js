@@ -1,8 +1,9 @@
 // Generated from client-js/src by `cd client-js && npm run build:web`; do not edit (npm test checks it).
 import { ImError } from '../protocol.js';
+import { upgradeRecord } from '../storage.js';
 /**
  * The device's state in memory is only what is small: per conversation its record (cursor, the seqs held
- * above it, last event, read mark, unread count), the outbox and the failed sends. Events stay in the
+ * above it, last event, read state, unread count), the outbox and the failed sends. Events stay in the
  * storage and are read by page or search. Every change is written as a batch of ops; batches asked for
  * while one is being written are committed together as the next one (group commit), in order.
  * `durable` holds per conversation the cursor of the last batch the storage reported durable, the
@@ -17,6 +18,7 @@ export class LocalStore {
     outboxList = [];
     failedList = [];
     durable = new Map();
+    recounts = new Map();
     onBroken = () => { };
     broken = null;
     released = false;
@@ -33,7 +35,9 @@ export class LocalStore {
         this.me = l.me;
         this.convs.clear();
         this.durable.clear();
-        for (const r of l.convs) {
+        this.recounts.clear();
+        for (const stored of l.convs) {
+            const r = upgradeRecord(stored);
             this.convs.set(r.conv, r);
             this.durable.set(r.conv, r.cursor);
         }
@@ -125,7 +129,7 @@ export class LocalStore {
     }
     summaries() {
         const out = [...this.convs.values()].map((r) => ({ conv: r.conv, last: r.last ? { ...r.last } : null, unread: r.unread,
-            readMark: r.readMark, cursor: r.cursor }));
+            read: r.readState?.read ?? 0, cursor: r.cursor }));
         // Newest activity first (the last event's time, then its seq); conversations without events last.
         return out.sort((a, b) => (b.last?.at ?? -1) - (a.last?.at ?? -1) || (b.last?.seq ?? -1) - (a.last?.seq ?? -1)
             || (a.conv < b.conv ? -1 : a.conv > b.conv ? 1 : 0)); // not localeCompare: its first call loads the collator (~20 ms)
@@ -136,38 +140,76 @@ export class LocalStore {
     search(text, q) {
         return this.storage ? this.storage.search(text, q) : Promise.resolve([]);
     }
+    /** The latest read state of `conv` applied (null before the first). */
+    readState(conv) {
+        const s = this.convs.get(conv)?.readState;
+        return s ? { ...s } : null;
+    }
+    unread(conv) {
+        return this.convs.get(conv)?.unread ?? 0;
+    }
+    /** A read state of `conv` is being applied and the events held above its head are being counted. */
+    recounting(conv) {
+        return this.recounts.has(conv);
+    }
+    totalUnread() {
+        let n = 0;
+        for (const r of this.convs.values())
+            n += r.unread;
+        return n;
+    }
     /**
-     * Moves the read mark of `conv` up to `seq` (never down) and recounts the unread messages above it:
-     * nothing to read when the mark reaches the last event, else a read of the events above the mark.
+     * Applies a read state of `conv` from the server unless it is older than the one applied (a lower `read`, or
+     * the same `read` with a head not above): the count becomes its `unread` plus the messages of other users
+     * held above its `head` (read from the storage only when events above that head are held). Resolves true
+     * once the record is durable, false when the state was older and ignored.
      */
-    async markRead(conv, seq) {
-        const r = this.convs.get(conv);
-        if (!r || seq <= r.readMark)
-            return;
-        r.readMark = seq;
-        await this.flushed(); // events counted unread already but still being written are in the store before the recount
-        if (!r.last || seq >= r.last.seq)
-            r.unread = 0;
+    async applyRead(conv, s) {
+        const cur = this.convs.get(conv)?.readState;
+        if (cur && (s.read < cur.read || (s.read === cur.read && s.head <= cur.head)))
+            return false;
+        let r = this.convs.get(conv);
+        if (!r)
+            this.convs.set(conv, (r = newRecord(conv)));
+        r.readState = { read: s.read, unread: s.unread, head: s.head };
+        r.unread = s.unread;
+        const top = r.last?.seq ?? 0;
+        if (top <= s.head) {
+            this.recounts.delete(conv);
+        }
         else {
-            let unread = 0;
-            let after = seq;
-            for (;;) {
-                const page = await this.page(conv, { after, limit: 500 });
-                for (const e of page)
-                    if (this.countsUnread(e, r))
-                        unread++;
-                if (page.length < 500)
-                    break;
-                after = page[page.length - 1].seq;
-            }
-            if (r.readMark !== seq)
-                return; // a later markRead won meanwhile
-            r.unread = unread;
+            const rc = { head: s.head, upTo: top, cursor: r.cursor, held: new Set(r.held) };
+            this.recounts.set(conv, rc);
+            await this.flushed(); // the events held now are in the storage
+            const n = await this.countHeld(conv, rc);
+            if (this.recounts.get(conv) !== rc)
+                return true; // a later state (or a reset) took over, and writes its own record
+            this.recounts.delete(conv);
+            r.unread += n;
         }
         await this.write([{ op: 'conv', rec: { ...r, held: [...r.held] } }]);
+        return true;
     }
-    countsUnread(e, r) {
-        return e.kind === 'msg' && e.sender !== this.me && e.seq > r.readMark;
+    /** The messages of other users a recount covers: stored, held when it began, with `head < seq <= upTo`. */
+    async countHeld(conv, rc) {
+        let n = 0;
+        let after = rc.head;
+        for (;;) {
+            const page = await this.page(conv, { after, limit: 500 });
+            for (const e of page) {
+                if (e.seq > rc.upTo)
+                    return n;
+                if ((e.seq <= rc.cursor || rc.held.has(e.seq)) && this.countsUnread(e, rc.head))
+                    n++;
+            }
+            if (page.length < 500)
+                return n;
+            after = page[page.length - 1].seq;
+        }
+    }
+    /** A message of another user above `head` (the applied read state's; 0 when none) counts as unread. */
+    countsUnread(e, head) {
+        return e.kind === 'msg' && e.sender !== this.me && e.seq > head;
     }
     outbox() {
         return this.outboxList.map((e) => ({ ...e }));
@@ -188,7 +230,7 @@ export class LocalStore {
      */
     put(conv, events, completeTo) {
         let r = this.convs.get(conv);
-        r ??= { conv, cursor: 0, held: [], last: null, readMark: 0, unread: 0 };
+        r ??= newRecord(conv);
         const held = new Set(r.held);
         const fresh = [];
         for (const e of events) {
@@ -204,12 +246,14 @@ export class LocalStore {
             c = Math.max(c, completeTo);
         if (fresh.length === 0 && c === r.cursor)
             return null;
+        let counted = 0;
         for (const e of fresh) {
-            if (this.countsUnread(e, r))
-                r.unread++;
+            if (this.countsUnread(e, r.readState?.head ?? 0))
+                counted++;
             if (!r.last || e.seq > r.last.seq)
                 r.last = e;
         }
+        r.unread += counted;
         r.cursor = c;
         r.held = [...held].filter((s) => s > c).sort((a, b) => a - b);
         this.convs.set(conv, r);
@@ -217,7 +261,7 @@ export class LocalStore {
         if (fresh.length > 0)
             ops.push({ op: 'events', events: fresh });
         ops.push({ op: 'conv', rec: { ...r, held: [...r.held] } });
-        return { fresh, cursor: c, ops };
+        return { fresh, cursor: c, counted, ops };
     }
     madeDurable(conv, cursor) {
         this.durable.set(conv, Math.max(cursor, this.durable.get(conv) ?? 0));
@@ -226,6 +270,10 @@ export class LocalStore {
     drop(conv) {
         this.convs.delete(conv);
         this.durable.delete(conv);
+        this.recounts.delete(conv);
         return { op: 'dropConv', conv };
     }
+}
+function newRecord(conv) {
+    return { conv, cursor: 0, held: [], last: null, readState: null, unread: 0 };
 }

@@ -34,6 +34,10 @@ export class ReceivePath {
             }
         }
         this.core.listeners.emit('subscribed', this.conversations());
+        for (const c of convs) {
+            if (c.read !== undefined && c.unread !== undefined)
+                void this.onReadState(c.conv, { read: c.read, unread: c.unread, head: c.head });
+        }
         const behind = [];
         for (const c of convs) {
             this.acks.reportedDelivered(c.conv, c.delivered);
@@ -52,6 +56,16 @@ export class ReceivePath {
             const synced = done.filter(([, ok]) => ok).map(([c]) => c);
             this.core.listeners.emit('recovery', { reconnect, recovered: failed.length === 0 && reset.length === 0, synced, failed, reset });
         });
+    }
+    /** A read state from `subbed` or an `unread` push (another device of the user moved the read cursor). */
+    async onReadState(conv, state) {
+        try {
+            if (await this.core.store.applyRead(conv, state))
+                this.core.announceUnread(conv);
+        }
+        catch {
+            // the store failed: it is broken and the client stopped (see LocalStore)
+        }
     }
     onHint(conv, head, why) {
         this.core.listeners.emit('hint', conv, head, why);
@@ -186,6 +200,7 @@ export class ReceivePath {
         this.acks.forget(conv);
         this.core.store.write([op]).catch(() => undefined); // a failed write breaks the store and stops the client
         this.core.listeners.emit('reset', conv, head);
+        this.core.announceUnread(conv);
     }
     /** Stores new events, advances the contiguous cursor, waits for durability, then emits and acks. */
     async store(conv, events, completeTo, source) {
@@ -198,6 +213,8 @@ export class ReceivePath {
         put.fresh.sort((a, b) => a.seq - b.seq);
         for (const e of put.fresh)
             this.core.listeners.stored(e, source);
+        if (put.counted > 0)
+            this.core.announceUnread(conv);
         if (put.cursor > this.acks.delivered(conv))
             this.acks.want(conv, put.cursor); // durable before this line
     }

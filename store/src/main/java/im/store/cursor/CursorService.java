@@ -64,6 +64,16 @@ public final class CursorService {
      * then either visible to this check, or waits and deletes what this batch wrote. Without the
      * lock an old-epoch row could be written after the reinstall's delete.
      */
+    /**
+     * SQL: the last seq {@code user} (an SQL expression) may see in the conversation of the row
+     * {@code c} of {@code conversations}: the head while a member, else the end of its last period;
+     * NULL if it never was one ({@code Period}; {@code PeriodSqlIT} checks the ack cap built on it).
+     */
+    static String visibleHead(String user) {
+        return "(SELECT max(LEAST(COALESCE(m.to_seq, c.head_seq), c.head_seq)) FROM memberships m"
+                + " WHERE m.conv_id = c.conv_id AND m.user_id = " + user + ")";
+    }
+
     static final String CHECK =
             "WITH d AS MATERIALIZED (SELECT device_id, user_id, install_epoch, credential FROM devices"
             + "   WHERE device_id = ANY(?::text[]) ORDER BY device_id COLLATE \"C\" FOR SHARE)"
@@ -74,8 +84,7 @@ public final class CursorService {
             + "   FROM events e WHERE e.conv_id = q.conv AND e.seq = q.stored + 1) END,"
             + " q.credential"
             + " FROM (SELECT a.i, a.conv, d.install_epoch, d.credential, c.head_seq,"
-            + " (SELECT max(LEAST(COALESCE(m.to_seq, c.head_seq), c.head_seq)) FROM memberships m"
-            + "   WHERE m.conv_id = a.conv AND m.user_id = d.user_id) AS visible,"
+            + " " + visibleHead("d.user_id") + " AS visible,"
             + " (SELECT dc.delivered_seq FROM device_cursors dc"
             + "   WHERE dc.device_id = a.device AND dc.conv_id = a.conv AND dc.install_epoch = d.install_epoch) AS stored"
             + " FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS a(device, conv, i)"
@@ -113,8 +122,7 @@ public final class CursorService {
      * ack of a seq that no send is writing is refused at once.
      */
     static final String RECHECK =
-            "SELECT c.head_seq, (SELECT max(LEAST(COALESCE(m.to_seq, c.head_seq), c.head_seq)) FROM memberships m"
-            + "   WHERE m.conv_id = c.conv_id AND m.user_id = ?)"
+            "SELECT c.head_seq, " + visibleHead("?")
             + " FROM conversations c WHERE c.conv_id = ? FOR SHARE OF c";
 
     /** The outcome of one ack of a batch: the merged cursor, or why it was refused. */

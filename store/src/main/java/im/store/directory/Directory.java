@@ -348,7 +348,9 @@ public final class Directory {
         long seq = ConversationLog.nextSeq(c, conv).orElseThrow(
                 () -> new DirectoryException(DirectoryException.Code.NOT_FOUND, "no conversation " + conv));
         try (PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO events (conv_id, seq, kind, mid, sender, body) VALUES (?, ?, 'leave', ?::uuid, ?, '')")) {
+                "INSERT INTO events (conv_id, seq, kind, mid, sender, body, msg_no)"
+                + " SELECT r.conv, r.seq, 'leave', r.mid, r.sender, '', " + ConversationLog.msgNo("r.conv", "r.seq", "r.seq", false)
+                + " FROM (SELECT ?::text, ?::bigint, ?::uuid, ?::text) AS r(conv, seq, mid, sender)")) {
             ps.setString(1, conv);
             ps.setLong(2, seq);
             ps.setString(3, ConversationLog.newEventId(clock));

@@ -178,8 +178,9 @@ public final class Onboarding {
         long first = head - events + 1;
         Long[] userSeqs = new Long[users.size()];
         try (PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO events (conv_id, seq, kind, mid, sender, body, users, users_count)"
-                + " VALUES (?, ?, 'join', ?::uuid, ?, '', ?::text[], ?)")) {
+                "INSERT INTO events (conv_id, seq, kind, mid, sender, body, users, users_count, msg_no)"
+                + " SELECT r.conv, r.seq, 'join', r.mid, r.sender, '', r.users, r.n, " + ConversationLog.msgNo("r.conv", "r.seq", "r.seq", false)
+                + " FROM (SELECT ?::text, ?::bigint, ?::uuid, ?::text, ?::text[], ?::int) AS r(conv, seq, mid, sender, users, n)")) {
             int from = 0;
             for (int e = 0; e < events; e++) {
                 int size = users.size() / events + (e < users.size() % events ? 1 : 0);

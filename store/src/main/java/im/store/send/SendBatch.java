@@ -4,8 +4,6 @@ import im.infra.db.DatabaseUnavailableException;
 import im.infra.db.Transactions;
 import im.infra.fault.FaultPoint;
 import im.infra.fault.Faults;
-import im.infra.identity.DevicePrincipal;
-import im.protocol.ErrorCode;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -17,7 +15,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -25,9 +22,10 @@ import javax.sql.DataSource;
 /**
  * One try of a group-commit batch as a few set-based statements ({@link SendSql#BATCH_LOCK},
  * {@link SendSql#BATCH_PRECHECK}, {@link SendSql#BATCH_INSERT}, COMMIT), whatever the batch's
- * size. The decisions a per-send transaction makes in SQL (refusals, dups, seqs) are made here in
- * Java, in the batch's order, from what the pre-check read under the conversations' locks: a
- * refused send takes no seq, and a cmid used twice in the batch is a send and its dup.
+ * size. Each send is decided by {@link SendRules}, as a per-send transaction's is, in the batch's
+ * order, from what the pre-check read under the conversations' locks, with a send before it in the
+ * batch as an earlier send of its cmid: a refused send takes no seq, and a cmid used twice in the
+ * batch is a send and its dup.
  */
 final class SendBatch {
     /** What one try came to; the caller answers nothing itself unless {@link Kind#DONE}. */
@@ -77,7 +75,7 @@ final class SendBatch {
         try (Connection c = db.getConnection()) {
             c.setAutoCommit(false);
             try {
-                Map<String, Long> heads = lock(c, todo);
+                ConversationLog.Heads heads = lock(c, todo);
                 decide(c, todo, heads, out, rows);
                 if (rows.isEmpty()) {
                     c.rollback();   // dups and refusals only: read only
@@ -123,24 +121,21 @@ final class SendBatch {
     }
 
     /** Locks the batch's existing conversations and returns their heads. */
-    private static Map<String, Long> lock(Connection c, List<SendService.Pending> todo) throws SQLException {
+    private static ConversationLog.Heads lock(Connection c, List<SendService.Pending> todo) throws SQLException {
         TreeSet<String> convs = new TreeSet<>();
         for (SendService.Pending p : todo) convs.add(p.request().conv());
-        Map<String, Long> heads = new TreeMap<>();
+        ConversationLog.Heads heads = new ConversationLog.Heads();
         try (PreparedStatement ps = c.prepareStatement(SendSql.BATCH_LOCK)) {
             ps.setArray(1, c.createArrayOf("text", convs.toArray(String[]::new)));
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) heads.put(rs.getString(1), rs.getLong(2));
+                while (rs.next()) heads.locked(rs.getString(1), rs.getLong(2));
             }
         }
         return heads;
     }
 
-    /**
-     * Decides each send in order (the checks of {@link SendSql#PRECHECK}, in its order) and gives
-     * each accepted one the next seq of its conversation.
-     */
-    private void decide(Connection c, List<SendService.Pending> todo, Map<String, Long> heads, Object[] out, List<Row> rows)
+    /** Decides each send in order ({@link SendRules}) and gives each accepted one the next seq of its conversation. */
+    private void decide(Connection c, List<SendService.Pending> todo, ConversationLog.Heads heads, Object[] out, List<Row> rows)
             throws SQLException {
         int n = todo.size();
         String[] devs = new String[n];
@@ -171,51 +166,26 @@ final class SendBatch {
         }
     }
 
-    private Object decideOne(ResultSet rs, SendService.Request req, Map<String, Long> heads, Map<String, Integer> accepted,
+    private Object decideOne(ResultSet rs, SendService.Request req, ConversationLog.Heads heads, Map<String, Integer> accepted,
                              List<SendService.Pending> todo, List<Row> rows, int i) throws SQLException {
-        DevicePrincipal who = req.who();
-        Integer epoch = rs.getObject(1, Integer.class);
-        if (epoch == null || epoch != who.installEpoch()) {
-            throw new SendRejectedException(ErrorCode.STALE_INSTALL,
-                    "device " + who.deviceId() + " was reinstalled; this install may not send");
+        SendRules.Facts facts = SendRules.read(rs, heads.has(req.conv()));
+        Integer earlier = facts.earlierConv() == null ? accepted.get(facts.user() + '\u0000' + req.cmid()) : null;
+        if (earlier != null) facts = facts.withEarlier(todo.get(earlier).request());   // a send before it in this batch
+        if (SendRules.decide(req, facts) == SendRules.Verdict.DUP) {
+            // a dup of a committed send is answered now; of a send of this batch, with its seq once committed
+            return earlier != null ? earlier : SendRules.storedDup(rs, req);
         }
-        if (rs.getLong(9) != who.credential()) throw new SendRejectedException(ErrorCode.BAD_TOKEN, DevicePrincipal.CREDENTIAL_SUPERSEDED);
-        String user = rs.getString(2);
-        String dupConv = rs.getString(4);
-        if (dupConv != null) {
-            if (!dupConv.equals(req.conv()) || !rs.getString(7).equals(req.body())) throw cmidConflict(req);
-            return new SendResult(req.conv(), rs.getLong(5), rs.getString(6), true, who.installEpoch(),
-                    rs.getTimestamp(8).toInstant());
-        }
-        String key = user + '\u0000' + req.cmid();
-        Integer earlier = accepted.get(key);
-        if (earlier != null) {
-            SendService.Request first = todo.get(earlier).request();
-            if (!first.conv().equals(req.conv()) || !first.body().equals(req.body())) throw cmidConflict(req);
-            return earlier;   // the dup of a send of this batch: answered with its seq once committed
-        }
-        if (!heads.containsKey(req.conv())) {
-            throw new SendRejectedException(ErrorCode.UNKNOWN_CONV, "no conversation " + req.conv());
-        }
-        if (!rs.getBoolean(3)) throw new SendRejectedException(ErrorCode.NOT_MEMBER, "not a member of " + req.conv());
         faults.maybeHalt(FaultPoint.SEND_BEFORE_INSERT);
         faults.maybeFail(FaultPoint.SEND_BEFORE_INSERT);
-        long seq = heads.merge(req.conv(), 1L, Long::sum);
-        rows.add(new Row(req, seq, ConversationLog.newEventId(clock), user));
-        accepted.put(key, i);
+        long seq = heads.next(req.conv());
+        rows.add(new Row(req, seq, ConversationLog.newEventId(clock), facts.user()));
+        accepted.put(facts.user() + '\u0000' + req.cmid(), i);
         return rows.get(rows.size() - 1);
     }
 
-    private static SendRejectedException cmidConflict(SendService.Request req) {
-        return new SendRejectedException(ErrorCode.CMID_CONFLICT, "cmid " + req.cmid() + " was already used for a different message");
-    }
-
     /** Moves the heads and inserts the rows; false when a row was skipped (the batch must run again). */
-    private static boolean insert(Connection c, List<Row> rows, Map<String, Long> heads, Map<String, Instant> createdAt)
+    private static boolean insert(Connection c, List<Row> rows, ConversationLog.Heads heads, Map<String, Instant> createdAt)
             throws SQLException {
-        Map<String, Long> moved = new TreeMap<>();
-        for (Row r : rows) moved.put(r.conv(), heads.get(r.conv()));
-        String[] headConvs = moved.keySet().toArray(String[]::new);
         int n = rows.size();
         String[] convs = new String[n];
         Long[] seqs = new Long[n];
@@ -236,9 +206,7 @@ final class SendBatch {
             bodies[k] = req.body();
         }
         try (PreparedStatement ps = c.prepareStatement(SendSql.BATCH_INSERT)) {
-            ps.setArray(1, c.createArrayOf("text", headConvs));
-            ps.setArray(2, c.createArrayOf("int8", moved.values().toArray(Long[]::new)));
-            ps.setArray(3, c.createArrayOf("text", headConvs));
+            heads.bindMove(c, ps, 1);
             ps.setArray(4, c.createArrayOf("text", convs));
             ps.setArray(5, c.createArrayOf("int8", seqs));
             ps.setArray(6, c.createArrayOf("uuid", mids));

@@ -1,6 +1,5 @@
 package im.store.send;
 
-import im.protocol.ErrorCode;
 import im.infra.config.ConfigKeys;
 import im.infra.db.DatabaseUnavailableException;
 import im.infra.db.Transactions;
@@ -270,42 +269,20 @@ public final class SendService implements AutoCloseable {
 
     private SendResult inTransaction(Connection c, DevicePrincipal who, String conv, String cmid, String body)
             throws SQLException {
+        Request req = new Request(who, conv, cmid, body);
         String user;
-        boolean convExists;
-        boolean member;
         try (PreparedStatement ps = c.prepareStatement(SendSql.PRECHECK)) {
             ps.setString(1, conv);
             ps.setString(2, conv);
             ps.setString(3, cmid);
             ps.setString(4, who.deviceId());
             try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next() || rs.getInt(1) != who.installEpoch()) {
-                    throw new SendRejectedException(ErrorCode.STALE_INSTALL,
-                            "device " + who.deviceId() + " was reinstalled; this install may not send");
-                }
-                if (rs.getLong(10) != who.credential()) throw new SendRejectedException(ErrorCode.BAD_TOKEN, DevicePrincipal.CREDENTIAL_SUPERSEDED);
-                user = rs.getString(2);
-                convExists = rs.getBoolean(3);
-                member = rs.getBoolean(4);
-                String dupConv = rs.getString(5);
-                if (dupConv != null) {
-                    if (!dupConv.equals(conv) || !rs.getString(8).equals(body)) {
-                        throw new SendRejectedException(ErrorCode.CMID_CONFLICT,
-                                "cmid " + cmid + " was already used for a different message");
-                    }
-                    return new SendResult(conv, rs.getLong(6), rs.getString(7), true, who.installEpoch(),
-                            rs.getTimestamp(9).toInstant());
-                }
+                SendRules.Facts facts = rs.next() ? SendRules.read(rs, rs.getBoolean(10)) : SendRules.NO_DEVICE;
+                if (SendRules.decide(req, facts) == SendRules.Verdict.DUP) return SendRules.storedDup(rs, req);
+                user = facts.user();
             }
         }
-        if (!convExists) {
-            throw new SendRejectedException(ErrorCode.UNKNOWN_CONV, "no conversation " + conv);
-        }
-        if (!member) {
-            throw new SendRejectedException(ErrorCode.NOT_MEMBER, "not a member of " + conv);
-        }
-        long seq = ConversationLog.nextSeq(c, conv).orElseThrow(
-                () -> new SendRejectedException(ErrorCode.UNKNOWN_CONV, "no conversation " + conv));
+        long seq = ConversationLog.nextSeq(c, conv).orElseThrow(() -> SendRules.unknownConv(conv));
         faults.maybeHalt(FaultPoint.SEND_BEFORE_INSERT);
         faults.maybeFail(FaultPoint.SEND_BEFORE_INSERT);
         String mid = ConversationLog.newEventId(clock);
@@ -323,7 +300,7 @@ public final class SendService implements AutoCloseable {
                 if (!rs.next()) {
                     // The sender left while we waited for the conversation's lock; the rollback
                     // that follows this refusal gives the seq back.
-                    throw new SendRejectedException(ErrorCode.NOT_MEMBER, "not a member of " + conv);
+                    throw SendRules.notMember(conv);
                 }
                 return new SendResult(conv, seq, mid, false, who.installEpoch(), rs.getTimestamp(1).toInstant());
             }

@@ -1,28 +1,28 @@
 package im.store.send;
 
 /**
- * The SQL of one send, in the order it runs inside one transaction. Public so the benchmark can
- * run exactly these statements through pgbench as the floor.
+ * The SQL of one send, in the order it runs inside one transaction: {@link #PRECHECK}, the seq
+ * ({@link ConversationLog#NEXT_SEQ}, where every statement that moves a head lives), then
+ * {@link #INSERT_MSG}. Public so the benchmark can run exactly these statements through pgbench as
+ * the floor.
  */
 public final class SendSql {
     /**
-     * One round trip for every check that can refuse a send before any lock is taken: the device's
-     * current install epoch, an earlier event with this (sender, cmid), whether the conversation
-     * exists and whether the sender is a member now; last, the device's credential number (its
-     * token renewed or revoked since the session authenticated). Parameters: conv, conv, cmid, device.
+     * One round trip for every fact that can refuse a send before any lock is taken: the device's
+     * current install epoch, whether the sender is a member now, an earlier event with this
+     * (sender, cmid), the device's credential number (its token renewed or revoked since the
+     * session authenticated) and, last, whether the conversation exists. The first nine columns are
+     * {@link #BATCH_PRECHECK}'s, so {@link SendRules} reads and decides both alike.
+     * Parameters: conv, conv, cmid, device.
      */
     public static final String PRECHECK =
             "SELECT d.install_epoch, d.user_id,"
-            + " EXISTS (SELECT 1 FROM conversations c WHERE c.conv_id = ?) AS conv_exists,"
             + " EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = ? AND m.user_id = d.user_id"
             + "         AND m.to_seq IS NULL) AS is_member,"
-            + " e.conv_id, e.seq, e.mid, e.body, e.created_at, d.credential"
+            + " e.conv_id, e.seq, e.mid, e.body, e.created_at, d.credential,"
+            + " EXISTS (SELECT 1 FROM conversations c WHERE c.conv_id = ?) AS conv_exists"
             + " FROM devices d LEFT JOIN events e ON e.sender = d.user_id AND e.cmid = ?"
             + " WHERE d.device_id = ?";
-
-    /** Allocates the next seq; the row lock it takes serialises the conversation's writers. */
-    public static final String NEXT_SEQ =
-            "UPDATE conversations SET head_seq = head_seq + 1 WHERE conv_id = ? RETURNING head_seq";
 
     /**
      * Inserts the event only if the sender is still a member, checked after the conversation
@@ -30,8 +30,11 @@ public final class SendSql {
      * Parameters: conv, seq, mid, sender, device, cmid, body, conv, sender.
      */
     public static final String INSERT_MSG =
-            "INSERT INTO events (conv_id, seq, kind, mid, sender, sender_device, cmid, body)"
-            + " SELECT ?, ?, 'msg', ?::uuid, ?, ?, ?, ?"
+            "INSERT INTO events (conv_id, seq, kind, mid, sender, sender_device, cmid, body, msg_no, own_no)"
+            + " SELECT r.conv, r.seq, 'msg', r.mid, r.sender, r.dev, r.cmid, r.body,"
+            + " " + ConversationLog.msgNo("r.conv", "r.seq", "r.seq", true) + ","
+            + " " + ConversationLog.ownNo("r.conv", "r.sender", "1")
+            + " FROM (SELECT ?::text, ?::bigint, ?::uuid, ?::text, ?::text, ?::text, ?::text) AS r(conv, seq, mid, sender, dev, cmid, body)"
             + " WHERE EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = ? AND m.user_id = ? AND m.to_seq IS NULL)"
             + " RETURNING created_at";
 
@@ -53,7 +56,8 @@ public final class SendSql {
 
     /**
      * PRECHECK for every send of a batch, run after BATCH_LOCK (membership can change only under
-     * the conversation's lock, so what it reads holds until COMMIT). One row per send, in order.
+     * the conversation's lock, so what it reads holds until COMMIT). One row per send, in order,
+     * with PRECHECK's first nine columns (whether the conversation exists is what BATCH_LOCK found).
      * Parameters: device ids, conv ids, cmids (text[] of equal length).
      */
     public static final String BATCH_PRECHECK =
@@ -68,21 +72,24 @@ public final class SendSql {
             + " ORDER BY r.i";
 
     /**
-     * Moves the heads and inserts the batch's events in one statement. A row whose sender is no
-     * longer a member, or whose (sender, cmid) a concurrent transaction committed, is skipped (not
-     * an error): the caller compares the rows returned with the rows given, and on a difference
-     * rolls back and runs the batch again. Parameters: conv ids, new heads, the same conv ids again
-     * (text[], bigint[], text[]: the ANY gives the generic plan an index condition);
+     * Moves the heads ({@link ConversationLog#MOVE_HEADS}, to what {@link ConversationLog.Heads}
+     * allocated) and inserts the batch's events in one statement. A row whose sender is no longer a
+     * member, or whose (sender, cmid) a concurrent transaction committed, is skipped (not an
+     * error): the caller compares the rows returned with the rows given, and on a difference rolls
+     * back and runs the batch again. Parameters: MOVE_HEADS's three (conv ids, new heads, conv ids);
      * conv ids, seqs, mids, senders, devices, cmids, bodies (text[], bigint[], uuid[], text[] x4).
      */
     public static final String BATCH_INSERT =
-            "WITH heads AS (UPDATE conversations c SET head_seq = h.head"
-            + "     FROM unnest(?::text[], ?::bigint[]) AS h(conv, head)"
-            + "     WHERE c.conv_id = ANY (?::text[]) AND c.conv_id = h.conv)"
-            + " INSERT INTO events (conv_id, seq, kind, mid, sender, sender_device, cmid, body)"
-            + " SELECT r.conv, r.seq, 'msg', r.mid, r.sender, r.dev, r.cmid, r.body"
-            + " FROM unnest(?::text[], ?::bigint[], ?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[])"
-            + "     AS r(conv, seq, mid, sender, dev, cmid, body)"
+            "WITH heads AS (" + ConversationLog.MOVE_HEADS + ")"
+            + " INSERT INTO events (conv_id, seq, kind, mid, sender, sender_device, cmid, body, msg_no, own_no)"
+            + " SELECT r.conv, r.seq, 'msg', r.mid, r.sender, r.dev, r.cmid, r.body,"
+            + " " + ConversationLog.msgNo("r.conv", "r.first", "r.seq", true) + ","
+            + " " + ConversationLog.ownNo("r.conv", "r.sender", "r.nth")
+            // a conversation's rows of a batch have consecutive seqs from its first (else the batch rolls back)
+            + " FROM (SELECT u.*, min(u.seq) OVER (PARTITION BY u.conv) AS first,"
+            + "     row_number() OVER (PARTITION BY u.conv, u.sender ORDER BY u.seq) AS nth"
+            + "   FROM unnest(?::text[], ?::bigint[], ?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[])"
+            + "     AS u(conv, seq, mid, sender, dev, cmid, body)) r"
             + " CROSS JOIN LATERAL (SELECT 1 FROM memberships m"
             + "     WHERE m.conv_id = r.conv AND m.user_id = r.sender AND m.to_seq IS NULL LIMIT 1) m"
             + " ON CONFLICT ON CONSTRAINT events_sender_cmid DO NOTHING"

@@ -88,7 +88,7 @@ class SendServiceIT extends SendTestBase {
     void rolledBackAllocationConsumesNoSeq() throws Exception {
         try (Connection c = db.getConnection()) {
             c.setAutoCommit(false);
-            try (PreparedStatement ps = c.prepareStatement(SendSql.NEXT_SEQ)) {
+            try (PreparedStatement ps = c.prepareStatement(ConversationLog.NEXT_SEQ)) {
                 ps.setString(1, "c-ab");
                 ps.executeQuery().close();
             }

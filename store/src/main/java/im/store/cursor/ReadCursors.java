@@ -1,0 +1,186 @@
+package im.store.cursor;
+
+import im.infra.db.Transactions;
+import im.infra.identity.DevicePrincipal;
+import im.protocol.ErrorCode;
+import im.protocol.ReadState;
+import im.topics.CursorRecord;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * The users' read cursors ({@code read_cursors}) and the read state they give
+ * (docs/protocol.md, "Read state and unread counts"). A read cursor is per user and
+ * conversation; it only grows ({@code GREATEST}) and never passes the head the user may see: a
+ * read above the conversation's head is refused {@code CURSOR_AHEAD} (after the same locking
+ * re-read as an ack, {@link CursorService#RECHECK}), a former member's is capped at its leave.
+ *
+ * <p>The unread count of a state is {@code unread_between(conv, user, low, head)} (migration V9):
+ * the messages of others with {@code low < seq <= head}, where {@code head} is the head the user
+ * may see and {@code low} the read cursor, or the start of the user's last period if that is
+ * later (messages before it, or in an earlier period, are not counted). Two running counts on the
+ * events make it four index probes whatever the history's length.
+ *
+ * <p>A read that moves the cursor is published as a {@link CursorRecord.Read} through the
+ * {@link CursorSink} before its transaction commits, like a delivered cursor.
+ */
+public final class ReadCursors {
+    /**
+     * The device's install (locked FOR SHARE until commit, as an ack's check does: a reinstall
+     * waits), the head, the last seq the user may see (NULL if never a member), the start of the
+     * user's last period, and the stored read cursor.
+     */
+    static final String CHECK =
+            "SELECT d.install_epoch, d.credential, c.head_seq,"
+            + " " + CursorService.visibleHead("d.user_id") + ","
+            + " (SELECT max(m.from_seq) FROM memberships m WHERE m.conv_id = c.conv_id AND m.user_id = d.user_id),"
+            + " (SELECT r.read_seq FROM read_cursors r WHERE r.user_id = d.user_id AND r.conv_id = c.conv_id)"
+            + " FROM devices d LEFT JOIN conversations c ON c.conv_id = ?"
+            + " WHERE d.device_id = ? FOR SHARE OF d";
+
+    static final String UPSERT =
+            "INSERT INTO read_cursors AS r (user_id, conv_id, read_seq) VALUES (?, ?, ?)"
+            + " ON CONFLICT (user_id, conv_id) DO UPDATE SET read_seq = EXCLUDED.read_seq, updated_at = clock_timestamp()"
+            + " WHERE r.read_seq < EXCLUDED.read_seq"
+            + " RETURNING (extract(epoch FROM updated_at) * 1000)::bigint";
+
+    static final String UNREAD = "SELECT unread_between(?, ?, ?, ?)";
+
+    /**
+     * The read state of each of a user's conversations in {@code convs} (at most a page of
+     * {@code sub}): conversation, read cursor, unread count, the head the user may see. A
+     * conversation the user never was a member of is not listed.
+     */
+    static final String STATES =
+            "SELECT q.conv, COALESCE(q.read, 0), unread_between(q.conv, ?, GREATEST(COALESCE(q.read, 0), q.last_from), q.visible), q.visible"
+            + " FROM (SELECT c.conv_id AS conv,"
+            + "   " + CursorService.visibleHead("?") + " AS visible,"
+            + "   (SELECT max(m.from_seq) FROM memberships m WHERE m.conv_id = c.conv_id AND m.user_id = ?) AS last_from,"
+            + "   (SELECT r.read_seq FROM read_cursors r WHERE r.user_id = ? AND r.conv_id = c.conv_id) AS read"
+            + "   FROM conversations c WHERE c.conv_id = ANY(?::text[]) OFFSET 0) q"
+            + " WHERE q.visible IS NOT NULL";
+
+    /** A conversation's read state, as {@link #states} lists it. */
+    public record ConvReadState(String conv, ReadState state) {}
+
+    /** The read state after a read, and whether the read moved the cursor (then it was published). */
+    public record Marked(ReadState state, boolean moved) {}
+
+    private final DataSource db;
+    private final CursorSink sink;
+
+    public ReadCursors(DataSource db, CursorSink sink) {
+        this.db = db;
+        this.sink = sink;
+    }
+
+    /**
+     * Moves {@code who}'s user's read cursor of {@code conv} up to {@code seq} (capped at the
+     * user's last visible seq) and returns the read state after it, and whether this read moved it.
+     *
+     * @throws AckRejectedException {@code STALE_INSTALL}, {@code BAD_TOKEN}, {@code NOT_MEMBER}
+     *         (also for a conversation that does not exist) or {@code CURSOR_AHEAD}
+     */
+    public Marked markRead(DevicePrincipal who, String conv, long seq) {
+        return Transactions.run(db, "read", c -> {
+            long head;
+            long visible;
+            long lastFrom;
+            long stored;
+            try (PreparedStatement ps = c.prepareStatement(CHECK)) {
+                ps.setString(1, conv);
+                ps.setString(2, who.deviceId());
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next() || rs.getInt(1) != who.installEpoch()) {
+                        throw new AckRejectedException(ErrorCode.STALE_INSTALL,
+                                "device " + who.deviceId() + " was reinstalled; this install may not read");
+                    }
+                    if (rs.getLong(2) != who.credential()) throw new AckRejectedException(ErrorCode.BAD_TOKEN, DevicePrincipal.CREDENTIAL_SUPERSEDED);
+                    head = rs.getLong(3);
+                    visible = rs.getLong(4);
+                    if (rs.wasNull()) throw new AckRejectedException(ErrorCode.NOT_MEMBER, "not a member of " + conv);
+                    lastFrom = rs.getLong(5);
+                    stored = rs.getLong(6);
+                }
+            }
+            if (seq > head) {
+                // As for an ack: the event may be streamed a moment before its send is visible; wait for it.
+                try (PreparedStatement ps = c.prepareStatement(CursorService.RECHECK)) {
+                    ps.setString(1, who.userId());
+                    ps.setString(2, conv);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        head = rs.getLong(1);
+                        visible = rs.getLong(2);
+                    }
+                }
+                if (seq > head) throw new AckRejectedException(ErrorCode.CURSOR_AHEAD, "seq=" + seq + " head=" + head);
+            }
+            long read = Math.max(stored, Math.min(seq, visible));
+            boolean moved = false;
+            if (read > stored) {
+                try (PreparedStatement ps = c.prepareStatement(UPSERT)) {
+                    ps.setString(1, who.userId());
+                    ps.setString(2, conv);
+                    ps.setLong(3, read);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        // Nothing returned: a concurrent read moved it further; the re-read below tells where.
+                        moved = rs.next();
+                        if (moved) sink.publish(List.of(new CursorRecord.Read(conv, who.userId(), read, rs.getLong(1))));
+                        else read = storedRead(c, who.userId(), conv);
+                    }
+                }
+            }
+            return new Marked(new ReadState(read, unread(c, conv, who.userId(), Math.max(read, lastFrom), visible), visible), moved);
+        });
+    }
+
+    /** The read states of {@code user} in {@code convs} (a page of {@code sub}), in no particular order. */
+    public List<ConvReadState> states(String user, List<String> convs) {
+        if (convs.isEmpty()) return List.of();
+        return Transactions.run(db, "read states", c -> {
+            List<ConvReadState> out = new java.util.ArrayList<>(convs.size());
+            try (PreparedStatement ps = c.prepareStatement(STATES)) {
+                ps.setString(1, user);
+                ps.setString(2, user);
+                ps.setString(3, user);
+                ps.setString(4, user);
+                ps.setArray(5, c.createArrayOf("text", convs.toArray()));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new ConvReadState(rs.getString(1), new ReadState(rs.getLong(2), rs.getLong(3), rs.getLong(4))));
+                    }
+                }
+            }
+            return out;
+        });
+    }
+
+    private static long storedRead(Connection c, String user, String conv) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT read_seq FROM read_cursors WHERE user_id = ? AND conv_id = ?")) {
+            ps.setString(1, user);
+            ps.setString(2, conv);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    private static long unread(Connection c, String conv, String user, long low, long high) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(UNREAD)) {
+            ps.setString(1, conv);
+            ps.setString(2, user);
+            ps.setLong(3, low);
+            ps.setLong(4, high);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+}
