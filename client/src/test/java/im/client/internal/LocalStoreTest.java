@@ -217,10 +217,15 @@ class LocalStoreTest {
 
     /** The files of the store as a process killed right now leaves them (the WAL is not checkpointed while open). */
     private Path crashCopy(String name) throws IOException {
+        return crashCopy(dir, name);
+    }
+
+    /** The files of the store in {@code from} (its database and WAL) copied as a killed process leaves them. */
+    private Path crashCopy(Path from, String name) throws IOException {
         Path copy = Files.createDirectories(dir.resolveSibling(dir.getFileName() + "-" + name));
         for (String f : List.of(LocalStore.FILE_NAME, LocalStore.FILE_NAME + "-wal")) {
-            if (Files.exists(dir.resolve(f))) {
-                Files.copy(dir.resolve(f), copy.resolve(f));
+            if (Files.exists(from.resolve(f))) {
+                Files.copy(from.resolve(f), copy.resolve(f));
             }
         }
         return copy;
@@ -336,6 +341,132 @@ class LocalStoreTest {
              var rs = st.executeQuery("PRAGMA user_version")) {
             rs.next();
             assertEquals(LocalStore.SCHEMA_VERSION, rs.getInt(1), "upgraded in place");
+        }
+    }
+
+    /** Copies the files of a store in the test resources into {@link #dir}. */
+    private void copyResource(String path) throws Exception {
+        Path from = Path.of(LocalStoreTest.class.getResource(path).toURI());
+        try (var files = Files.list(from)) {
+            for (Path f : files.toList()) {
+                Files.copy(f, dir.resolve(f.getFileName()));
+            }
+        }
+    }
+
+    private int userVersion(Path d) throws Exception {
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + d.resolve(LocalStore.FILE_NAME));
+             Statement st = c.createStatement();
+             var rs = st.executeQuery("PRAGMA user_version")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    /**
+     * Stores written by the SDK of main at 601fc49 (schema 2: push batches leave the conversation rows
+     * lagging up to convs_synced), by a small program against its LocalStore: user u-me; a: 1, 2 from
+     * u-bob, read mark 1 (which wrote the rows), 4 from u-bob, then 5 from u-bob and 6 from u-me; b: 1 from
+     * u-me, 2 from u-bob; c: a sync page (after 0, head 3) holding 2 (which wrote the rows); d: 1, 2 from
+     * u-bob; one outbox entry. "killed" is a copy taken before close: its rows lag a 5, 6 and d (convs_synced
+     * 6 of 10 events). "closed" was closed (rows written, checkpointed, no WAL).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"closed", "killed"})
+    void aStoreWrittenBySchemaTwoOfMainOpensWithItsCursorsUnreadCountsAndLocalReadMark(String which) throws Exception {
+        copyResource("/stores/schema2-main-601fc49/" + which);
+        LocalStore r = store();
+        assertEquals(Map.of("a", 2L, "b", 2L, "c", 3L, "d", 2L), r.cursors());
+        var list = r.conversations(null, 50);
+        assertEquals(List.of("a", "d", "c", "b"), list.stream().map(c -> c.conv()).toList(), "most recent first");
+        assertEquals(List.of(3L, 2L, 1L, 1L), list.stream().map(c -> c.unread()).toList(),
+                "each event counted once: own messages and read ones are not unread");
+        assertEquals(6, list.get(0).last().seq());
+        assertEquals(new ReadStatus("a", 1, 3), r.readStatus("a"), "the local mark and its count, kept");
+        assertEquals(7, r.unreadTotal());
+        assertEquals(List.of("cm-x"), r.outbox().stream().map(e -> e.cmid()).toList());
+        assertEquals(List.of(5L), r.search("body 5", "a", null, 10).stream().map(ReceivedEvent::seq).toList());
+        r.applyPushes(List.of(from("u-bob", "a", 3)));
+        assertEquals(6, r.cursor("a"), "3 fills the gap up to the stored 6");
+        assertEquals(new ReadStatus("a", 1, 4), r.readStatus("a"));
+        assertTrue(r.applyReadState("a", new ReadState(2, 2, 4)), "the server's state replaces the local mark");
+        assertEquals(new ReadStatus("a", 2, 3), r.readStatus("a"), "2 at head 4, and 5");
+        r.applyPushes(List.of(from("u-bob", "a", 7)));
+        Path killed = crashCopy("upgraded-then-killed"); // the rows lag 7
+        Map<String, ReadStatus> statuses = r.readStatuses();
+        assertEquals(new ReadStatus("a", 2, 4), statuses.get("a"));
+        list = r.conversations(null, 50);
+        r.close();
+        open = null;
+        assertEquals(LocalStore.SCHEMA_VERSION, userVersion(dir), "upgraded in place");
+        try (LocalStore again = LocalStore.open(killed)) {
+            assertEquals(Map.of("a", 7L, "b", 2L, "c", 3L, "d", 2L), again.cursors());
+            assertEquals(statuses, again.readStatuses());
+            assertEquals(list, again.conversations(null, 50));
+            assertFalse(again.applyReadState("a", new ReadState(1, 0, 7)), "a server state was applied: a lower cursor is ignored");
+        }
+    }
+
+    /**
+     * The unread count now (the state's unread + messages of others above its head) after a kill: the
+     * rows lag the events (written every CONV_SYNC_CHUNK events and with a read state), open adds the
+     * rest above convs_synced with the head of the state in the row, and a second kill before the rows
+     * are written again gives the same.
+     */
+    @Test
+    void unreadCountsAboveTheReadStatesHeadSurviveAKillWhileTheRowsLagAndASecondOneAfterTheReopen() throws Exception {
+        LocalStore s = store();
+        s.selfUser("u-me");
+        assertTrue(s.applyReadState("a", new ReadState(2, 1, 3)), "a state before any event of a");
+        s.applyPushes(List.of(from("u-bob", "a", 1), from("u-bob", "a", 2), from("u-bob", "a", 3)));
+        s.applyPushes(List.of(from("u-me", "a", 4), from("u-bob", "a", 5)));
+        s.applyPushes(List.of(from("u-bob", "a", 5), from("u-bob", "a", 6))); // 5 again: counted once
+        int n = LocalStore.CONV_SYNC_CHUNK + 44;
+        for (int seq = 1; seq <= n; seq++) {
+            s.applyPushes(List.of(from(seq % 10 == 0 ? "u-me" : "u-bob", "c", seq)));
+            if (seq == 150) {
+                assertTrue(s.applyReadState("c", new ReadState(100, 20, 120)));
+            }
+        }
+        // The rows were written at the chunk's end, and lag the 44 events since: a state applied now
+        // recounts above its head and writes every row, or open would add 281..300 to c a second time.
+        assertTrue(s.applyReadState("c", new ReadState(200, 30, 280)));
+        s.applyPushes(List.of(from("u-bob", "d", 2))); // 1 missing
+        Path killed = crashCopy("lagging");
+        Map<String, ReadStatus> statuses = s.readStatuses();
+        assertEquals(Map.of("a", new ReadStatus("a", 2, 3), "c", new ReadStatus("c", 200, 30 + 18),
+                "d", new ReadStatus("d", 0, 1)), statuses);
+        long total = s.unreadTotal();
+        Map<String, Long> cursors = s.cursors();
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + killed.resolve(LocalStore.FILE_NAME));
+             Statement st = c.createStatement();
+             var rs = st.executeQuery("SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'convs_synced'),"
+                     + " (SELECT max(id) FROM events)")) {
+            rs.next();
+            assertTrue(rs.getLong(1) > 0 && rs.getLong(1) < rs.getLong(2), "the killed copy's rows lag: " + rs.getLong(1)
+                    + " of " + rs.getLong(2));
+        }
+        try (LocalStore r = LocalStore.open(killed)) {
+            assertEquals(cursors, r.cursors());
+            assertEquals(statuses, r.readStatuses());
+            assertEquals(total, r.unreadTotal());
+            r.applyPushes(List.of(from("u-bob", "a", 7), from("u-bob", "d", 1)));
+            assertEquals(new ReadStatus("a", 2, 4), r.readStatus("a"));
+            assertEquals(new ReadStatus("d", 0, 2), r.readStatus("d"));
+            statuses = r.readStatuses();
+            // Killed again before anything wrote the rows: convs_synced is where it was.
+            Path again = crashCopy(killed, "again");
+            try (LocalStore r2 = LocalStore.open(again)) {
+                assertEquals(statuses, r2.readStatuses());
+                assertTrue(r2.applyReadState("c", new ReadState(n, 0, n)));
+                assertEquals(new ReadStatus("c", n, 0), r2.readStatus("c"));
+                assertEquals(statuses.get("a"), r2.readStatus("a"), "writing the rows with the state counted nothing twice");
+            }
+            try (LocalStore r3 = LocalStore.open(again)) {
+                assertEquals(new ReadStatus("c", n, 0), r3.readStatus("c"), "closed: the rows were written");
+                assertEquals(statuses.get("a"), r3.readStatus("a"));
+                assertEquals(statuses.get("d"), r3.readStatus("d"));
+            }
         }
     }
 
