@@ -209,6 +209,58 @@ class WebClientIT {
         assertEquals(1, fx.messages(), "only the later message was stored: the failed one was never attempted a sixth time");
     }
 
+    /**
+     * Unread badges follow the user's read cursor on every device (docs/protocol.md, "Read state and
+     * unread counts"): cy's messages raise ana's badge and the title's total on both of ana's
+     * browsers; opening the conversation on one reads it and brings the other's badge down without a
+     * reload; ana's own message raises nothing; a reload shows the same counts.
+     */
+    @Test
+    void unreadBadgesComeDownOnEveryDeviceOfTheUserWhenOneReads(TestStack stack, @TempDir Path tmp) throws Exception {
+        Fixture fx = new Fixture(stack);
+        String ana2 = fx.dir.registerDevice("u-ana", "d-ana2").token();
+        fx.dir.createConversation("c-ac", "direct", List.of("u-ana", "u-cy"));
+        SendService cySends = new SendService(stack.dataSource(), Faults.parse(""), Clock.systemUTC());
+        DevicePrincipal cy = new DevicePrincipal("u-cy", "d-cy", 1);
+        try (Pipeline p = new Pipeline(stack, Map.of()); cySends) {
+            Gateway gw = p.addGateway("gw-web-read", "");
+            String site = "http://127.0.0.1:" + gw.port() + "/";
+            p.awaitRunning();
+            List<Page> pages = Page.startAll(tmp, "ana-laptop", "ana-phone");
+            try (Page laptop = pages.get(0); Page phone = pages.get(1)) {
+                laptop.open(site + "#token=" + fx.anaToken);
+                phone.open(site + "#token=" + ana2);
+                for (Page x : pages) {
+                    x.await("online, c-ab open", y -> y.state().equals("online") && y.attr("messages", "data-conv").equals("c-ab"));
+                }
+                cySends.send(cy, "c-ac", "cy-1", "hello ana");
+                cySends.send(cy, "c-ac", "cy-2", "are you there?");
+                for (Page x : pages) {
+                    x.await("c-ac shows 2 unread, the total 2, the title (2)", y -> y.unread("c-ac") == 2
+                            && y.attr("unread-total", "data-unread").equals("2") && y.title().startsWith("(2) "));
+                }
+                laptop.openConv("c-ac");
+                laptop.await("read on the laptop: no unread", y -> y.unread("c-ac") == 0 && !y.title().startsWith("("));
+                phone.await("the phone's badge came down without a reload", y -> y.unread("c-ac") == 0
+                        && y.attr("unread-total", "data-unread").equals("0") && !y.title().startsWith("("));
+                Await.until(WAIT, () -> fx.count("SELECT COALESCE((SELECT read_seq FROM read_cursors WHERE user_id = 'u-ana'"
+                        + " AND conv_id = 'c-ac'), 0)") == fx.head("c-ac"), "ana's read cursor at the head of c-ac");
+                laptop.send("yes, here");
+                laptop.awaitMessage("yes, here");
+                laptop.openConv("c-ab");   // c-ac no longer shown: what comes next stays unread
+                cySends.send(cy, "c-ac", "cy-3", "great");
+                for (Page x : pages) {
+                    x.await("cy's next message counts 1 (ana's own did not count)", y -> y.unread("c-ac") == 1 && y.title().startsWith("(1) "));
+                }
+                phone.driver.navigate().refresh();
+                phone.await("reloaded: the same counts", y -> y.state().equals("online") && y.unread("c-ac") == 1
+                        && y.unread("c-ab") == 0 && y.attr("unread-total", "data-unread").equals("1"));
+                phone.openConv("c-ac");
+                laptop.await("read on the phone: the laptop's badge came down", y -> y.unread("c-ac") == 0 && !y.title().startsWith("("));
+            }
+        }
+    }
+
     private static void phase(long t0, String what) {
         System.out.printf("web client IT: %-36s at %5d ms%n", what, (System.nanoTime() - t0) / 1_000_000);
     }
@@ -262,6 +314,21 @@ class WebClientIT {
 
         void click(String id) {
             driver.findElement(By.id(id)).click();
+        }
+
+        /** Opens a conversation from the list. */
+        void openConv(String conv) {
+            driver.findElement(By.cssSelector("#convs button[data-conv='" + conv + "']")).click();
+        }
+
+        /** The unread badge of a conversation in the list (-1 when it is not listed). */
+        long unread(String conv) {
+            Object v = js("var b = document.querySelector(\"#convs button[data-conv='\" + arguments[0] + \"']\"); return b ? b.dataset.unread : '-1';", conv);
+            return Long.parseLong(String.valueOf(v));
+        }
+
+        String title() {
+            return driver.getTitle();
         }
 
         String state() {
