@@ -25,6 +25,9 @@ import javax.sql.DataSource;
  * later (messages before it, or in an earlier period, are not counted). Two running counts on the
  * events make it four index probes whatever the history's length.
  *
+ * <p>The statements of a read ({@link #CHECK}, {@link #UPSERT}, {@link #UNREAD}) are public so
+ * that the benchmark runs exactly them through pgbench as the floor.
+ *
  * <p>A read that moves the cursor is published as a {@link CursorRecord.Read} through the
  * {@link CursorSink} before its transaction commits, like a delivered cursor.
  */
@@ -34,7 +37,7 @@ public final class ReadCursors {
      * waits), the head, the last seq the user may see (NULL if never a member), the start of the
      * user's last period, and the stored read cursor.
      */
-    static final String CHECK =
+    public static final String CHECK =
             "SELECT d.install_epoch, d.credential, c.head_seq,"
             + " " + CursorService.visibleHead("d.user_id") + ","
             + " (SELECT max(m.from_seq) FROM memberships m WHERE m.conv_id = c.conv_id AND m.user_id = d.user_id),"
@@ -42,13 +45,13 @@ public final class ReadCursors {
             + " FROM devices d LEFT JOIN conversations c ON c.conv_id = ?"
             + " WHERE d.device_id = ? FOR SHARE OF d";
 
-    static final String UPSERT =
+    public static final String UPSERT =
             "INSERT INTO read_cursors AS r (user_id, conv_id, read_seq) VALUES (?, ?, ?)"
             + " ON CONFLICT (user_id, conv_id) DO UPDATE SET read_seq = EXCLUDED.read_seq, updated_at = clock_timestamp()"
             + " WHERE r.read_seq < EXCLUDED.read_seq"
             + " RETURNING (extract(epoch FROM updated_at) * 1000)::bigint";
 
-    static final String UNREAD = "SELECT unread_between(?, ?, ?, ?)";
+    public static final String UNREAD = "SELECT unread_between(?, ?, ?, ?)";
 
     /**
      * The read state of each of a user's conversations in {@code convs} (at most a page of
