@@ -1,7 +1,6 @@
 package im.topics;
 
 import im.protocol.ReadState;
-import java.util.Objects;
 
 /**
  * A record of {@code <prefix>notices} ({@code v:1}, {@code kind:"read"}, internal): user
@@ -14,10 +13,9 @@ public record ReadNotice(String conv, String user, String device, ReadState stat
     private static final String RECORD = "read notice";
 
     public ReadNotice {
-        Objects.requireNonNull(conv, "conv");
-        Objects.requireNonNull(user, "user");
-        Objects.requireNonNull(device, "device");
-        Objects.requireNonNull(state, "state");
+        if (conv == null || user == null || device == null || state == null) {
+            throw new NullPointerException("a read notice needs its conv, user, device and state");
+        }
     }
 
     /** Reads a record value strictly; throws {@link MalformedRecordException} naming the field. */

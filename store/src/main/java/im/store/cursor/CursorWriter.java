@@ -41,7 +41,11 @@ public final class CursorWriter implements AutoCloseable {
     private final CursorService service;
     private final Duration maxDelay;
     private final int maxBatch;
-    private final BlockingQueue<Pending> queue = new LinkedBlockingQueue<>(100_000);
+    /**
+     * Units of acks that go into one batch together: one ack, or all the acks of a pair the
+     * throttle held (so they are written in one row write, never split across transactions).
+     */
+    private final BlockingQueue<List<Pending>> queue = new LinkedBlockingQueue<>(100_000);
     private final AtomicLong acks = new AtomicLong();
     private final AtomicLong transactions = new AtomicLong();
     private final Thread[] writers;
@@ -84,13 +88,15 @@ public final class CursorWriter implements AutoCloseable {
         CompletableFuture<Long> f = new CompletableFuture<>();
         Pending p = new Pending(new AckRequest(who, conv, seq), f);
         if (running && releases != null && hold(p)) return f;
-        enqueue(p);
+        enqueue(List.of(p));
         return f;
     }
 
-    private void enqueue(Pending p) {
-        if (!running || !queue.offer(p)) {
-            p.reply().completeExceptionally(new im.infra.db.DatabaseUnavailableException("cursor writer saturated", null));
+    private void enqueue(List<Pending> unit) {
+        if (!running || !queue.offer(unit)) {
+            for (Pending p : unit) {
+                p.reply().completeExceptionally(new im.infra.db.DatabaseUnavailableException("cursor writer saturated", null));
+            }
         }
     }
 
@@ -122,7 +128,7 @@ public final class CursorWriter implements AutoCloseable {
             due = held.remove(pair);
             throttle.admitted(pair, System.nanoTime());
         }
-        if (due != null) due.forEach(this::enqueue);
+        if (due != null) enqueue(due);   // one unit: the pair's held acks are written in one transaction
     }
 
     /** Acks the throttle made wait (each counted once). */
@@ -144,19 +150,16 @@ public final class CursorWriter implements AutoCloseable {
         List<Pending> batch = new ArrayList<>(maxBatch);
         while (running || !queue.isEmpty()) {
             try {
-                Pending first = queue.poll(100, TimeUnit.MILLISECONDS);
+                List<Pending> first = queue.poll(100, TimeUnit.MILLISECONDS);
                 if (first == null) continue;
-                batch.add(first);
+                batch.addAll(first);
                 long deadline = System.nanoTime() + maxDelay.toNanos();
+                // A batch takes whole units: it may pass maxBatch by the acks of one held pair.
                 while (batch.size() < maxBatch) {
                     long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        queue.drainTo(batch, maxBatch - batch.size());
-                        break;
-                    }
-                    Pending next = queue.poll(left, TimeUnit.NANOSECONDS);
+                    List<Pending> next = left <= 0 ? queue.poll() : queue.poll(left, TimeUnit.NANOSECONDS);
                     if (next == null) break;
-                    batch.add(next);
+                    batch.addAll(next);
                 }
                 write(batch);
             } catch (InterruptedException e) {
@@ -199,7 +202,7 @@ public final class CursorWriter implements AutoCloseable {
                 held.values().forEach(left::addAll);
                 held.clear();
             }
-            left.forEach(this::enqueue);   // written before the writers stop, not dropped
+            if (!left.isEmpty()) enqueue(left);   // written before the writers stop, not dropped
         }
         running = false;
         for (Thread t : writers) {
