@@ -325,16 +325,20 @@ final class PushHub implements AutoCloseable {
 
     /** A failed publish makes the next tick write the digests, so the Streams roles notice what is missing. */
     private void send(ProducerRecord<String, String> record, String what) {
+        send(record, () -> {
+            publishFailed.set(true);
+            return what + " not published (found by the next digest)";
+        });
+    }
+
+    /** Publishes {@code record}; a failure (at once or acknowledged) runs {@code failed}, which says what is lost, for the log. */
+    private void send(ProducerRecord<String, String> record, java.util.function.Supplier<String> failed) {
         try {
             producer.send(record, (md, e) -> {
-                if (e != null) {
-                    publishFailed.set(true);
-                    log.warn("{} not published (found by the next digest): {}", what, e.toString());
-                }
+                if (e != null) log.warn("{}: {}", failed.get(), e.toString());
             });
         } catch (org.apache.kafka.common.KafkaException e) {
-            publishFailed.set(true);
-            log.warn("{} not published (found by the next digest): {}", what, e.toString());
+            log.warn("{}: {}", failed.get(), e.toString());
         }
     }
 
@@ -462,13 +466,8 @@ final class PushHub implements AutoCloseable {
 
     /** Tells every gateway (this one included) that a read cursor moved; best effort, like a push. */
     void publishRead(ReadNotice n) {
-        try {
-            producer.send(new ProducerRecord<>(cfg.topics().notices(), n.conv(), n.toJson()), (md, e) -> {
-                if (e != null) log.warn("read notice for {} not published (the other devices get the read state at their next sub): {}", n.conv(), e.toString());
-            });
-        } catch (org.apache.kafka.common.KafkaException e) {
-            log.warn("read notice for {} not published (the other devices get the read state at their next sub): {}", n.conv(), e.toString());
-        }
+        send(new ProducerRecord<>(cfg.topics().notices(), n.conv(), n.toJson()),
+                () -> "read notice for " + n.conv() + " not published (the other devices get the read state at their next sub)");
     }
 
     /** Whether the event's frame goes to this connection: the device's period covers it (and no fault drops it). */

@@ -39,9 +39,7 @@ class DeliveryIT {
     private static final Duration CONVERGE = Duration.ofSeconds(60);
 
     private static ImClient client(Gateway g, String token, Path dir) throws Exception {
-        ImClient c = ImClient.open(ClientOptions.of(Pipeline.ws(g), token, dir));
-        c.connect();
-        return c;
+        return Pipeline.client(g, token, dir);
     }
 
     private static long cursorRow(Fixture fx, String device, String conv) {

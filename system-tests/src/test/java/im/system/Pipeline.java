@@ -90,6 +90,13 @@ final class Pipeline implements AutoCloseable {
         return URI.create("ws://127.0.0.1:" + g.port() + "/ws");
     }
 
+    /** A Java SDK client of {@code g} with its store in {@code dir}, connected. */
+    static im.client.ImClient client(Gateway g, String token, java.nio.file.Path dir) throws Exception {
+        im.client.ImClient c = im.client.ImClient.open(im.client.api.ClientOptions.of(ws(g), token, dir));
+        c.connect();
+        return c;
+    }
+
     void awaitRunning() {
         Await.until(Duration.ofSeconds(60), () -> relay.isActive() && nodes.stream().allMatch(DeliveryNode::isRunning)
                         && sweepers.stream().allMatch(Sweeper::isRunning),

@@ -3,7 +3,6 @@ package im.system;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import im.client.ImClient;
-import im.client.api.ClientOptions;
 import im.client.api.ConnectionState;
 import im.gateway.Fixture;
 import im.gateway.Gateway;
@@ -32,9 +31,7 @@ class ReadStateSystemIT {
     private static final Duration CONVERGE = Duration.ofSeconds(60);
 
     private static ImClient client(Gateway g, String token, Path dir) throws Exception {
-        ImClient c = ImClient.open(ClientOptions.of(Pipeline.ws(g), token, dir));
-        c.connect();
-        return c;
+        return Pipeline.client(g, token, dir);
     }
 
     /** The device's unread count of {@code conv} now (from its local store's read state). */

@@ -22,14 +22,12 @@ public sealed interface CursorRecord permits CursorRecord.Update, CursorRecord.D
         if (this instanceof Read r) {
             return n.put("user", r.user()).put("read", r.read()).put("at", r.at()).toString();
         }
-        n.put("device", this instanceof Update u ? u.device() : ((Deleted) this).device());
         if (this instanceof Update u) {
-            n.put("epoch", u.epoch()).put("delivered", u.delivered()).put("at", u.at());
-        } else {
-            Deleted d = (Deleted) this;
-            n.put("deleted", true);
-            if (d.epoch() != Deleted.ANY_EPOCH) n.put("epoch", d.epoch());
+            return n.put("device", u.device()).put("epoch", u.epoch()).put("delivered", u.delivered()).put("at", u.at()).toString();
         }
+        Deleted d = (Deleted) this;
+        n.put("device", d.device()).put("deleted", true);
+        if (d.epoch() != Deleted.ANY_EPOCH) n.put("epoch", d.epoch());
         return n.toString();
     }
 
