@@ -132,20 +132,29 @@ class CliIT {
                 ConfigKeys.PARTITIONS.name(), "3"));
     }
 
+    /**
+     * Every role of a platform on the test stack ({@link #platformSettings}), running: the CDC relay,
+     * a delivery node, a sweeper (it repairs a push lost before the interest was routed) and a gateway.
+     */
+    private Gateway platform(TestStack stack, Settings s) {
+        SharedTopics.create(stack.kafkaBootstrap(), s);
+        CdcRelay relay = CdcRelay.start(RelayConfig.from(s), TopicNames.from(s), Metrics.detached());
+        started.add(relay);
+        DeliveryNode node = DeliveryNode.start(DeliveryConfig.from(s), Metrics.detached());
+        started.add(node);
+        Sweeper sweeper = Sweeper.start(SweeperConfig.from(s), Metrics.detached());
+        started.add(sweeper);
+        Gateway gw = gateway(stack, s, "");
+        Await.until(Duration.ofSeconds(60), () -> relay.isActive() && node.isRunning() && sweeper.isRunning(), "relay active, delivery node and sweeper running");
+        return gw;
+    }
+
     @Test
     void adminSendTailLagAndEventsTailAgainstARunningPlatform(TestStack stack) throws Exception {
         String bootstrap = stack.kafkaBootstrap();
         Settings s = platformSettings(stack);
         TopicNames topics = TopicNames.from(s);
-        SharedTopics.create(bootstrap, s);
-        CdcRelay relay = CdcRelay.start(RelayConfig.from(s), topics, Metrics.detached());
-        started.add(relay);
-        DeliveryNode node = DeliveryNode.start(DeliveryConfig.from(s), Metrics.detached());
-        started.add(node);
-        Sweeper sweeper = Sweeper.start(SweeperConfig.from(s), Metrics.detached());   // repairs a push lost before the interest was routed
-        started.add(sweeper);
-        Gateway gw = gateway(stack, s, "");
-        Await.until(Duration.ofSeconds(60), () -> relay.isActive() && node.isRunning() && sweeper.isRunning(), "relay active, delivery node and sweeper running");
+        Gateway gw = platform(stack, s);
         String url = "http://127.0.0.1:" + gw.port();
         String[] admin = {"--admin-url", "http://127.0.0.1:" + gw.adminPort(), "--admin-token", ADMIN};
 
@@ -269,6 +278,77 @@ class CliIT {
         ok(im(with(new String[] {"admin", "conv", "create", "c-solo", "u-ana"}, admin)));
         fails(1, "NOT_MEMBER: ", im("tail", "--gateway", url, "--token", bo, "--conv", "c-solo"));
         fails(1, "NOT_MEMBER: ", im("tail", "--gateway", url, "--token", bo, "--conv", "c-none"));
+    }
+
+    @Test
+    void readMovesTheReadCursorUnreadListsTheCountsAndTailShowsTheOtherDevicesReads(TestStack stack) throws Exception {
+        Gateway gw = platform(stack, platformSettings(stack));
+        String url = "http://127.0.0.1:" + gw.port();
+        String[] admin = {"--admin-url", "http://127.0.0.1:" + gw.adminPort(), "--admin-token", ADMIN};
+        ok(im(with(new String[] {"admin", "user", "create", "u-ana"}, admin)));
+        ok(im(with(new String[] {"admin", "user", "create", "u-bo"}, admin)));
+        String ana = ok(im(with(new String[] {"admin", "device", "register", "u-ana", "d-ana"}, admin))).out().trim();
+        String bo = ok(im(with(new String[] {"admin", "device", "register", "u-bo", "d-bo"}, admin))).out().trim();
+        String bo2 = ok(im(with(new String[] {"admin", "device", "register", "u-bo", "d-bo2"}, admin))).out().trim();
+        String bo3 = ok(im(with(new String[] {"admin", "device", "register", "u-bo", "d-bo3"}, admin))).out().trim();
+        ok(im(with(new String[] {"admin", "conv", "create", "c-ab", "u-ana", "u-bo", "--kind", "direct"}, admin)));   // joins: seq 1, 2
+        ok(im(with(new String[] {"admin", "conv", "create", "c-solo", "u-ana"}, admin)));
+        for (String text : List.of("three", "four", "five")) ok(im("send", "--gateway", url, "--token", ana, "--conv", "c-ab", text));
+
+        // bo has read nothing: ana's three messages are unread (joins never count); ana's own never count for her
+        String[] unreadBo = {"unread", "--gateway", url, "--token", bo};
+        Run before = ok(im(unreadBo));
+        assertTrue(before.out().matches("CONV +READ +UNREAD +HEAD\nc-ab +0 +3 +5\ntotal 3 unread in 1 conversations\n"), before.toString());
+        Run anas = ok(im("unread", "--gateway", url, "--token", ana));
+        assertTrue(anas.out().matches("CONV +READ +UNREAD +HEAD\nc-ab +0 +0 +5\nc-solo +0 +0 +1\ntotal 0 unread in 2 conversations\n"), anas.toString());
+        assertEquals("{\"conv\":\"c-ab\",\"head\":5,\"delivered\":0,\"read\":0,\"unread\":3}\n", ok(im(with(unreadBo, "--json"))).out());
+
+        // bo's other devices follow c-ab (in text and in JSON): they show the read state each read of d-bo leaves
+        StringWriter tailOut = new StringWriter();
+        StringWriter tailErr = new StringWriter();
+        Future<Run> tail = background.submit(() ->
+                im(tailOut, tailErr, "tail", "--gateway", url, "--token", bo2, "--conv", "c-ab", "--from", "6", "-n", "1"));
+        StringWriter jsonErr = new StringWriter();
+        Future<Run> jsonTail = background.submit(() ->
+                im(new StringWriter(), jsonErr, "tail", "--gateway", url, "--token", bo3, "--conv", "c-ab", "--from", "6", "-n", "1", "--json"));
+        Await.until(Duration.ofSeconds(60), () -> tailErr.toString().contains("subscribed as u-bo / d-bo2")
+                && jsonErr.toString().contains("subscribed as u-bo / d-bo3"), "both tails subscribed");
+
+        Run read4 = ok(im("read", "--gateway", url, "--token", bo, "c-ab", "4"));
+        assertEquals("read 4 in c-ab: 1 unread (head 5)\n", read4.out(), read4.toString());
+        assertTrue(read4.err().contains("authenticated as u-bo / d-bo; reading c-ab up to seq 4"), read4.toString());
+        Await.until(Duration.ofSeconds(60), () -> tailOut.toString().contains("unread c-ab: 1 (read 4, head 5)\n"), "tail showed the read of d-bo");
+        assertTrue(ok(im(unreadBo)).out().matches("(?s).*\nc-ab +4 +1 +5\ntotal 1 unread in 1 conversations\n"), "the count went down");
+
+        // without SEQ: up to the head subbed reports, i.e. all read
+        Run all = ok(im("read", "--gateway", url, "--token", bo, "c-ab", "--json"));
+        assertTrue(all.out().matches("\\{\"t\":\"readack\",\"rid\":\"cli\\d+\",\"conv\":\"c-ab\",\"read\":5,\"unread\":0,\"head\":5\\}\n"), all.toString());
+        Await.until(Duration.ofSeconds(60), () -> tailOut.toString().contains("unread c-ab: 0 (read 5, head 5)\n"), "tail showed the second read");
+        assertEquals("read 5 in c-ab: 0 unread (head 5)\n", ok(im("read", "--gateway", url, "--token", bo, "c-ab", "3")).out(),
+                "the read cursor only moves up");
+        Run after = ok(im(unreadBo));
+        assertTrue(after.out().matches("CONV +READ +UNREAD +HEAD\nc-ab +5 +0 +5\ntotal 0 unread in 1 conversations\n"), after.toString());
+
+        // an unread push is not an event: the tail stops at the first event, the next message
+        ok(im("send", "--gateway", url, "--token", ana, "--conv", "c-ab", "six"));
+        Run tailed = ok(tail.get(60, TimeUnit.SECONDS));
+        String[] lines = tailed.out().split("\n");
+        assertEquals(3, lines.length, tailed.toString());
+        assertEquals("unread c-ab: 1 (read 4, head 5)", lines[0]);
+        assertEquals("unread c-ab: 0 (read 5, head 5)", lines[1]);
+        assertTrue(lines[2].matches("6  .*  u-ana  six"), lines[2]);
+        Run json = ok(jsonTail.get(60, TimeUnit.SECONDS));
+        assertTrue(json.out().matches("\\{\"t\":\"unread\",\"conv\":\"c-ab\",\"read\":4,\"unread\":1,\"head\":5\\}\n"
+                + "\\{\"t\":\"unread\",\"conv\":\"c-ab\",\"read\":5,\"unread\":0,\"head\":5\\}\n"
+                + "\\{\"conv\":\"c-ab\",\"seq\":6,\"kind\":\"msg\".*\"body\":\"six\".*\\}\n"), "the wire frame, the ev object: " + json);
+
+        // refusals
+        fails(1, "CURSOR_AHEAD: ", im("read", "--gateway", url, "--token", bo, "c-ab", "99"));
+        fails(1, "NOT_MEMBER: ", im("read", "--gateway", url, "--token", bo, "c-solo"));
+        fails(1, "NOT_MEMBER: ", im("read", "--gateway", url, "--token", bo, "c-none", "1"));
+        fails(2, "SEQ: must be 0 or more", im("read", "--gateway", url, "--token", bo, "c-ab", "-1"));
+        fails(2, "Missing required parameter: 'CONV'", im("read", "--gateway", url, "--token", bo));
+        fails(1, "BAD_TOKEN: ", im("unread", "--gateway", url, "--token", "imt_not-a-token"));
     }
 
     @Test

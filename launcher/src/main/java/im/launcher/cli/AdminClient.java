@@ -27,6 +27,15 @@ import java.time.Duration;
 public final class AdminClient {
     static final ObjectMapper JSON = new ObjectMapper();
 
+    /** {@code value} (a record of the protocol) as one line of JSON, for {@code --json} output. */
+    static String json(Object value) {
+        try {
+            return JSON.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write " + value + " as JSON", e);
+        }
+    }
+
     /** Where the gateway is, the admin token, and how long a connection or a reply may take. */
     private final Target target;
     private final HttpClient http;

@@ -6,8 +6,9 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * The options of a command that acts as one device in one conversation ({@code im send},
- * {@code im tail}): where the gateway is and which CA to trust for it, the device's token and the conversation.
+ * The options of a command that acts as one device ({@code im send}, {@code im tail},
+ * {@code im read}, {@code im unread}): where the gateway is and which CA to trust for it, and the
+ * device's token.
  */
 public final class DeviceLogin {
     @Mixin
@@ -18,9 +19,6 @@ public final class DeviceLogin {
 
     @Option(names = "--token", required = true, paramLabel = "TOKEN", description = "The device's token (from `im admin device register`).")
     String token;
-
-    @Option(names = "--conv", required = true, paramLabel = "CONV", description = "Conversation id.")
-    String conv;
 
     /** Connects and authenticates as the device, saying so on {@code err}. */
     DeviceSocket connect(PrintWriter err) {

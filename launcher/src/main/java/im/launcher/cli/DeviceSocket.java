@@ -5,11 +5,15 @@ import im.protocol.Acked;
 import im.protocol.Auth;
 import im.protocol.Authed;
 import im.protocol.ClientFrame;
+import im.protocol.ConvState;
 import im.protocol.ErrorFrame;
 import im.protocol.FrameCodec;
+import im.protocol.Limits;
 import im.protocol.ProtocolException;
+import im.protocol.ReadAck;
 import im.protocol.Sent;
 import im.protocol.ServerFrame;
+import im.protocol.Sub;
 import im.protocol.Subbed;
 import im.protocol.Synced;
 import java.net.URI;
@@ -27,11 +31,12 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 
 /**
  * One device's WebSocket connection for the CLI, speaking the wire protocol through the shared
  * {@link FrameCodec}. Replies are matched to requests by rid; frames the server sends on its own
- * ({@code event}, {@code hint}, an error without rid) and the end of the connection go to
+ * ({@code event}, {@code hint}, {@code unread}, an error without rid) and the end of the connection go to
  * {@link #inbox()} in arrival order, for a single-threaded caller to handle.
  */
 final class DeviceSocket implements AutoCloseable {
@@ -132,12 +137,35 @@ final class DeviceSocket implements AutoCloseable {
         }
     }
 
+    /**
+     * Pages {@code sub} from the first conversation, handing each listed one to {@code until} (pushes
+     * and hints are on for it from its page on) until that returns true or the pages end; returns the
+     * conversation it stopped at, or null.
+     */
+    ConvState subscribe(Predicate<ConvState> until) {
+        String after = null;
+        while (true) {
+            Subbed page = (Subbed) request(new Sub(nextRid(), after, Limits.SUB_MAX_LIMIT));
+            for (ConvState c : page.convs()) {
+                if (until.test(c)) return c;
+            }
+            if (!page.more() || page.convs().isEmpty()) return null;
+            after = page.convs().get(page.convs().size() - 1).conv();
+        }
+    }
+
+    /** A server frame in its wire JSON, for {@code --json} output. */
+    static String json(ServerFrame f) {
+        return CODEC.encode(f);
+    }
+
     private static String rid(ClientFrame f) {
         if (f instanceof Auth a) return a.rid();
         if (f instanceof im.protocol.Send s) return s.rid();
         if (f instanceof im.protocol.Ack a) return a.rid();
         if (f instanceof im.protocol.Sub s) return s.rid();
         if (f instanceof im.protocol.Sync s) return s.rid();
+        if (f instanceof im.protocol.Read r) return r.rid();
         throw new IllegalArgumentException("not a request: " + f);
     }
 
@@ -147,6 +175,7 @@ final class DeviceSocket implements AutoCloseable {
         if (f instanceof Acked a) return a.rid();
         if (f instanceof Subbed s) return s.rid();
         if (f instanceof Synced s) return s.rid();
+        if (f instanceof ReadAck r) return r.rid();
         if (f instanceof ErrorFrame e) return e.rid();
         return null;
     }

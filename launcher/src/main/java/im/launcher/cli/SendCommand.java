@@ -21,6 +21,9 @@ public final class SendCommand implements Callable<Integer> {
     @Mixin
     DeviceLogin login;
 
+    @Option(names = "--conv", required = true, paramLabel = "CONV", description = "Conversation id.")
+    String conv;
+
     @Option(names = "--cmid", paramLabel = "CMID",
             description = "Client message id (idempotency key; default: a new UUID). Resend with the same cmid after a timeout: the reply then says dup=true.")
     String cmid;
@@ -37,7 +40,7 @@ public final class SendCommand implements Callable<Integer> {
             err.flush();
             Sent sent;
             try {
-                sent = (Sent) s.request(new Send(s.nextRid(), login.conv, id, text));
+                sent = (Sent) s.request(new Send(s.nextRid(), conv, id, text));
             } catch (DeviceSocket.NoReply e) {
                 throw new CliException(e.getMessage() + "; the message may or may not be stored: resend with --cmid " + id
                         + " (a stored one is answered dup=true)");

@@ -1,6 +1,5 @@
 package im.launcher.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import im.protocol.Ack;
 import im.protocol.Acked;
 import im.protocol.ConvState;
@@ -9,10 +8,10 @@ import im.protocol.Event;
 import im.protocol.EventPush;
 import im.protocol.Hint;
 import im.protocol.Limits;
-import im.protocol.Sub;
-import im.protocol.Subbed;
+import im.protocol.ReadState;
 import im.protocol.Sync;
 import im.protocol.Synced;
+import im.protocol.Unread;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.concurrent.Callable;
@@ -26,7 +25,8 @@ import picocli.CommandLine.Option;
  * a gap or a {@code hint} makes it sync again. Printing a line is this device's "durable store":
  * after each batch it acks the contiguous cursor of what it printed, so {@code im lag} shows the
  * device caught up. It never acks what it did not print: with {@code --from} above the device's
- * cursor + 1 (events in between not shown) or {@code --no-ack} it only reads.
+ * cursor + 1 (events in between not shown) or {@code --no-ack} it only reads. An {@code unread}
+ * push (another device of the user read the conversation) is printed as a line of its own.
  */
 @Command(name = "tail", mixinStandardHelpOptions = true,
         description = "Print a conversation's events as a device: history from --from, then live pushes, acking what was printed.")
@@ -35,6 +35,9 @@ public final class TailCommand implements Callable<Integer> {
 
     @Mixin
     DeviceLogin login;
+
+    @Option(names = "--conv", required = true, paramLabel = "CONV", description = "Conversation id.")
+    String conv;
 
     @Option(names = "--from", paramLabel = "SEQ",
             description = "First seq to print (default: this device's delivered cursor + 1; 1 = the whole visible history).")
@@ -46,7 +49,7 @@ public final class TailCommand implements Callable<Integer> {
     @Option(names = {"-n", "--count"}, paramLabel = "N", description = "Stop after printing N events (default: follow until Ctrl-C).")
     Long count;
 
-    @Option(names = "--json", description = "Print each event as its JSON object (the wire format's ev) instead of text.")
+    @Option(names = "--json", description = "Print each event as its JSON object (the wire format's ev), and each unread push as its wire frame, instead of text.")
     boolean json;
 
     private PrintWriter out;
@@ -67,13 +70,14 @@ public final class TailCommand implements Callable<Integer> {
         if (count != null && count < 1) throw login.gateway.usage("--count: must be at least 1");
         try (DeviceSocket s = login.connect(err)) {
             socket = s;
-            long delivered = subscribe(s);
+            ConvState followed = s.subscribe(c -> c.conv().equals(conv));
+            long delivered = followed == null ? 0 : followed.delivered();
             long first = from != null ? Math.max(1, from) : delivered + 1;
             cursor = first - 1;
             acked = delivered;
             acking = !noAck && first <= delivered + 1;   // acks must be contiguous from what the server has
             String device = s.authed().user() + " / " + s.authed().device();
-            err.println("subscribed as " + device + ", following " + login.conv + " from seq " + first
+            err.println("subscribed as " + device + ", following " + conv + " from seq " + first
                     + (acking ? " (acking; delivered cursor " + delivered + ")"
                        : noAck ? " (--no-ack: not acking)"
                        : " (not acking: seqs " + (delivered + 1) + ".." + (first - 1) + " are not shown)"));
@@ -81,26 +85,10 @@ public final class TailCommand implements Callable<Integer> {
             try (StopHook ctrlC = new StopHook("im-tail-stop", () -> s.inbox().add(STOP))) {
                 follow(s);
             }
-            err.println("stopped after " + printed + " events; " + s.authed().device() + " delivered cursor in " + login.conv + ": " + acked);
+            err.println("stopped after " + printed + " events; " + s.authed().device() + " delivered cursor in " + conv + ": " + acked);
             err.flush();
         }
         return 0;
-    }
-
-    /**
-     * Pages {@code sub} until the page that lists the followed conversation (its pushes are on from
-     * that page) or the last page; returns this device's delivered cursor there (0 if not listed).
-     */
-    private long subscribe(DeviceSocket s) {
-        String after = null;
-        while (true) {
-            Subbed page = (Subbed) s.request(new Sub(s.nextRid(), after, Limits.SUB_MAX_LIMIT));
-            for (ConvState c : page.convs()) {
-                if (c.conv().equals(login.conv)) return c.delivered();
-            }
-            if (!page.more() || page.convs().isEmpty()) return 0;
-            after = page.convs().get(page.convs().size() - 1).conv();
-        }
     }
 
     private void follow(DeviceSocket s) {
@@ -116,15 +104,17 @@ public final class TailCommand implements Callable<Integer> {
             }
             if (f == STOP) return;
             if (f instanceof DeviceSocket.Closed c) throw new CliException(c.why());
-            if (f instanceof EventPush p && p.ev().conv().equals(login.conv)) {
+            if (f instanceof EventPush p && p.ev().conv().equals(conv)) {
                 Event e = p.ev();
                 if (e.seq() == cursor + 1) {
                     if (!print(e)) return;
                 } else if (e.seq() > cursor + 1 && !sync()) {   // a gap: lost push or events this user cannot see
                     return;
                 }
-            } else if (f instanceof Hint h && h.conv().equals(login.conv) && h.head() > cursor) {
+            } else if (f instanceof Hint h && h.conv().equals(conv) && h.head() > cursor) {
                 if (!sync()) return;
+            } else if (f instanceof Unread u && u.conv().equals(conv)) {
+                printUnread(u);
             } else if (f instanceof ErrorFrame e) {
                 err.println("gateway: " + e.code().wire() + ": " + e.msg());
                 err.flush();
@@ -136,7 +126,7 @@ public final class TailCommand implements Callable<Integer> {
     /** Pages through the visible events after the cursor; false once --count is reached. */
     private boolean sync() {
         while (true) {
-            Synced page = (Synced) socket.request(new Sync(socket.nextRid(), login.conv, cursor, Limits.SYNC_MAX_LIMIT));
+            Synced page = (Synced) socket.request(new Sync(socket.nextRid(), conv, cursor, Limits.SYNC_MAX_LIMIT));
             for (Event e : page.events()) {
                 if (e.seq() <= cursor) continue;
                 if (!print(e)) return false;
@@ -150,15 +140,7 @@ public final class TailCommand implements Callable<Integer> {
 
     /** Prints one event and moves the cursor to it; false (after acking) once --count is reached. */
     private boolean print(Event e) {
-        if (json) {
-            try {
-                out.println(AdminClient.JSON.writeValueAsString(e));
-            } catch (JsonProcessingException x) {
-                throw new IllegalStateException(x);
-            }
-        } else {
-            out.println(e.seq() + "  " + Instant.ofEpochMilli(e.at()) + "  " + e.sender() + "  " + text(e));
-        }
+        out.println(json ? AdminClient.json(e) : e.seq() + "  " + Instant.ofEpochMilli(e.at()) + "  " + e.sender() + "  " + text(e));
         out.flush();
         cursor = e.seq();
         printed++;
@@ -169,11 +151,21 @@ public final class TailCommand implements Callable<Integer> {
         return true;
     }
 
+    /**
+     * Prints the read state another device of this user left (an {@code unread} push): not an
+     * event, so it neither moves the cursor nor counts towards {@code --count}.
+     */
+    private void printUnread(Unread u) {
+        ReadState r = u.state();
+        out.println(json ? DeviceSocket.json(u) : "unread " + u.conv() + ": " + r.unread() + " (read " + r.read() + ", head " + r.head() + ")");
+        out.flush();
+    }
+
     /** Acks the contiguous cursor once it is printed (flushed), if it moved. */
     private void ack() {
         if (!acking || cursor <= acked) return;
         out.flush();
-        Acked a = (Acked) socket.request(new Ack(socket.nextRid(), login.conv, cursor));
+        Acked a = (Acked) socket.request(new Ack(socket.nextRid(), conv, cursor));
         acked = a.delivered();
     }
 
