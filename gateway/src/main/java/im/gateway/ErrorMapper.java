@@ -81,9 +81,9 @@ final class ErrorMapper {
             case BINARY_UNSUPPORTED -> 415;
             case NOT_AUTHENTICATED, BAD_TOKEN -> 401;
             case STALE_INSTALL -> 401;   // as for the token of an old install: the reinstall committed meanwhile
-            case NOT_MEMBER -> 403;
-            case UNKNOWN_CONV -> 404;
-            case ALREADY_AUTHENTICATED, CMID_CONFLICT, CURSOR_AHEAD -> 409;
+            case NOT_MEMBER, NOT_SENDER, TOO_LATE -> 403;
+            case UNKNOWN_CONV, NOT_A_MESSAGE -> 404;
+            case ALREADY_AUTHENTICATED, CMID_CONFLICT, CURSOR_AHEAD, RECALLED -> 409;
             case RATE_LIMITED -> 429;
             case INTERNAL -> 500;
             case UNAVAILABLE -> 503;

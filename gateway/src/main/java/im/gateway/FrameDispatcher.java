@@ -9,19 +9,23 @@ import im.protocol.Auth;
 import im.protocol.Authed;
 import im.protocol.CatchUp;
 import im.protocol.ClientFrame;
+import im.protocol.Edit;
 import im.protocol.ErrorCode;
 import im.protocol.ErrorFrame;
+import im.protocol.Event;
 import im.protocol.FrameCodec;
 import im.protocol.ProtocolException;
 import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.Read;
+import im.protocol.Recall;
 import im.protocol.Sub;
 import im.protocol.Sync;
 import im.store.cursor.CursorWriter;
 import im.store.directory.AuthenticatedToken;
 import im.store.directory.Directory;
 import im.store.directory.DirectoryException;
+import im.store.send.MessageChanges;
 import im.store.send.SendResult;
 import im.store.send.SendService;
 import java.net.InetAddress;
@@ -38,6 +42,7 @@ final class FrameDispatcher {
     private final FrameCodec codec = new FrameCodec();
     private final Directory directory;
     private final SendService sends;
+    private final MessageChanges changes;
     private final CursorWriter cursors;
     private final ReadPath reads;
     private final ExecutorService workers;
@@ -47,13 +52,14 @@ final class FrameDispatcher {
     private final ConnectionLimits limits;
     private final Audit audit;
 
-    FrameDispatcher(Directory directory, SendService sends, CursorWriter cursors, ReadPath reads,
+    FrameDispatcher(Directory directory, SendService sends, MessageChanges changes, CursorWriter cursors, ReadPath reads,
                     ExecutorService workers, Faults faults, GatewayConfig cfg, RequestMeters meters,
                     ConnectionLimits limits, Audit audit) {
         this.limits = limits;
         this.audit = audit;
         this.directory = directory;
         this.sends = sends;
+        this.changes = changes;
         this.cursors = cursors;
         this.reads = reads;
         this.workers = workers;
@@ -152,6 +158,11 @@ final class FrameDispatcher {
                 authenticate(conn, (Auth) frame);
             } else if (frame instanceof Send) {
                 send(conn, (Send) frame, received);
+            } else if (frame instanceof Edit e) {
+                changed(conn, e.rid(), Event.EDIT,
+                        () -> changes.edit(conn.principal(), e.conv(), e.cmid(), e.seq(), e.body()));
+            } else if (frame instanceof Recall r) {
+                changed(conn, r.rid(), Event.RECALL, () -> changes.recall(conn.principal(), r.conv(), r.cmid(), r.seq()));
             } else if (frame instanceof Read) {
                 conn.reply(reads.read(conn.principal(), (Read) frame));
             } else if (frame instanceof Sub) {
@@ -172,6 +183,8 @@ final class FrameDispatcher {
                     case UNAVAILABLE -> meters.unavailable.increment();
                     case INTERNAL -> meters.error.increment();
                 }
+            } else if (frame instanceof Edit || frame instanceof Recall) {
+                meters.change(frame instanceof Edit ? Event.EDIT : Event.RECALL, a.kind() == ErrorMapper.Kind.REJECTED ? "rejected" : "failed");
             }
             refuse(conn, rid, a.code(), a.message());
         }
@@ -248,6 +261,13 @@ final class FrameDispatcher {
             admission.replaced().closeWithGrace(ConnectionLimits.REPLACED_STATUS, "replaced by a newer connection of this device");
         }
         conn.reply(new Authed(auth.rid(), who.userId(), who.deviceId(), who.installEpoch()));
+    }
+
+    /** An edit or a recall ({@code kind}), answered {@code sent} like a send. */
+    private void changed(DeviceConnection conn, String rid, String kind, java.util.function.Supplier<SendResult> change) {
+        SendResult r = change.get();
+        meters.change(kind, r.dup() ? "dup" : "sent");
+        conn.reply(new Sent(rid, r.conv(), r.seq(), r.mid(), r.dup(), r.epoch()));
     }
 
     private void send(DeviceConnection conn, Send s, long received) {

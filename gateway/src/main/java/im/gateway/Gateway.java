@@ -16,6 +16,7 @@ import im.store.cursor.ReadCursors;
 import im.store.directory.Directory;
 import im.store.directory.DirectoryListing;
 import im.store.read.ConversationReader;
+import im.store.send.MessageChanges;
 import im.store.send.SendService;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -175,7 +176,8 @@ public final class Gateway implements AutoCloseable {
         sendService = new SendService(db, faults, clock, cfg.sendLanes(), cfg.sendBatchMax());
         limits = new ConnectionLimits(cfg);
         Audit audit = new Audit(meters, cfg.gatewayId());
-        FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService,
+        MessageChanges changes = new MessageChanges(db, faults, clock, cfg.editWindow(), cfg.recallWindow());
+        FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService, changes,
                 cursorWriter, new ReadPath(reader, new ReadCursors(db, cursorSink), push), workers, faults, cfg,
                 new RequestMeters(meters, cfg.gatewayId()), limits, audit);
         endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push, limits);

@@ -50,7 +50,9 @@ public record GatewayConfig(
         Duration installCheck,
         Replication replication,
         int sendLanes,
-        int sendBatchMax) {
+        int sendBatchMax,
+        Duration editWindow,
+        Duration recallWindow) {
 
     public static GatewayConfig from(Settings s) {
         List<String> admin = AdminTokens.parse(s.required(ConfigKeys.ADMIN_TOKEN));
@@ -100,6 +102,8 @@ public record GatewayConfig(
                 s.get(ConfigKeys.INSTALL_CHECK_MS),
                 Replication.from(s),
                 s.get(ConfigKeys.SEND_LANES),
-                s.get(ConfigKeys.SEND_BATCH_MAX));
+                s.get(ConfigKeys.SEND_BATCH_MAX),
+                s.get(ConfigKeys.EDIT_WINDOW_S),
+                s.get(ConfigKeys.RECALL_WINDOW_S));
     }
 }

@@ -12,6 +12,8 @@ import java.util.concurrent.TimeUnit;
  * INTERNAL); {@code im.sent.latency} times frame received to {@code sent} reply written, and
  * {@code im.acked.latency} {@code ack} frame received to {@code acked} reply written (the cursor
  * batch, the per-pair throttle's wait, the transaction and the cursor record's publish).
+ * {@code im.changes} counts {@code edit} and {@code recall} frames (tag {@code kind}) by the same
+ * outcomes but {@code unavailable} and {@code error}, which are {@code failed}.
  */
 final class RequestMeters {
     final Counter sent;
@@ -19,10 +21,14 @@ final class RequestMeters {
     final Counter rejected;
     final Counter unavailable;
     final Counter error;
+    private final MeterRegistry meters;
+    private final String gatewayId;
     private final Timer latency;
     private final Timer ackedLatency;
 
     RequestMeters(MeterRegistry meters, String gatewayId) {
+        this.meters = meters;
+        this.gatewayId = gatewayId;
         sent = outcome(meters, gatewayId, "sent");
         dup = outcome(meters, gatewayId, "dup");
         rejected = outcome(meters, gatewayId, "rejected");
@@ -37,6 +43,12 @@ final class RequestMeters {
     private static Counter outcome(MeterRegistry meters, String gatewayId, String outcome) {
         return Counter.builder("im.sends").description("send frames by outcome")
                 .tag("gateway", gatewayId).tag("outcome", outcome).register(meters);
+    }
+
+    /** Counts an edit or a recall ({@code kind}) by its outcome: sent, dup, rejected or failed. */
+    void change(String kind, String outcome) {
+        Counter.builder("im.changes").description("edit and recall frames by outcome")
+                .tag("gateway", gatewayId).tag("kind", kind).tag("outcome", outcome).register(meters).increment();
     }
 
     /** A {@code sent} reply was written for a frame received at {@code receivedNanos} ({@link System#nanoTime()}). */

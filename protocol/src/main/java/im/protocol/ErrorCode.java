@@ -34,7 +34,11 @@ public enum ErrorCode {
      * a terminal code at the edge. Retriable, but clients cap their attempts (a bug may be
      * deterministic for one request) and then fail the request.
      */
-    INTERNAL("unexpected server error");
+    INTERNAL("unexpected server error"),
+    NOT_A_MESSAGE("edit or recall: the event at that seq is not a message (or there is none)"),
+    NOT_SENDER("edit or recall: only the message's sender may change it"),
+    TOO_LATE("edit or recall: the message is older than the window (IM_EDIT_WINDOW_S, IM_RECALL_WINDOW_S)"),
+    RECALLED("edit: the message was recalled");
 
     private final String description;
     private final int closeStatus;

@@ -29,6 +29,8 @@ import java.util.function.Predicate;
 public final class FrameCodec {
     private static final Set<String> AUTH_FIELDS = Set.of("t", "rid", "token");
     private static final Set<String> SEND_FIELDS = Set.of("t", "rid", "conv", "cmid", "body");
+    private static final Set<String> EDIT_FIELDS = Set.of("t", "rid", "conv", "cmid", "seq", "body");
+    private static final Set<String> RECALL_FIELDS = Set.of("t", "rid", "conv", "cmid", "seq");
     private static final Set<String> ACK_FIELDS = Set.of("t", "rid", "conv", "seq");
     private static final Set<String> READ_FIELDS = ACK_FIELDS;
     private static final Set<String> SUB_FIELDS = Set.of("t", "rid", "after", "limit");
@@ -93,6 +95,14 @@ public final class FrameCodec {
                 frame = new Send(f.id("rid"), f.id("conv"), f.id("cmid"), f.body("body"));
                 allowed = SEND_FIELDS;
                 break;
+            case "edit":
+                frame = new Edit(f.id("rid"), f.id("conv"), f.id("cmid"), f.messageSeq("seq"), f.body("body"));
+                allowed = EDIT_FIELDS;
+                break;
+            case "recall":
+                frame = new Recall(f.id("rid"), f.id("conv"), f.id("cmid"), f.messageSeq("seq"));
+                allowed = RECALL_FIELDS;
+                break;
             case "ack":
                 frame = new Ack(f.id("rid"), f.id("conv"), f.seq("seq"));
                 allowed = ACK_FIELDS;
@@ -130,6 +140,11 @@ public final class FrameCodec {
             o = start("auth").put("rid", a.rid()).put("token", a.token());
         } else if (frame instanceof Send s) {
             o = start("send").put("rid", s.rid()).put("conv", s.conv()).put("cmid", s.cmid()).put("body", s.body());
+        } else if (frame instanceof Edit e) {
+            o = start("edit").put("rid", e.rid()).put("conv", e.conv()).put("cmid", e.cmid()).put("seq", e.seq())
+                    .put("body", e.body());
+        } else if (frame instanceof Recall r) {
+            o = start("recall").put("rid", r.rid()).put("conv", r.conv()).put("cmid", r.cmid()).put("seq", r.seq());
         } else if (frame instanceof Ack a) {
             o = start("ack").put("rid", a.rid()).put("conv", a.conv()).put("seq", a.seq());
         } else if (frame instanceof Read r) {
@@ -245,8 +260,16 @@ public final class FrameCodec {
     }
 
     private static Event event(Fields e) {
-        return new Event(e.string("conv"), e.anyLong("seq"), e.string("kind"), e.string("mid"), e.string("sender"),
-                e.optionalString("cmid"), e.optionalString("body"), e.anyLong("at"), e.optionalInt("count", 0, Integer.MAX_VALUE, 0));
+        long seq = e.anyLong("seq");
+        String kind = e.string("kind");
+        long ref = e.optionalCount("ref");
+        if (Event.isChange(kind) != (ref > 0) || ref >= seq && ref > 0) {
+            throw e.error(ErrorCode.BAD_FIELD, "ref", Event.isChange(kind)
+                    ? "required for " + kind + ": the seq of the message it changes, below the event's seq" : "only for edit and recall");
+        }
+        return new Event(e.string("conv"), seq, kind, e.string("mid"), e.string("sender"),
+                e.optionalString("cmid"), e.optionalString("body"), e.anyLong("at"), e.optionalInt("count", 0, Integer.MAX_VALUE, 0),
+                ref, e.optionalBool("recalled"));
     }
 
     /** Encodes a server frame. */
@@ -319,6 +342,8 @@ public final class FrameCodec {
         putIfNotNull(o, "body", e.body());
         o.put("at", e.at());
         if (e.count() > 0) o.put("count", e.count());
+        if (e.ref() > 0) o.put("ref", e.ref());
+        if (e.recalled()) o.put("recalled", true);
     }
 
     // ------------------------------------------------------------------ helpers
@@ -457,6 +482,11 @@ public final class FrameCodec {
 
         long seq(String name) {
             return integer(required(name), name, 0, Limits.MAX_SEQ);
+        }
+
+        /** The seq of an event (at least 1), as the target of an edit or a recall. */
+        long messageSeq(String name) {
+            return integer(required(name), name, 1, Limits.MAX_SEQ);
         }
 
         int optionalInt(String name, int min, int max, int dflt) {

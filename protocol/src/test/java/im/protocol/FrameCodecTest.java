@@ -22,6 +22,8 @@ class FrameCodecTest {
 
     private static final Event MSG = new Event("c-ab", 7, Event.MSG, "m-1", "u-ana", "7f3c", "héllo 👋", 1_700_000_000_123L);
     private static final Event JOIN = new Event("c-ab", 8, Event.JOIN, "m-2", "u-bo", null, null, 1_700_000_000_456L);
+    private static final Event EDIT = new Event("c-ab", 9, Event.EDIT, "m-3", "u-ana", "7f3d", "hello", 1_700_000_000_789L, 0, 7, false);
+    private static final Event RECALLED = new Event("c-ab", 7, Event.MSG, "m-1", "u-ana", "7f3c", "", 1_700_000_000_123L, 0, 0, true);
 
     // ------------------------------------------------------------ round trips
 
@@ -31,6 +33,8 @@ class FrameCodecTest {
                 new Send("r1", "c-ab", "7f3c", "hello \"world\" \n 👋"),
                 new Ack("r2", "c-ab", 7),
                 new Ack("r2", "c-ab", Limits.MAX_SEQ),
+                new Edit("r6", "c-ab", "7f3d", 7, "hello"),
+                new Recall("r7", "c-ab", "7f3e", Limits.MAX_SEQ),
                 new Sub("r3"),
                 new Sub("r3", "c-ab", 1),
                 new Sub("r3", "c-ab", Limits.SUB_MAX_LIMIT),
@@ -61,6 +65,8 @@ class FrameCodecTest {
                 new CaughtUp("r5", List.of(MSG), List.of(), true, new CatchUpPosition("c-ab", 9)),
                 new CaughtUp("r5", List.of(), List.of(), false, null),
                 new Synced("r4", "c-ab", List.of(MSG, JOIN), true, 9),
+                new Synced("r4", "c-ab", List.of(RECALLED, JOIN, EDIT), false, 9),
+                new EventPush(EDIT),
                 new Synced("r4", "c-ab", List.of(), false, 0),
                 new EventPush(MSG),
                 new EventPush(JOIN),
@@ -210,6 +216,16 @@ class FrameCodecTest {
                 bad("catchup after bad conv", CATCHUP.formatted("\"after\":\"c ab/7\""), ErrorCode.BAD_FIELD, "r1"),
                 bad("catchup after a number", CATCHUP.formatted("\"after\":7"), ErrorCode.BAD_FIELD, "r1"),
                 bad("catchup unknown field", CATCHUP.formatted("\"conv\":\"c-ab\""), ErrorCode.BAD_FIELD, "r1"),
+                bad("edit of seq 0", "{\"t\":\"edit\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"cmid\":\"m1\",\"seq\":0,\"body\":\"x\"}",
+                        ErrorCode.BAD_FIELD, "r1"),
+                bad("edit with an empty body", "{\"t\":\"edit\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"cmid\":\"m1\",\"seq\":3,\"body\":\"\"}",
+                        ErrorCode.BAD_FIELD, "r1"),
+                bad("edit without cmid", "{\"t\":\"edit\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"seq\":3,\"body\":\"x\"}",
+                        ErrorCode.MISSING_FIELD, "r1"),
+                bad("recall with a body", "{\"t\":\"recall\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"cmid\":\"m1\",\"seq\":3,\"body\":\"x\"}",
+                        ErrorCode.BAD_FIELD, "r1"),
+                bad("recall without seq", "{\"t\":\"recall\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"cmid\":\"m1\"}",
+                        ErrorCode.MISSING_FIELD, "r1"),
                 bad("sync after missing", "{\"t\":\"sync\",\"rid\":\"r1\",\"conv\":\"c-ab\"}", ErrorCode.MISSING_FIELD, "r1"));
     }
 
@@ -307,6 +323,10 @@ class FrameCodecTest {
         assertServerBad("{\"t\":\"subbed\",\"rid\":\"r\",\"convs\":{}}", ErrorCode.BAD_FIELD);
         assertServerBad("{\"t\":\"error\",\"code\":\"NO_SUCH_CODE\",\"msg\":\"x\"}", ErrorCode.BAD_FIELD);
         assertServerBad("{\"t\":\"event\"}", ErrorCode.MISSING_FIELD);
+        String edit = "{\"t\":\"event\",\"ev\":{\"conv\":\"c\",\"seq\":8,\"kind\":\"edit\",\"mid\":\"m\",\"sender\":\"u\",\"cmid\":\"x\",\"at\":1%s}}";
+        assertServerBad(edit.formatted(""), ErrorCode.BAD_FIELD);   // an edit without ref
+        assertServerBad(edit.formatted(",\"ref\":8"), ErrorCode.BAD_FIELD);   // not below its own seq
+        assertServerBad(edit.replace("edit", "msg").formatted(",\"ref\":2"), ErrorCode.BAD_FIELD);   // a message with a ref
         assertServerBad("{\"t\":\"wat\"}", ErrorCode.UNKNOWN_TYPE);
         assertServerBad("[]", ErrorCode.BAD_JSON);
         assertServerBad("{", ErrorCode.BAD_JSON);
@@ -358,7 +378,8 @@ class FrameCodecTest {
         assertEquals(List.of("BAD_JSON", "UNKNOWN_TYPE", "MISSING_FIELD", "BAD_FIELD", "BODY_TOO_LARGE",
                         "FRAME_TOO_LARGE", "BAD_UTF8", "BINARY_UNSUPPORTED", "NOT_AUTHENTICATED",
                         "ALREADY_AUTHENTICATED", "BAD_TOKEN", "STALE_INSTALL", "UNKNOWN_CONV", "NOT_MEMBER",
-                        "CMID_CONFLICT", "CURSOR_AHEAD", "RATE_LIMITED", "UNAVAILABLE", "INTERNAL"),
+                        "CMID_CONFLICT", "CURSOR_AHEAD", "RATE_LIMITED", "UNAVAILABLE", "INTERNAL",
+                        "NOT_A_MESSAGE", "NOT_SENDER", "TOO_LATE", "RECALLED"),
                 Arrays.stream(ErrorCode.values()).map(ErrorCode::wire).collect(Collectors.toList()));
         for (ErrorCode c : ErrorCode.values()) {
             assertEquals(c, ErrorCode.fromWire(c.wire()).orElseThrow());

@@ -34,8 +34,11 @@ public final class ChangeMapper {
         Struct source = envelope.getStruct("source");
         String table = source.getString("table");
         if ("events".equals(table)) {
+            // The one change of a committed event is a recall's emptying of the message and its
+            // edits (migration V10): nothing is published for it, the recall event is.
+            if ("u".equals(op) && recalled(envelope.getStruct("after"))) return Optional.empty();
             if (!"c".equals(op) && !"r".equals(op)) {
-                throw new IllegalStateException("events is append-only, yet saw op=" + op + " at " + change.sourceOffset());
+                throw new IllegalStateException("events is append-only but for recalls, yet saw op=" + op + " at " + change.sourceOffset());
             }
             return Optional.of(event(envelope.getStruct("after")));
         }
@@ -59,8 +62,20 @@ public final class ChangeMapper {
         List<String> users = users(row);
         EventRecord v = new EventRecord(conv, row.getInt64("seq"), row.getString("kind"), row.getString("mid"),
                 row.getString("sender"), row.getString("sender_device"), row.getString("cmid"), row.getString("body"),
-                millis(row.get("created_at")), users == null ? 0 : users.size(), users);
+                millis(row.get("created_at")), users == null ? 0 : users.size(), users, optionalLong(row, "ref_seq"));
         return new ProducerRecord<>(topics.events(), conv, v.toJson());
+    }
+
+    /** Whether an update of {@code events} is a recall's: the row now names the recall that emptied it. */
+    static boolean recalled(Struct after) {
+        return after != null && optionalLong(after, "recalled_by") > 0;
+    }
+
+    /** A nullable bigint column, 0 when NULL or when the row has the table's shape from before the column existed. */
+    static long optionalLong(Struct row, String column) {
+        if (row.schema().field(column) == null) return 0;
+        Long v = row.getInt64(column);
+        return v == null ? 0 : v;
     }
 
     /**

@@ -16,6 +16,7 @@ import im.infra.identity.DevicePrincipal;
 import im.infra.kafka.TopicNames;
 import im.infra.kafka.Topics;
 import im.store.directory.Directory;
+import im.store.send.MessageChanges;
 import im.store.send.SendService;
 import im.testkit.Await;
 import im.testkit.ImStackExtension;
@@ -108,6 +109,41 @@ class CdcRelayIT {
             assertEquals(List.of("u-ana", "u-bo"), im.topics.EventRecord.read(bulk.toString()).members(), "and the strict reader takes it");
             assertFalse(first.has("count") || first.has("users"), "a message has the single shape: " + first);
             assertTrue(relay.isActive());
+        }
+    }
+
+    /**
+     * An edit and a recall are events like any other on the topic, with the seq they change as
+     * {@code ref}; the recall's emptying of the message and its edit (an UPDATE, the one change of a
+     * committed event) publishes nothing and does not stop the relay.
+     */
+    @Test
+    void anEditAndARecallArePublishedAsEventsAndTheEmptyingIsNot() throws Exception {
+        MessageChanges changes = new MessageChanges(stack.dataSource(), Faults.none(), Clock.systemUTC(), Duration.ofHours(1), Duration.ofHours(1));
+        try (CdcRelay relay = CdcRelay.start(RelayConfig.from(settings), topics, Metrics.detached());
+             TopicReader reader = new TopicReader(stack.kafkaBootstrap(), topics.events())) {
+            // Changes made before the slot exists are not streamed: wait until the relay streams.
+            sends.send(ana, "c1", "marker", "marker");
+            reader.readUntil(Duration.ofSeconds(60), r -> reached(r, Map.of("c1", 3L, "c2", 1L)));
+            long msg = sends.send(ana, "c1", "m1", "the secret").seq();
+            changes.edit(ana, "c1", "m2", msg, "the secret, edited");
+            changes.recall(ana, "c1", "m3", msg);
+            sends.send(ana, "c1", "m4", "after");
+            Map<String, Long> heads = Map.of("c1", msg + 3, "c2", 1L);
+            List<ConsumerRecord<String, String>> records = reader.readUntil(Duration.ofSeconds(60), r -> reached(r, heads));
+            assertCompleteAndOrdered(records, heads);
+            Map<Long, JsonNode> c1 = new HashMap<>();
+            for (ConsumerRecord<String, String> r : records) {
+                JsonNode v = TopicReader.json(r);
+                if (r.key().equals("c1")) assertEquals(null, c1.put(v.get("seq").asLong(), v), "one record per event: " + v);
+            }
+            assertEquals(List.of("edit", msg, "the secret, edited"), List.of(c1.get(msg + 1).get("kind").asText(),
+                    c1.get(msg + 1).get("ref").asLong(), c1.get(msg + 1).get("body").asText()));
+            assertEquals(List.of("recall", msg, ""), List.of(c1.get(msg + 2).get("kind").asText(),
+                    c1.get(msg + 2).get("ref").asLong(), c1.get(msg + 2).get("body").asText()));
+            assertFalse(c1.get(msg).has("ref"), "a message has no ref");
+            assertEquals("after", c1.get(msg + 3).get("body").asText());
+            assertTrue(relay.isActive(), "the UPDATE of the recalled rows did not stop the relay");
         }
     }
 

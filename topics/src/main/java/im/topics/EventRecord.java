@@ -21,12 +21,18 @@ import java.util.Set;
  * always had. On the event topic a bulk join always carries {@code users} (routing learns each added
  * user's period from it); embedded in a channel record it is {@linkplain #compact compact}: the
  * count without the list. In Java, {@code count} is 0 and {@code users} null when absent.
+ *
+ * <p>An <em>edit</em> or a <em>recall</em> (kinds {@code edit}, {@code recall}; sent by a device, so
+ * with a {@code cmid}) also has {@code ref}, the seq of the message it changes, below its own; absent
+ * (0 in Java) from every other event. An edit's body is the message's new text, a recall's is
+ * {@code ""}. The message's own record keeps its body on the topic until retention removes it:
+ * consumers apply a recall by dropping the body of {@code ref} (docs/topics.md).
  */
 public record EventRecord(String conv, long seq, String kind, String mid, String sender, String device,
-                          String cmid, String body, long at, int count, List<String> users) {
+                          String cmid, String body, long at, int count, List<String> users, long ref) {
     /** Schema version written as {@code "v"}. */
     public static final int VERSION = 1;
-    static final Set<String> KINDS = Set.of(Event.MSG, Event.JOIN, Event.LEAVE);
+    static final Set<String> KINDS = Set.of(Event.MSG, Event.JOIN, Event.LEAVE, Event.EDIT, Event.RECALL);
     private static final String RECORD = "event record";
 
     /**
@@ -45,11 +51,20 @@ public record EventRecord(String conv, long seq, String kind, String mid, String
             if (users.size() != count) throw new IllegalArgumentException("event record: " + users.size() + " users, count " + count);
             users = List.copyOf(users);
         }
+        if (Event.isChange(kind) != (ref > 0) || ref >= seq && ref > 0) {
+            throw new IllegalArgumentException("event record: ref " + ref + " with " + kind + " at seq " + seq);
+        }
+    }
+
+    /** An event that is not an edit or a recall ({@code ref} 0). */
+    public EventRecord(String conv, long seq, String kind, String mid, String sender, String device, String cmid, String body, long at,
+                       int count, List<String> users) {
+        this(conv, seq, kind, mid, sender, device, cmid, body, at, count, users, 0);
     }
 
     /** A single event (message, or a join or leave of one user): no {@code count}, no {@code users}. */
     public EventRecord(String conv, long seq, String kind, String mid, String sender, String device, String cmid, String body, long at) {
-        this(conv, seq, kind, mid, sender, device, cmid, body, at, 0, null);
+        this(conv, seq, kind, mid, sender, device, cmid, body, at, 0, null, 0);
     }
 
     /** Reads a value of the event topic strictly (a bulk join must list its users); throws {@link MalformedRecordException} naming the field. */
@@ -74,9 +89,18 @@ public record EventRecord(String conv, long seq, String kind, String mid, String
         String body = f.text("body");
         long at = f.integral("at");
         if (seq < 1) throw new MalformedRecordException(RECORD, "field 'seq' must be at least 1, got " + seq);
-        if (Event.MSG.equals(kind) != (cmid != null)) {
-            throw new MalformedRecordException(RECORD, "field 'cmid' must be " + (Event.MSG.equals(kind) ? "a string for msg" : "null for " + kind));
+        boolean sent = Event.MSG.equals(kind) || Event.isChange(kind);
+        if (sent != (cmid != null)) {
+            throw new MalformedRecordException(RECORD, "field 'cmid' must be " + (sent ? "a string for " : "null for ") + kind);
         }
+        long ref = f.present("ref") ? f.integral("ref") : 0;
+        if (Event.isChange(kind) != f.present("ref")) {
+            throw new MalformedRecordException(RECORD, "field 'ref' is " + (Event.isChange(kind) ? "required for " : "only for edit and recall, not ") + kind);
+        }
+        if (Event.isChange(kind) && (ref < 1 || ref >= seq)) {
+            throw new MalformedRecordException(RECORD, "field 'ref' must be a seq from 1 to below the event's " + seq + ", got " + ref);
+        }
+        if (ref > 0) return new EventRecord(conv, seq, kind, mid, sender, device, cmid, body, at, 0, null, ref);
         int count = f.present("count") ? f.int32("count") : 0;
         List<String> users = f.present("users") ? f.ids("users") : null;
         if (count == 0 && users == null) return new EventRecord(conv, seq, kind, mid, sender, device, cmid, body, at);
@@ -115,7 +139,7 @@ public record EventRecord(String conv, long seq, String kind, String mid, String
 
     /** This event without the list of a bulk join (its count stays), as channel records and devices get it. */
     public EventRecord compact() {
-        return users == null ? this : new EventRecord(conv, seq, kind, mid, sender, device, cmid, body, at, count, null);
+        return users == null ? this : new EventRecord(conv, seq, kind, mid, sender, device, cmid, body, at, count, null, ref);
     }
 
     public boolean isMsg() {
@@ -127,10 +151,11 @@ public record EventRecord(String conv, long seq, String kind, String mid, String
         return Event.JOIN.equals(kind) || Event.LEAVE.equals(kind);
     }
 
-    /** The record value, fields in the documented order ({@code count} and {@code users} last, only for a bulk join). */
+    /** The record value, fields in the documented order ({@code ref} only for an edit or a recall; {@code count} and {@code users} last, only for a bulk join). */
     public ObjectNode toJsonNode() {
         ObjectNode o = RouteJson.JSON.createObjectNode().put("v", VERSION).put("conv", conv).put("seq", seq).put("kind", kind)
                 .put("mid", mid).put("sender", sender).put("device", device).put("cmid", cmid).put("body", body).put("at", at);
+        if (ref > 0) o.put("ref", ref);
         if (isBulk()) o.put("count", count);
         if (users != null) {
             ArrayNode a = o.putArray("users");
@@ -145,6 +170,6 @@ public record EventRecord(String conv, long seq, String kind, String mid, String
 
     /** The WebSocket {@code event} frame's record: the same fields without {@code v}, {@code device} and {@code users}. */
     public Event toWire() {
-        return new Event(conv, seq, kind, mid, sender, cmid, body, at, count);
+        return new Event(conv, seq, kind, mid, sender, cmid, body, at, count, ref, false);
     }
 }

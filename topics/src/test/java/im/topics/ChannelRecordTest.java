@@ -55,6 +55,6 @@ class ChannelRecordTest {
     void refusesAnEmptyDeviceListAMistypedFromEntryAndAMalformedEvent() {
         RecordCases.refused(PUSH.toJson(), o -> o.putArray("devices"), "devices", ChannelRecord::read);
         RecordCases.refused(PUSH.toJson(), o -> ((ObjectNode) o.get("from")).put("d-bo", "3"), "from.d-bo", ChannelRecord::read);
-        RecordCases.refused(PUSH.toJson(), o -> ((ObjectNode) o.get("ev")).put("kind", "edit"), "kind", ChannelRecord::read);
+        RecordCases.refused(PUSH.toJson(), o -> ((ObjectNode) o.get("ev")).put("kind", "reaction"), "kind", ChannelRecord::read);
     }
 }

@@ -64,7 +64,7 @@ class EventRecordTest {
 
     @Test
     void refusesAnUnknownKind() {
-        RecordCases.refused(MSG.toJson(), o -> o.put("kind", "edit"), "kind", EventRecord::read);
+        RecordCases.refused(MSG.toJson(), o -> o.put("kind", "reaction"), "kind", EventRecord::read);
     }
 
     @Test
@@ -76,6 +76,31 @@ class EventRecordTest {
     void refusesACmidThatContradictsTheKind() {
         RecordCases.refused(MSG.toJson(), o -> o.putNull("cmid"), "cmid", EventRecord::read);
         RecordCases.refused(JOIN.toJson(), o -> o.put("cmid", "m9"), "cmid", EventRecord::read);
+    }
+
+    static final EventRecord EDIT = new EventRecord("c-ab", 8, "edit", "0c1c2d3e-1489-4aaa-b467-43a39f67317e", "u-ana", "d-ana",
+            "m2", "hello, edited", 1796213451600L, 0, null, 3);
+
+    @Test
+    void anEditOrRecallCarriesTheSeqItChangesAfterAtAndTheWireEventToo() {
+        assertEquals(EDIT, EventRecord.read(EDIT.toJson()));
+        assertEquals("{\"v\":1,\"conv\":\"c-ab\",\"seq\":8,\"kind\":\"edit\",\"mid\":\"0c1c2d3e-1489-4aaa-b467-43a39f67317e\","
+                + "\"sender\":\"u-ana\",\"device\":\"d-ana\",\"cmid\":\"m2\",\"body\":\"hello, edited\",\"at\":1796213451600,"
+                + "\"ref\":3}", EDIT.toJson());
+        assertEquals(3, EDIT.toWire().ref());
+        EventRecord recall = new EventRecord("c-ab", 9, "recall", "1c1c2d3e-1489-4aaa-b467-43a39f67317e", "u-ana", "d-ana",
+                "m3", "", 1796213451700L, 0, null, 3);
+        assertEquals(recall, EventRecord.read(recall.toJsonNode()), "embedded in a channel record");
+        assertTrue(!MSG.toJson().contains("ref"), "a message has no ref");
+    }
+
+    @Test
+    void refusesARefThatContradictsTheKindOrPointsAtOrAboveItself() {
+        RecordCases.refused(EDIT.toJson(), o -> o.remove("ref"), "ref", EventRecord::read);
+        RecordCases.refused(EDIT.toJson(), o -> o.put("ref", 8), "ref", EventRecord::read);
+        RecordCases.refused(EDIT.toJson(), o -> o.put("ref", 0), "ref", EventRecord::read);
+        RecordCases.refused(EDIT.toJson(), o -> o.putNull("cmid"), "cmid", EventRecord::read);
+        RecordCases.refused(MSG.toJson(), o -> o.put("ref", 1), "ref", EventRecord::read);
     }
 
     static final EventRecord BULK = new EventRecord("c-ab", 1, "join", "0b1c2d3e-1489-4aaa-b467-43a39f67317e", "u-ana", null,

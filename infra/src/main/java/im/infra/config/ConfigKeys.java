@@ -94,6 +94,10 @@ public final class ConfigKeys {
             "A connection that has not authenticated within this time is closed.");
     public static final ConfigKey<Duration> TOKEN_TTL_S = add(ConfigKey.seconds("IM_TOKEN_TTL_S", "2592000", 0, 100L * 365 * 86_400,
             "Lifetime in seconds of a device token issued by registration, reinstall or renewal (default 30 days; 0 = never expires). An expired token is answered BAD_TOKEN, and a session opened with it ends at the expiry (4001)."));
+    public static final ConfigKey<Duration> EDIT_WINDOW_S = add(ConfigKey.seconds("IM_EDIT_WINDOW_S", "86400", 0, 100L * 365 * 86_400,
+            "How long after it was sent a message may be edited by its sender, in seconds (default 1 day; 0 = no edits). Later edits are refused TOO_LATE."));
+    public static final ConfigKey<Duration> RECALL_WINDOW_S = add(ConfigKey.seconds("IM_RECALL_WINDOW_S", "86400", 0, 100L * 365 * 86_400,
+            "How long after it was sent a message may be recalled by its sender, in seconds (default 1 day; 0 = no recalls). Later recalls are refused TOO_LATE."));
     public static final ConfigKey<Integer> MAX_GROUP_MEMBERS = key("IM_MAX_GROUP_MEMBERS", "100000", 2, 10_000_000,
             "Most current members of a group conversation; adding one more is refused with GROUP_FULL (2-10000000). A create request lists at most 1,000 initial members.");
     public static final ConfigKey<Duration> INSTALL_CHECK_MS = ms("IM_INSTALL_CHECK_MS", "1000", 100, 1000,
@@ -130,7 +134,7 @@ public final class ConfigKeys {
     public static final ConfigKey<String> TLS_KEY = key("IM_TLS_KEY", "",
             "PEM file of the private key of IM_TLS_CERT (PKCS#8: BEGIN PRIVATE KEY; RSA or EC).");
     public static final ConfigKey<String> CA_FILE = key("IM_CA_FILE", "",
-            "CLI (send, tail): PEM file of the CA certificates to trust for an https:// or wss:// --gateway instead of the JVM's trust store (what --ca-file sets; ignored for http://).");
+            "CLI (send, tail, read, unread): PEM file of the CA certificates to trust for an https:// or wss:// --gateway instead of the JVM's trust store (what --ca-file sets; ignored for http://).");
 
     public static final ConfigKey<Integer> SEND_LANES = key("IM_SEND_LANES", "2", 0, 256,
             "Group commit: threads that commit sends, each owning the conversations that hash to it; concurrent sends of a lane commit in one transaction (0 = one transaction per send on the worker thread; 0-256).");

@@ -69,7 +69,9 @@ public final class ConversationReader {
     private static final String PAGE =
             // users_count, never users: a device reading the log gets a bulk join as one compact
             // event, not the roster it added (docs/protocol.md).
-            "SELECT e.seq, e.kind, e.mid, e.sender, e.cmid, e.body, e.created_at, COALESCE(e.users_count, 0) FROM events e"
+            // A recalled message or edit has an empty body (migration V10) and is marked recalled.
+            "SELECT e.seq, e.kind, e.mid, e.sender, e.cmid, e.body, e.created_at, COALESCE(e.users_count, 0),"
+            + " COALESCE(e.ref_seq, 0), e.recalled_by IS NOT NULL FROM events e"
             + " WHERE e.conv_id = ? AND e.seq > ? AND e.seq <= ?"
             + " AND EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = e.conv_id AND m.user_id = ?"
             + "             AND e.seq >= m.from_seq AND (m.to_seq IS NULL OR e.seq <= m.to_seq))"
@@ -247,7 +249,7 @@ public final class ConversationReader {
                     if (out.size() == limit) return true;
                     Event e = new Event(conv, rs.getLong(1), rs.getString(2), rs.getString(3),
                             rs.getString(4), rs.getString(5), rs.getString(6),
-                            rs.getTimestamp(7).getTime(), rs.getInt(8));
+                            rs.getTimestamp(7).getTime(), rs.getInt(8), rs.getLong(9), rs.getBoolean(10));
                     long n = frameBytes(e);
                     if (!out.isEmpty() && n > bytesLeft[0]) return true;
                     bytesLeft[0] -= n;

@@ -169,7 +169,7 @@ final class SendBatch {
     private Object decideOne(ResultSet rs, SendService.Request req, ConversationLog.Heads heads, Map<String, Integer> accepted,
                              List<SendService.Pending> todo, List<Row> rows, int i) throws SQLException {
         SendRules.Facts facts = SendRules.read(rs, heads.has(req.conv()));
-        Integer earlier = facts.earlierConv() == null ? accepted.get(facts.user() + '\u0000' + req.cmid()) : null;
+        Integer earlier = facts.earlier() == null ? accepted.get(facts.user() + '\u0000' + req.cmid()) : null;
         if (earlier != null) facts = facts.withEarlier(todo.get(earlier).request());   // a send before it in this batch
         if (SendRules.decide(req, facts) == SendRules.Verdict.DUP) {
             // a dup of a committed send is answered now; of a send of this batch, with its seq once committed

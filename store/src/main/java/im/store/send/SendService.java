@@ -277,7 +277,7 @@ public final class SendService implements AutoCloseable {
             ps.setString(3, cmid);
             ps.setString(4, who.deviceId());
             try (ResultSet rs = ps.executeQuery()) {
-                SendRules.Facts facts = rs.next() ? SendRules.read(rs, rs.getBoolean(10)) : SendRules.NO_DEVICE;
+                SendRules.Facts facts = rs.next() ? SendRules.read(rs, rs.getBoolean(SendRules.PRECHECK_CONV_EXISTS)) : SendRules.NO_DEVICE;
                 if (SendRules.decide(req, facts) == SendRules.Verdict.DUP) return SendRules.storedDup(rs, req);
                 user = facts.user();
             }

@@ -11,15 +11,18 @@ public final class SendSql {
      * One round trip for every fact that can refuse a send before any lock is taken: the device's
      * current install epoch, whether the sender is a member now, an earlier event with this
      * (sender, cmid), the device's credential number (its token renewed or revoked since the
-     * session authenticated) and, last, whether the conversation exists. The first nine columns are
-     * {@link #BATCH_PRECHECK}'s, so {@link SendRules} reads and decides both alike.
-     * Parameters: conv, conv, cmid, device.
+     * session authenticated) and, last, whether the conversation exists. The first eleven columns are
+     * {@link #BATCH_PRECHECK}'s, so {@link SendRules} reads and decides both alike. The earlier
+     * event's body is NULL when it was recalled (its body is gone; a resend is still its dup).
+     * Also the pre-check of an edit or recall ({@link MessageChanges}), whose cmids share the
+     * sender's key space. Parameters: conv, conv, cmid, device.
      */
     public static final String PRECHECK =
             "SELECT d.install_epoch, d.user_id,"
             + " EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = ? AND m.user_id = d.user_id"
             + "         AND m.to_seq IS NULL) AS is_member,"
-            + " e.conv_id, e.seq, e.mid, e.body, e.created_at, d.credential,"
+            + " e.conv_id, e.seq, e.mid, CASE WHEN e.recalled_by IS NULL THEN e.body END, e.created_at, d.credential,"
+            + " e.kind, e.ref_seq,"
             + " EXISTS (SELECT 1 FROM conversations c WHERE c.conv_id = ?) AS conv_exists"
             + " FROM devices d LEFT JOIN events e ON e.sender = d.user_id AND e.cmid = ?"
             + " WHERE d.device_id = ?";
@@ -57,17 +60,18 @@ public final class SendSql {
     /**
      * PRECHECK for every send of a batch, run after BATCH_LOCK (membership can change only under
      * the conversation's lock, so what it reads holds until COMMIT). One row per send, in order,
-     * with PRECHECK's first nine columns (whether the conversation exists is what BATCH_LOCK found).
+     * with PRECHECK's first eleven columns (whether the conversation exists is what BATCH_LOCK found).
      * Parameters: device ids, conv ids, cmids (text[] of equal length).
      */
     public static final String BATCH_PRECHECK =
-            "SELECT d.install_epoch, d.user_id, m.member, e.conv_id, e.seq, e.mid, e.body, e.created_at, d.credential"
+            "SELECT d.install_epoch, d.user_id, m.member, e.conv_id, e.seq, e.mid,"
+            + " CASE WHEN e.recalled_by IS NULL THEN e.body END, e.created_at, d.credential, e.kind, e.ref_seq"
             + " FROM unnest(?::text[], ?::text[], ?::text[]) WITH ORDINALITY AS r(dev, conv, cmid, i)"
             + " LEFT JOIN LATERAL (SELECT d.install_epoch, d.user_id, d.credential FROM devices d"
             + "     WHERE d.device_id = r.dev LIMIT 1) d ON true"
             + " LEFT JOIN LATERAL (SELECT true AS member FROM memberships m"
             + "     WHERE m.conv_id = r.conv AND m.user_id = d.user_id AND m.to_seq IS NULL LIMIT 1) m ON true"
-            + " LEFT JOIN LATERAL (SELECT e.conv_id, e.seq, e.mid, e.body, e.created_at FROM events e"
+            + " LEFT JOIN LATERAL (SELECT e.conv_id, e.seq, e.mid, e.body, e.created_at, e.kind, e.ref_seq, e.recalled_by FROM events e"
             + "     WHERE e.sender = d.user_id AND e.cmid = r.cmid LIMIT 1) e ON true"
             + " ORDER BY r.i";
 

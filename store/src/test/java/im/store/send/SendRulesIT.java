@@ -104,7 +104,7 @@ class SendRulesIT {
         // The facts the case wrote, decided by the rules: what the SQL reads must lead to the same verdict.
         SendRules.Facts facts = new SendRules.Facts(k.deviceExists() ? epochOf(k) : null, k.renewed() ? 1 : 0, who.userId(),
                 k.convExists(), k.periods().stream().anyMatch(Period::open),
-                k.earlierConv() == null ? null : convOf(k.earlierConv(), conv), k.earlierBody());
+                k.earlierConv() == null ? null : new SendRules.Earlier(convOf(k.earlierConv(), conv), "msg", 0, k.earlierBody()));
         long events = count(db, "SELECT count(*) FROM events");
         SendRules.Verdict verdict;
         try {

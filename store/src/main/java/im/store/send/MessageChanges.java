@@ -1,0 +1,213 @@
+package im.store.send;
+
+import im.infra.db.DatabaseUnavailableException;
+import im.infra.db.Transactions;
+import im.infra.fault.FaultPoint;
+import im.infra.fault.Faults;
+import im.infra.identity.DevicePrincipal;
+import im.protocol.ErrorCode;
+import im.protocol.Event;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import javax.sql.DataSource;
+
+/**
+ * The write path of an edit and of a recall: each is an event of the conversation's log (kinds
+ * {@code edit} and {@code recall}) that refers to the message it changes by its seq, appended by
+ * the message's sender, under the rules and with the idempotency of a send. One transaction: the
+ * send's pre-check and rules ({@link SendSql#PRECHECK}, {@link SendRules}: install, credential,
+ * an earlier event of the cmid, the conversation, membership), the next seq (which takes the
+ * conversation's lock, so every change of its log is serialised), the target's rules under that
+ * lock ({@link #TARGET}), the insert, and for a recall the emptying of the message's and its edits'
+ * bodies; answered only after COMMIT, like a send (D1). Recalling a message that is already recalled
+ * answers the first recall as a dup and writes nothing. Edits and recalls are rare next to sends,
+ * so they take a transaction each rather than the send lanes' group commit.
+ */
+public final class MessageChanges {
+    private static final String UNIQUE_VIOLATION = "23505";
+
+    /**
+     * The message a change refers to, read under the conversation's lock: its kind, sender and time,
+     * the seq, mid and time of the recall that took it back (NULLs if none), and whether the sender
+     * is still a member. Parameters: conv, conv, seq.
+     */
+    static final String TARGET =
+            "SELECT t.kind, t.sender, t.created_at, r.seq, r.mid, r.created_at,"
+            + " EXISTS (SELECT 1 FROM memberships m WHERE m.conv_id = t.conv_id AND m.user_id = t.sender AND m.to_seq IS NULL)"
+            + " FROM events t LEFT JOIN events r ON r.conv_id = ? AND r.seq = t.recalled_by"
+            + " WHERE t.conv_id = ? AND t.seq = ?";
+
+    /**
+     * Appends the edit or recall at the seq just allocated; it counts as no message ({@code msg_no}
+     * carried over, no {@code own_no}). Parameters: conv, seq, kind, mid, sender, device, cmid, body, ref.
+     */
+    static final String INSERT_CHANGE =
+            "INSERT INTO events (conv_id, seq, kind, mid, sender, sender_device, cmid, body, ref_seq, msg_no)"
+            + " SELECT r.conv, r.seq, r.kind, r.mid, r.sender, r.dev, r.cmid, r.body, r.ref,"
+            + " " + ConversationLog.msgNo("r.conv", "r.seq", "r.seq", false)
+            + " FROM (SELECT ?::text, ?::bigint, ?::text, ?::uuid, ?::text, ?::text, ?::text, ?::text, ?::bigint)"
+            + "   AS r(conv, seq, kind, mid, sender, dev, cmid, body, ref)"
+            + " RETURNING created_at";
+
+    /**
+     * A recall's other half: the message and its edits lose their bodies and name the recall.
+     * Parameters: the recall's seq, conv, the message's seq (twice).
+     */
+    static final String EMPTY_RECALLED =
+            "UPDATE events SET body = '', recalled_by = ? WHERE conv_id = ? AND (seq = ? OR (ref_seq = ? AND kind = 'edit'))";
+
+    private final DataSource db;
+    private final Faults faults;
+    private final Clock clock;
+    private final Duration editWindow;
+    private final Duration recallWindow;
+
+    /**
+     * @param editWindow   how long after it was sent a message may be edited (zero: never)
+     * @param recallWindow how long after it was sent a message may be recalled (zero: never)
+     */
+    public MessageChanges(DataSource db, Faults faults, Clock clock, Duration editWindow, Duration recallWindow) {
+        this.db = db;
+        this.faults = faults;
+        this.clock = clock;
+        this.editWindow = editWindow;
+        this.recallWindow = recallWindow;
+    }
+
+    /**
+     * Appends an edit of the sender's message at {@code seq}: {@code body} is its new text. Throws
+     * {@link SendRejectedException} for refusals (the send's, and {@code NOT_A_MESSAGE},
+     * {@code NOT_SENDER}, {@code RECALLED}, {@code TOO_LATE}) and {@link DatabaseUnavailableException}
+     * when the outcome is unknown (resend with the same cmid).
+     */
+    public SendResult edit(DevicePrincipal who, String conv, String cmid, long seq, String body) {
+        return change(new SendRules.Appending(who, conv, cmid, Event.EDIT, seq, body));
+    }
+
+    /** Appends a recall of the sender's message at {@code seq}, and empties its body and its edits'. Throws as {@link #edit}. */
+    public SendResult recall(DevicePrincipal who, String conv, String cmid, long seq) {
+        return change(new SendRules.Appending(who, conv, cmid, Event.RECALL, seq, ""));
+    }
+
+    private SendResult change(SendRules.Appending a) {
+        try {
+            return attempt(a);
+        } catch (CmidRace race) {
+            return attempt(a);   // a concurrent request with the same cmid committed first: now its dup
+        }
+    }
+
+    private SendResult attempt(SendRules.Appending a) {
+        try {
+            return Transactions.run(db, a.kind(), c -> inTransaction(c, a));
+        } catch (AnsweredBy answer) {
+            return answer.result;   // rolled back: nothing of this transaction is kept
+        }
+    }
+
+    private SendResult inTransaction(Connection c, SendRules.Appending a) throws SQLException {
+        String user;
+        try (PreparedStatement ps = c.prepareStatement(SendSql.PRECHECK)) {
+            ps.setString(1, a.conv());
+            ps.setString(2, a.conv());
+            ps.setString(3, a.cmid());
+            ps.setString(4, a.who().deviceId());
+            try (ResultSet rs = ps.executeQuery()) {
+                SendRules.Facts facts = rs.next() ? SendRules.read(rs, rs.getBoolean(SendRules.PRECHECK_CONV_EXISTS)) : SendRules.NO_DEVICE;
+                if (SendRules.decide(a, facts) == SendRules.Verdict.DUP) throw new AnsweredBy(SendRules.storedDup(rs, a));
+                user = facts.user();
+            }
+        }
+        long seq = ConversationLog.nextSeq(c, a.conv()).orElseThrow(() -> SendRules.unknownConv(a.conv()));
+        try (PreparedStatement ps = c.prepareStatement(TARGET)) {
+            ps.setString(1, a.conv());
+            ps.setString(2, a.conv());
+            ps.setLong(3, a.ref());
+            try (ResultSet rs = ps.executeQuery()) {
+                decideTarget(a, user, rs.next() ? rs : null);
+            }
+        }
+        faults.maybeHalt(FaultPoint.SEND_BEFORE_INSERT);
+        faults.maybeFail(FaultPoint.SEND_BEFORE_INSERT);
+        String mid = ConversationLog.newEventId(clock);
+        Instant at;
+        try (PreparedStatement ps = c.prepareStatement(INSERT_CHANGE)) {
+            ps.setString(1, a.conv());
+            ps.setLong(2, seq);
+            ps.setString(3, a.kind());
+            ps.setString(4, mid);
+            ps.setString(5, user);
+            ps.setString(6, a.who().deviceId());
+            ps.setString(7, a.cmid());
+            ps.setString(8, a.body());
+            ps.setLong(9, a.ref());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                at = rs.getTimestamp(1).toInstant();
+            }
+        } catch (SQLException e) {
+            if (UNIQUE_VIOLATION.equals(e.getSQLState()) && String.valueOf(e.getMessage()).contains("events_sender_cmid")) throw new CmidRace();
+            throw e;
+        }
+        if (Event.RECALL.equals(a.kind())) {
+            try (PreparedStatement ps = c.prepareStatement(EMPTY_RECALLED)) {
+                ps.setLong(1, seq);
+                ps.setString(2, a.conv());
+                ps.setLong(3, a.ref());
+                ps.setLong(4, a.ref());
+                ps.executeUpdate();
+            }
+        }
+        faults.maybeHalt(FaultPoint.SEND_BEFORE_COMMIT);
+        return new SendResult(a.conv(), seq, mid, false, a.who().installEpoch(), at);
+    }
+
+    /**
+     * The rules of the message a change refers to ({@code target} on its {@link #TARGET} row, null
+     * when there is no event at that seq), in this order: it is a message, the requester sent it,
+     * it is not recalled (a second recall is answered with the first), the requester is still a
+     * member, and the message is within the window.
+     */
+    private void decideTarget(SendRules.Appending a, String user, ResultSet target) throws SQLException {
+        if (target == null || !Event.MSG.equals(target.getString(1))) {
+            throw new SendRejectedException(ErrorCode.NOT_A_MESSAGE, "no message at seq " + a.ref() + " in " + a.conv());
+        }
+        if (!user.equals(target.getString(2))) {
+            throw new SendRejectedException(ErrorCode.NOT_SENDER, "only the sender of seq " + a.ref() + " may " + a.kind() + " it");
+        }
+        if (target.getObject(4) != null) {
+            if (Event.EDIT.equals(a.kind())) throw new SendRejectedException(ErrorCode.RECALLED, "seq " + a.ref() + " was recalled");
+            throw new AnsweredBy(new SendResult(a.conv(), target.getLong(4), target.getString(5), true, a.who().installEpoch(),
+                    target.getTimestamp(6).toInstant()));
+        }
+        if (!target.getBoolean(7)) throw SendRules.notMember(a.conv());
+        Duration window = Event.EDIT.equals(a.kind()) ? editWindow : recallWindow;
+        Instant sent = target.getTimestamp(3).toInstant();
+        if (Duration.between(sent, clock.instant()).compareTo(window) > 0) {
+            throw new SendRejectedException(ErrorCode.TOO_LATE, "seq " + a.ref() + " was sent more than " + window.toSeconds()
+                    + " s ago; it can no longer be " + (Event.EDIT.equals(a.kind()) ? "edited" : "recalled"));
+        }
+    }
+
+    /** Internal signal: the request is answered by an event already committed (a dup); the transaction rolls back. */
+    private static final class AnsweredBy extends RuntimeException {
+        final transient SendResult result;
+
+        AnsweredBy(SendResult result) {
+            super(null, null, false, false);
+            this.result = result;
+        }
+    }
+
+    /** Internal signal: the (sender, cmid) unique key was taken by a concurrent transaction. */
+    private static final class CmidRace extends RuntimeException {
+        CmidRace() {
+            super(null, null, false, false);
+        }
+    }
+}
