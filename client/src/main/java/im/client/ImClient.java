@@ -17,6 +17,7 @@ import im.client.api.SendTimeoutException;
 import im.client.api.SentAck;
 import im.client.internal.ClientCore;
 import im.client.internal.ClientFaults;
+import im.protocol.Event;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -237,6 +238,46 @@ public final class ImClient implements AutoCloseable {
      */
     public CompletableFuture<SentAck> sendAsync(String conv, String body, Duration timeout) throws IOException {
         return core.sending().sendAsync(conv, body, timeout);
+    }
+
+    /** {@link #edit(String, long, String, Duration)} with the request timeout. */
+    public SentAck edit(String conv, long seq, String body) throws IOException {
+        return edit(conv, seq, body, options.requestTimeout());
+    }
+
+    /**
+     * Replaces the text of the user's own message at {@code seq} with {@code body} (docs/protocol.md,
+     * "Edit and recall"): an {@code edit} event of the log, sent through the outbox exactly as
+     * {@link #send(String, String, Duration)} sends a message, with the same answers and keep/drop rules.
+     * The server also refuses it terminally with {@code NOT_A_MESSAGE}, {@code NOT_SENDER},
+     * {@code RECALLED} or {@code TOO_LATE}. The returned seq is the edit's.
+     */
+    public SentAck edit(String conv, long seq, String body, Duration timeout) throws IOException {
+        return core.sending().change(Event.EDIT, conv, seq, body, timeout);
+    }
+
+    /** {@link #edit(String, long, String, Duration)} without blocking, as {@link #sendAsync} is to {@code send}. */
+    public CompletableFuture<SentAck> editAsync(String conv, long seq, String body, Duration timeout) throws IOException {
+        return core.sending().changeAsync(Event.EDIT, conv, seq, body, timeout);
+    }
+
+    /** {@link #recall(String, long, Duration)} with the request timeout. */
+    public SentAck recall(String conv, long seq) throws IOException {
+        return recall(conv, seq, options.requestTimeout());
+    }
+
+    /**
+     * Takes the user's own message at {@code seq} back: a {@code recall} event of the log, sent as
+     * {@link #edit} is. Once it is committed the message and its edits have no body on any device or
+     * read path; a recall of a message already recalled is answered with the first ({@code dup}).
+     */
+    public SentAck recall(String conv, long seq, Duration timeout) throws IOException {
+        return core.sending().change(Event.RECALL, conv, seq, "", timeout);
+    }
+
+    /** {@link #recall(String, long, Duration)} without blocking, as {@link #sendAsync} is to {@code send}. */
+    public CompletableFuture<SentAck> recallAsync(String conv, long seq, Duration timeout) throws IOException {
+        return core.sending().changeAsync(Event.RECALL, conv, seq, "", timeout);
     }
 
     /**

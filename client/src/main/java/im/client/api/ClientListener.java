@@ -54,6 +54,22 @@ public interface ClientListener {
     }
 
     /**
+     * A message of {@code conv} was edited: {@code edit} is the {@code edit} event just stored (its
+     * {@code ref} the message's seq, its {@code body} the new text). Called after {@link #onEvent} for
+     * it. Edits may arrive in any order: the latest is the one with the highest seq, which is what the
+     * local queries show ({@link ReceivedEvent#text()}).
+     */
+    default void onEdited(ReceivedEvent edit) {
+    }
+
+    /**
+     * The message at {@code seq} of {@code conv} was recalled: its body and its edits' are gone from
+     * the local store (already, when this is called). Called after {@link #onEvent} for the recall.
+     */
+    default void onRecalled(String conv, long seq) {
+    }
+
+    /**
      * The read cursor or the unread count of {@code conv} changed ({@link ReadStatus}): a read state
      * came from the server ({@code subbed}, the {@code readack} of {@link im.client.ImClient#markRead}, or an
      * {@code unread} push when another device of the user read), or a stored message of another user

@@ -2,7 +2,6 @@ package im.client.internal;
 
 import im.client.api.CaFile;
 import im.client.api.ClientOptions;
-import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.ServerFrame;
 import java.io.IOException;
@@ -69,8 +68,8 @@ public final class ClientCore implements AutoCloseable {
             }
 
             @Override
-            public void sent(Send send, Sent sent, boolean outboxEntry) {
-                sending.onSent(send, sent, outboxEntry);
+            public void sent(String cmid, Sent sent, boolean outboxEntry) {
+                sending.onSent(cmid, sent, outboxEntry);
             }
         });
     }

@@ -78,9 +78,10 @@ public final class LocalStore implements AutoCloseable {
      * The schema this SDK writes and reads; {@code user_version} of the database. 2: the conversation
      * rows may lag the events up to meta {@code convs_synced} ({@link #CONV_SYNC_CHUNK}); an SDK that
      * reads only version 1 would take lagging rows for the truth, so it refuses such a file. 3: the
-     * server's read state per conversation. Files of versions 1 and 2 are upgraded at open ({@link #UPGRADES}).
+     * server's read state per conversation. 4: edits and recalls (events' {@code ref} and {@code recalled},
+     * the outbox's {@code kind} and {@code ref}). Files of versions 1 to 3 are upgraded at open ({@link #UPGRADES}).
      */
-    static final int SCHEMA_VERSION = 3;
+    static final int SCHEMA_VERSION = 4;
     /** The largest page any query returns. */
     public static final int MAX_PAGE = 1000;
 
@@ -113,6 +114,7 @@ public final class LocalStore implements AutoCloseable {
      * is kept, with its count, as a state the server has not confirmed ({@code read_known} 0), which the
      * first read state from the server replaces whatever its cursor: the server's cursor is the truth.
      * Its count may lag like the rest of the row; open adds the events above {@code convs_synced} as before.
+     * 3 to 4: edits and recalls; every stored event is neither.
      */
     private static final String[][] UPGRADES = {
         {
@@ -123,6 +125,13 @@ public final class LocalStore implements AutoCloseable {
             "ALTER TABLE convs ADD COLUMN read_unread INTEGER NOT NULL DEFAULT 0",
             "ALTER TABLE convs ADD COLUMN read_known INTEGER NOT NULL DEFAULT 0",
             "UPDATE convs SET read_head = read_seq",   // unread already counts the messages above it
+        },
+        {
+            "ALTER TABLE events ADD COLUMN ref INTEGER",
+            "ALTER TABLE events ADD COLUMN recalled INTEGER NOT NULL DEFAULT 0",
+            "CREATE INDEX events_ref ON events (conv, ref) WHERE ref IS NOT NULL",
+            "ALTER TABLE outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'msg'",
+            "ALTER TABLE outbox ADD COLUMN ref INTEGER NOT NULL DEFAULT 0",
         },
     };
 
@@ -149,7 +158,15 @@ public final class LocalStore implements AutoCloseable {
     /** {@code PRAGMA wal_autocheckpoint}: see {@link #open}. */
     static final int WAL_CHECKPOINT_PAGES = 256;
 
-    private static final String EVENT_COLUMNS = "e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid, e.body, e.at";
+    /**
+     * The columns of {@link #event(ResultSet, int)} for an events row {@code e}: the event, with the text
+     * of the latest edit of a message (index {@code events_ref}: one probe per message).
+     */
+    private static final String EVENT_COLUMNS = "e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid, e.body, e.at, coalesce(e.ref, 0), e.recalled,"
+            + " CASE WHEN e.kind = 'msg' AND e.recalled = 0 THEN (SELECT x.body FROM events x WHERE x.conv = e.conv AND x.ref = e.seq"
+            + " AND x.kind = 'edit' ORDER BY x.seq DESC LIMIT 1) END";
+    /** Events an app lists as messages: an edit or a recall is shown in the message it changes. */
+    private static final String LISTED = " AND e.kind NOT IN ('edit', 'recall')";
 
     /** What one commit changed. */
     public record Result(List<ReceivedEvent> added, Map<String, Long> cursorsBefore, Map<String, Long> cursorsAfter) {
@@ -218,6 +235,12 @@ public final class LocalStore implements AutoCloseable {
     private final PreparedStatement updateConv;
     private final PreparedStatement seqsAbove;
     private final PreparedStatement hasEvent;
+    /** Whether a recall of a seq is stored; a recall's emptying of its message and edits, out of the index first. */
+    private final PreparedStatement recalledAt;
+    private final PreparedStatement unindexRecalled;
+    private final PreparedStatement emptyRecalled;
+    /** Conversations with a stored recall: only there may an arriving message or edit already be recalled. */
+    private final java.util.Set<String> withRecalls;
     /** BEGIN / COMMIT of the batch transactions, prepared once (the connection stays in autocommit mode between them). */
     private final PreparedStatement begin;
     private final PreparedStatement commitTx;
@@ -239,12 +262,24 @@ public final class LocalStore implements AutoCloseable {
         this.convs = convs;
         this.selfUser = selfUser;
         this.insertEvent = db.prepareStatement(
-                "INSERT OR IGNORE INTO events (conv, seq, kind, mid, sender, cmid, body, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+                "INSERT OR IGNORE INTO events (conv, seq, kind, mid, sender, cmid, body, at, ref, recalled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        this.recalledAt = db.prepareStatement("SELECT 1 FROM events WHERE conv = ? AND ref = ? AND kind = 'recall'");
+        this.unindexRecalled = db.prepareStatement("INSERT INTO events_fts (events_fts, rowid, body) SELECT 'delete', id, body FROM events"
+                + " WHERE conv = ? AND (seq = ? OR (ref = ? AND kind = 'edit')) AND id <= ? AND recalled = 0 AND body IS NOT NULL");
+        this.emptyRecalled = db.prepareStatement("UPDATE events SET body = '', recalled = 1"
+                + " WHERE conv = ? AND (seq = ? OR (ref = ? AND kind = 'edit')) AND recalled = 0");
         this.insertConv = db.prepareStatement("INSERT OR IGNORE INTO convs (conv) VALUES (?)");
         this.updateConv = db.prepareStatement(
                 "UPDATE convs SET cursor = ?, last_seq = ?, last_at = ?, unread = ? WHERE conv = ?");
         this.seqsAbove = db.prepareStatement("SELECT seq FROM events WHERE conv = ? AND seq > ? ORDER BY seq");
         this.hasEvent = db.prepareStatement("SELECT 1 FROM events WHERE conv = ? AND seq = ?");
+        this.withRecalls = new java.util.HashSet<>();
+        try (Statement st = db.createStatement();
+             ResultSet rs = st.executeQuery("SELECT DISTINCT conv FROM events WHERE ref IS NOT NULL AND kind = 'recall'")) {
+            while (rs.next()) {
+                withRecalls.add(rs.getString(1));   // read through events_ref: the edits and recalls, not the history
+            }
+        }
         this.begin = db.prepareStatement("BEGIN IMMEDIATE");
         this.commitTx = db.prepareStatement("COMMIT");
         this.tx = db.createStatement();
@@ -438,7 +473,8 @@ public final class LocalStore implements AutoCloseable {
 
     /** Every stored event of {@code conv} in seq order: O(the conversation); apps page with {@link #eventsBefore}. */
     public synchronized List<ReceivedEvent> events(String conv) throws IOException {
-        return eventsAfter(conv, 0, Integer.MAX_VALUE);
+        return queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.conv = ? AND e.seq > ? ORDER BY e.seq LIMIT ?",
+                conv, 0, Integer.MAX_VALUE);
     }
 
     synchronized boolean contains(String conv, long seq) throws IOException {
@@ -573,8 +609,9 @@ public final class LocalStore implements AutoCloseable {
                     long unread = 0;
                     ReceivedEvent newest = null;
                     List<ReceivedEvent> inserted = new ArrayList<>();
-                    for (ReceivedEvent e : candidates.getOrDefault(conv, List.of())) {
-                        if (!insert(e)) {
+                    for (ReceivedEvent candidate : candidates.getOrDefault(conv, List.of())) {
+                        ReceivedEvent e = insert(candidate);
+                        if (e == null) {
                             continue; // already stored: a duplicate is a no-op
                         }
                         inserted.add(e);
@@ -766,7 +803,44 @@ public final class LocalStore implements AutoCloseable {
         }
     }
 
-    private boolean insert(ReceivedEvent e) throws SQLException {
+    /**
+     * Inside a batch's transaction: stores {@code e} unless it is stored (null), as a recall left it
+     * when a recall of it (or, for an edit, of its message) is stored already: a push of the original
+     * that arrives after its recall does not bring its body back. A recall empties its message and
+     * the message's edits (and takes them out of the search index); so does a tombstone the server
+     * sent. {@code withRecalls} changes in memory at once: a rolled-back batch only leaves it too wide.
+     * Returns the event as stored.
+     */
+    private ReceivedEvent insert(ReceivedEvent e) throws SQLException {
+        if (!e.recalled() && withRecalls.contains(e.conv())
+                && (Event.MSG.equals(e.kind()) || Event.EDIT.equals(e.kind())) && isRecalled(e.conv(), Event.MSG.equals(e.kind()) ? e.seq() : e.ref())) {
+            e = e.asRecalled();
+        }
+        if (!insertRow(e)) {
+            return null;
+        }
+        if (Event.RECALL.equals(e.kind())) {
+            withRecalls.add(e.conv());
+            for (PreparedStatement ps : new PreparedStatement[] {unindexRecalled, emptyRecalled}) {
+                ps.setString(1, e.conv());
+                ps.setLong(2, e.ref());
+                ps.setLong(3, e.ref());
+                if (ps == unindexRecalled) ps.setLong(4, ftsIndexed);
+                ps.executeUpdate();
+            }
+        }
+        return e;
+    }
+
+    private boolean isRecalled(String conv, long seq) throws SQLException {
+        recalledAt.setString(1, conv);
+        recalledAt.setLong(2, seq);
+        try (ResultSet rs = recalledAt.executeQuery()) {
+            return rs.next();
+        }
+    }
+
+    private boolean insertRow(ReceivedEvent e) throws SQLException {
         insertEvent.setString(1, e.conv());
         insertEvent.setLong(2, e.seq());
         insertEvent.setString(3, e.kind());
@@ -775,6 +849,12 @@ public final class LocalStore implements AutoCloseable {
         insertEvent.setString(6, e.cmid());
         insertEvent.setString(7, e.body());
         insertEvent.setLong(8, e.at());
+        if (e.ref() > 0) {
+            insertEvent.setLong(9, e.ref());
+        } else {
+            insertEvent.setNull(9, java.sql.Types.INTEGER);
+        }
+        insertEvent.setInt(10, e.recalled() ? 1 : 0);
         if (insertEvent.executeUpdate() != 1) {
             return false;
         }
@@ -837,7 +917,9 @@ public final class LocalStore implements AutoCloseable {
                 + " FROM (SELECT conv, cursor, read_seq, read_unread, unread, last_seq, last_at FROM convs"
                 + (after == null ? "" : " WHERE (last_at, conv) < (?, ?)")
                 + " ORDER BY last_at DESC, conv DESC LIMIT ?) c"
-                + " LEFT JOIN events e ON e.conv = c.conv AND e.seq = c.last_seq"
+                // the last event, or the message it changed when it is an edit or a recall
+                + " LEFT JOIN events l ON l.conv = c.conv AND l.seq = c.last_seq"
+                + " LEFT JOIN events e ON e.conv = c.conv AND e.seq = coalesce(l.ref, l.seq)"
                 + " ORDER BY c.last_at DESC, c.conv DESC";
         try (PreparedStatement ps = db.prepareStatement(sql)) {
             int i = 1;
@@ -862,7 +944,7 @@ public final class LocalStore implements AutoCloseable {
     /** Up to {@code limit} stored events of {@code conv} with seq &lt; {@code beforeSeq}, the newest of them, in seq order. */
     public synchronized List<ReceivedEvent> eventsBefore(String conv, long beforeSeq, int limit) throws IOException {
         checkLimit(limit);
-        List<ReceivedEvent> out = queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.conv = ? AND e.seq < ?"
+        List<ReceivedEvent> out = queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.conv = ? AND e.seq < ?" + LISTED
                 + " ORDER BY e.seq DESC LIMIT ?", conv, beforeSeq, limit);
         Collections.reverse(out);
         return out;
@@ -873,7 +955,7 @@ public final class LocalStore implements AutoCloseable {
         if (limit < 1) {
             throw new IllegalArgumentException("limit: must be at least 1, got " + limit);
         }
-        return queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.conv = ? AND e.seq > ?"
+        return queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.conv = ? AND e.seq > ?" + LISTED
                 + " ORDER BY e.seq LIMIT ?", conv, afterSeq, limit);
     }
 
@@ -891,8 +973,9 @@ public final class LocalStore implements AutoCloseable {
     }
 
     /**
-     * Stored messages whose body contains every word of {@code text} (the last word also as a prefix),
-     * newest stored first, up to {@code limit}; only of {@code conv} when it is not null; after
+     * Stored messages whose body, or the body of one of their edits, contains every word of {@code text}
+     * (the last word also as a prefix), each with its latest text, newest stored first, up to {@code limit}
+     * hits (a message whose text and edit both match is listed once, so a page may hold fewer); only of {@code conv} when it is not null; after
      * {@code before} (a hit of the previous page) when it is not null. FTS5 index: the cost grows with
      * the number of matching events (with {@code conv} set, those of every conversation), not with the history.
      */
@@ -904,9 +987,11 @@ public final class LocalStore implements AutoCloseable {
             return List.of();
         }
         ensureOpen();
-        String sql = "SELECT " + EVENT_COLUMNS + " FROM events_fts f JOIN events e ON e.id = f.rowid"
+        // a hit in an edit is its message (its latest text shown); recalled events are not in the index
+        String sql = "SELECT " + EVENT_COLUMNS + " FROM events_fts f JOIN events h ON h.id = f.rowid"
+                + " JOIN events e ON e.conv = h.conv AND e.seq = coalesce(h.ref, h.seq)"
                 + " WHERE events_fts MATCH ?"
-                + (conv == null ? "" : " AND e.conv = ?")
+                + (conv == null ? "" : " AND h.conv = ?")
                 + (before == null ? "" : " AND f.rowid < (SELECT id FROM events WHERE conv = ? AND seq = ?)")
                 + " ORDER BY f.rowid DESC LIMIT ?";
         try {
@@ -925,7 +1010,14 @@ public final class LocalStore implements AutoCloseable {
                 ps.setLong(i++, before.seq());
             }
             ps.setInt(i, limit);
-            return events(ps);
+            List<ReceivedEvent> hits = new ArrayList<>();
+            java.util.Set<String> seen = new java.util.HashSet<>();
+            for (ReceivedEvent e : events(ps)) {
+                if (seen.add(e.conv() + '\u0000' + e.seq())) {
+                    hits.add(e);   // a message and its edit may both match: listed once
+                }
+            }
+            return hits;
         } catch (SQLException e) {
             throw error(file, "cannot search", e);
         }
@@ -1067,7 +1159,8 @@ public final class LocalStore implements AutoCloseable {
 
     private static ReceivedEvent event(ResultSet rs, int i) throws SQLException {
         return new ReceivedEvent(rs.getString(i), rs.getLong(i + 1), rs.getString(i + 2), rs.getString(i + 3),
-                rs.getString(i + 4), rs.getString(i + 5), rs.getString(i + 6), rs.getLong(i + 7));
+                rs.getString(i + 4), rs.getString(i + 5), rs.getString(i + 6), rs.getLong(i + 7), rs.getLong(i + 8),
+                rs.getInt(i + 9) != 0, rs.getString(i + 10));
     }
 
     static void checkLimit(int limit) {
@@ -1085,12 +1178,14 @@ public final class LocalStore implements AutoCloseable {
             throw new IllegalArgumentException("cmid already in the outbox: " + entry.cmid());
         }
         try (PreparedStatement ps = db.prepareStatement(
-                "INSERT INTO outbox (cmid, conv, body, created_at, internal_errors) VALUES (?, ?, ?, ?, ?)")) {
+                "INSERT INTO outbox (cmid, conv, body, created_at, internal_errors, kind, ref) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
             ps.setString(1, entry.cmid());
             ps.setString(2, entry.conv());
             ps.setString(3, entry.body());
             ps.setLong(4, entry.createdAtMillis());
             ps.setInt(5, entry.internalErrors());
+            ps.setString(6, entry.kind());
+            ps.setLong(7, entry.ref());
             ps.executeUpdate();
         } catch (SQLException e) {
             throw error(file, "cannot add to the outbox", e);
@@ -1137,14 +1232,15 @@ public final class LocalStore implements AutoCloseable {
     private List<PendingSend> outboxQuery(String where, String cmid) throws IOException {
         ensureOpen();
         try (PreparedStatement ps = db.prepareStatement(
-                "SELECT cmid, conv, body, created_at, internal_errors FROM outbox" + where + " ORDER BY id")) {
+                "SELECT cmid, conv, body, created_at, internal_errors, kind, ref FROM outbox" + where + " ORDER BY id")) {
             if (cmid != null) {
                 ps.setString(1, cmid);
             }
             List<PendingSend> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new PendingSend(rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4), rs.getInt(5)));
+                    out.add(new PendingSend(rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4), rs.getInt(5),
+                            rs.getString(6), rs.getLong(7)));
                 }
             }
             return out;

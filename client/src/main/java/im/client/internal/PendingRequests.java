@@ -7,6 +7,8 @@ import im.protocol.Acked;
 import im.protocol.Authed;
 import im.protocol.ClientFrame;
 import im.protocol.ErrorFrame;
+import im.protocol.Edit;
+import im.protocol.Recall;
 import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.ServerFrame;
@@ -28,8 +30,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * (event, hint) or a stray late reply.
  */
 final class PendingRequests {
-    /** One awaited reply; {@code send} is set for a {@code send} request, {@code outboxEntry} when it is an outbox attempt. */
-    record Pending(CompletableFuture<ServerFrame> future, Send send, boolean outboxEntry) {
+    /**
+     * One awaited reply; {@code cmid} is set for a request of the outbox's kinds ({@code send},
+     * {@code edit}, {@code recall}), {@code outboxEntry} when it is an outbox attempt.
+     */
+    record Pending(CompletableFuture<ServerFrame> future, String cmid, boolean outboxEntry) {
     }
 
     private final ConcurrentHashMap<String, Pending> byRid = new ConcurrentHashMap<>();
@@ -45,8 +50,8 @@ final class PendingRequests {
 
     /** False if a request with the same rid is still pending. */
     boolean register(ClientFrame frame, boolean outboxEntry, CompletableFuture<ServerFrame> future) {
-        Send send = frame instanceof Send s ? s : null;
-        return byRid.putIfAbsent(frame.rid(), new Pending(future, send, outboxEntry)) == null;
+        String cmid = frame instanceof Send s ? s.cmid() : frame instanceof Edit e ? e.cmid() : frame instanceof Recall r ? r.cmid() : null;
+        return byRid.putIfAbsent(frame.rid(), new Pending(future, cmid, outboxEntry)) == null;
     }
 
     void remove(String rid) {

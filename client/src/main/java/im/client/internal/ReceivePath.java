@@ -586,6 +586,11 @@ public final class ReceivePath {
         }
         for (ReceivedEvent e : r.added()) {
             listeners.fire("onEvent", l -> l.onEvent(e));
+            if (Event.EDIT.equals(e.kind()) && !e.recalled()) {
+                listeners.fire("onEdited", l -> l.onEdited(e));
+            } else if (Event.RECALL.equals(e.kind())) {
+                listeners.fire("onRecalled", l -> l.onRecalled(e.conv(), e.ref()));
+            }
         }
         advanced.forEach((conv, cur) -> listeners.fire("onCursor", l -> l.onCursor(conv, cur)));
         for (String conv : r.added().stream().map(ReceivedEvent::conv).distinct().toList()) {

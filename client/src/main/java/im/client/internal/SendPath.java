@@ -6,7 +6,11 @@ import im.client.api.ImErrorException;
 import im.client.api.PendingSend;
 import im.client.api.SendTimeoutException;
 import im.client.api.SentAck;
+import im.protocol.ClientFrame;
+import im.protocol.Edit;
 import im.protocol.ErrorCode;
+import im.protocol.Event;
+import im.protocol.Recall;
 import im.protocol.ErrorFrame;
 import im.protocol.Limits;
 import im.protocol.Send;
@@ -67,16 +71,32 @@ public final class SendPath {
     }
 
     public SentAck send(String conv, String body, Duration timeout) throws IOException {
+        return send(newEntry(conv, body), timeout);
+    }
+
+    /** See {@link im.client.ImClient#edit} and {@link im.client.ImClient#recall}: through the outbox as a send. */
+    public SentAck change(String kind, String conv, long seq, String body, Duration timeout) throws IOException {
+        return send(newChange(kind, conv, seq, body), timeout);
+    }
+
+    /** See {@link im.client.ImClient#editAsync} and {@link im.client.ImClient#recallAsync}. */
+    public CompletableFuture<SentAck> changeAsync(String kind, String conv, long seq, String body, Duration timeout) throws IOException {
+        return sendAsync(newChange(kind, conv, seq, body), timeout);
+    }
+
+    private SentAck send(PendingSend entry, Duration timeout) throws IOException {
         Objects.requireNonNull(timeout, "timeout");
-        PendingSend entry = newEntry(conv, body);
         store.outboxAdd(entry);
         return deliver(entry, timeout);
     }
 
     /** See {@link im.client.ImClient#sendAsync}: durable before it returns; cancelling withdraws the entry. */
     public CompletableFuture<SentAck> sendAsync(String conv, String body, Duration timeout) throws IOException {
+        return sendAsync(newEntry(conv, body), timeout);
+    }
+
+    private CompletableFuture<SentAck> sendAsync(PendingSend entry, Duration timeout) throws IOException {
         Objects.requireNonNull(timeout, "timeout");
-        PendingSend entry = newEntry(conv, body);
         store.outboxAdd(entry);
         CompletableFuture<SentAck> result = new CompletableFuture<>();
         result.whenComplete((ack, err) -> {
@@ -180,8 +200,8 @@ public final class SendPath {
     }
 
     /** Every {@code sent} (also late ones, whose waiter gave up): listeners, and for an outbox attempt the entry goes. */
-    void onSent(Send send, Sent s, boolean outboxEntry) {
-        SentAck ack = new SentAck(s.conv(), send.cmid(), s.seq(), s.mid(), s.dup(), s.epoch());
+    void onSent(String cmid, Sent s, boolean outboxEntry) {
+        SentAck ack = new SentAck(s.conv(), cmid, s.seq(), s.mid(), s.dup(), s.epoch());
         listeners.fire("onSent", l -> l.onSent(ack), outboxEntry ? () -> removeConfirmed(ack.cmid()) : null);
     }
 
@@ -196,12 +216,33 @@ public final class SendPath {
     }
 
     private PendingSend newEntry(String conv, String body) throws ImErrorException {
+        checkConv(conv);
+        checkBody(body);
+        return new PendingSend(UUID.randomUUID().toString(), conv, body, clock.millis());
+    }
+
+    /** An edit ({@code body} its new text) or a recall ({@code body} ignored) of the message at {@code seq}. */
+    private PendingSend newChange(String kind, String conv, long seq, String body) throws ImErrorException {
+        checkConv(conv);
+        if (seq < 1 || seq > Limits.MAX_SEQ) {
+            throw new ImErrorException(ErrorCode.BAD_FIELD, null, "seq: must be an integer between 1 and " + Limits.MAX_SEQ);
+        }
+        if (Event.EDIT.equals(kind)) {
+            checkBody(body);
+        }
+        return new PendingSend(UUID.randomUUID().toString(), conv, Event.EDIT.equals(kind) ? body : "", clock.millis(), 0, kind, seq);
+    }
+
+    private static void checkConv(String conv) throws ImErrorException {
         Objects.requireNonNull(conv, "conv");
-        Objects.requireNonNull(body, "body");
         // Reject locally what the server would reject terminally, before anything is written.
         if (!Limits.isValidId(conv)) {
             throw new ImErrorException(ErrorCode.BAD_FIELD, null, "conv: must be a string matching " + Limits.ID_PATTERN);
         }
+    }
+
+    private static void checkBody(String body) throws ImErrorException {
+        Objects.requireNonNull(body, "body");
         if (body.isEmpty()) {
             throw new ImErrorException(ErrorCode.BAD_FIELD, null, "body: must be a non-empty string");
         }
@@ -215,7 +256,15 @@ public final class SendPath {
             throw new ImErrorException(ErrorCode.BODY_TOO_LARGE, null,
                     "body: must be at most " + Limits.MAX_BODY_BYTES + " UTF-8 bytes");
         }
-        return new PendingSend(UUID.randomUUID().toString(), conv, body, clock.millis());
+    }
+
+    /** The frame of one attempt of {@code entry}. */
+    private static ClientFrame frame(PendingSend entry, String rid) {
+        return switch (entry.kind()) {
+            case Event.EDIT -> new Edit(rid, entry.conv(), entry.cmid(), entry.ref(), entry.body());
+            case Event.RECALL -> new Recall(rid, entry.conv(), entry.cmid(), entry.ref());
+            default -> new Send(rid, entry.conv(), entry.cmid(), entry.body());
+        };
     }
 
     /** One attempt for an outbox entry; the keep/remove decision for an error was made once per attempt ({@link #judge}). */
@@ -306,7 +355,7 @@ public final class SendPath {
         String cmid = entry.cmid();
         CompletableFuture<ServerFrame> fut = inflight.compute(cmid, (k, old) -> old != null && !old.isDone()
                 ? old
-                : conn.submit(new Send(rids.next(), entry.conv(), cmid, entry.body()), true)
+                : conn.submit(frame(entry, rids.next()), true)
                         .thenApplyAsync(r -> r instanceof ErrorFrame err ? judge(entry, err) : r, judges));
         fut.whenComplete((r, e) -> inflight.remove(cmid, fut));
         try {

@@ -13,7 +13,6 @@ import im.protocol.Auth;
 import im.protocol.Authed;
 import im.protocol.ErrorFrame;
 import im.protocol.ProtocolException;
-import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.ServerFrame;
 import java.io.IOException;
@@ -49,7 +48,7 @@ public final class Sessions {
         void unmatched(Connection conn, ServerFrame frame);
 
         /** A {@code sent} answering {@code send}, before its waiter sees it (on the reader thread). */
-        void sent(Send send, Sent sent, boolean outboxEntry);
+        void sent(String cmid, Sent sent, boolean outboxEntry);
     }
 
     private final ClientOptions options;
@@ -410,8 +409,8 @@ public final class Sessions {
             hooks.unmatched(conn, frame);
             return;
         }
-        if (frame instanceof Sent s && p.send() != null) {
-            hooks.sent(p.send(), s, p.outboxEntry());
+        if (frame instanceof Sent s && p.cmid() != null) {
+            hooks.sent(p.cmid(), s, p.outboxEntry());
         }
         p.future().complete(frame);
     }

@@ -244,10 +244,20 @@ class LocalStoreTest {
         }
     }
 
-    /** Makes a closed store of this SDK (its rows written) what schema 1 wrote: no read state columns, no convs_synced. */
+    /**
+     * Makes a closed store of this SDK (its rows written) what schema 1 wrote: no read state columns, no
+     * convs_synced, no edits and recalls.
+     */
     static void asSchemaOne(Statement st) throws java.sql.SQLException {
         for (String col : List.of("read_head", "read_unread", "read_known")) {
             st.execute("ALTER TABLE convs DROP COLUMN " + col);
+        }
+        st.execute("DROP INDEX events_ref");
+        for (String col : List.of("ref", "recalled")) {
+            st.execute("ALTER TABLE events DROP COLUMN " + col);
+        }
+        for (String col : List.of("kind", "ref")) {
+            st.execute("ALTER TABLE outbox DROP COLUMN " + col);
         }
         st.execute("DELETE FROM meta WHERE key = 'convs_synced'");
         st.execute("PRAGMA user_version = 1");
