@@ -19,11 +19,10 @@ import javax.sql.DataSource;
  * read above the conversation's head is refused {@code CURSOR_AHEAD} (after the same locking
  * re-read as an ack, {@link CursorService#RECHECK}), a former member's is capped at its leave.
  *
- * <p>The unread count of a state is {@code unread_between(conv, user, low, head)} (migration V9):
- * the messages of others with {@code low < seq <= head}, where {@code head} is the head the user
- * may see and {@code low} the read cursor, or the start of the user's last period if that is
- * later (messages before it, or in an earlier period, are not counted). Two running counts on the
- * events make it four index probes whatever the history's length.
+ * <p>The unread count of a state is {@code unread_visible(conv, user, read, head)} (migration V11):
+ * the messages of others the user may see, in any of its periods, with {@code read < seq <= head},
+ * where {@code head} is the head the user may see. Two running counts on the events make it four
+ * index probes per period ({@code unread_between}, V9) whatever the history's length.
  *
  * <p>The statements of a read ({@link #CHECK}, {@link #UPSERT}, {@link #UNREAD}) are public so
  * that the benchmark runs exactly them through pgbench as the floor.
@@ -34,13 +33,12 @@ import javax.sql.DataSource;
 public final class ReadCursors {
     /**
      * The device's install (locked FOR SHARE until commit, as an ack's check does: a reinstall
-     * waits), the head, the last seq the user may see (NULL if never a member), the start of the
-     * user's last period, and the stored read cursor.
+     * waits), the head, the last seq the user may see (NULL if never a member) and the stored read
+     * cursor.
      */
     public static final String CHECK =
             "SELECT d.install_epoch, d.credential, c.head_seq,"
             + " " + CursorService.visibleHead("d.user_id") + ","
-            + " (SELECT max(m.from_seq) FROM memberships m WHERE m.conv_id = c.conv_id AND m.user_id = d.user_id),"
             + " (SELECT r.read_seq FROM read_cursors r WHERE r.user_id = d.user_id AND r.conv_id = c.conv_id)"
             + " FROM devices d LEFT JOIN conversations c ON c.conv_id = ?"
             + " WHERE d.device_id = ? FOR SHARE OF d";
@@ -51,7 +49,7 @@ public final class ReadCursors {
             + " WHERE r.read_seq < EXCLUDED.read_seq"
             + " RETURNING (extract(epoch FROM updated_at) * 1000)::bigint";
 
-    public static final String UNREAD = "SELECT unread_between(?, ?, ?, ?)";
+    public static final String UNREAD = "SELECT unread_visible(?, ?, ?, ?)";
 
     /**
      * The read state of each of a user's conversations in {@code convs} (at most a page of
@@ -59,10 +57,9 @@ public final class ReadCursors {
      * conversation the user never was a member of is not listed.
      */
     static final String STATES =
-            "SELECT q.conv, COALESCE(q.read, 0), unread_between(q.conv, ?, GREATEST(COALESCE(q.read, 0), q.last_from), q.visible), q.visible"
+            "SELECT q.conv, COALESCE(q.read, 0), unread_visible(q.conv, ?, COALESCE(q.read, 0), q.visible), q.visible"
             + " FROM (SELECT c.conv_id AS conv,"
             + "   " + CursorService.visibleHead("?") + " AS visible,"
-            + "   (SELECT max(m.from_seq) FROM memberships m WHERE m.conv_id = c.conv_id AND m.user_id = ?) AS last_from,"
             + "   (SELECT r.read_seq FROM read_cursors r WHERE r.user_id = ? AND r.conv_id = c.conv_id) AS read"
             + "   FROM conversations c WHERE c.conv_id = ANY(?::text[]) OFFSET 0) q"
             + " WHERE q.visible IS NOT NULL";
@@ -92,7 +89,6 @@ public final class ReadCursors {
         return Transactions.run(db, "read", c -> {
             long head;
             long visible;
-            long lastFrom;
             long stored;
             try (PreparedStatement ps = c.prepareStatement(CHECK)) {
                 ps.setString(1, conv);
@@ -106,8 +102,7 @@ public final class ReadCursors {
                     head = rs.getLong(3);
                     visible = rs.getLong(4);
                     if (rs.wasNull()) throw new AckRejectedException(ErrorCode.NOT_MEMBER, "not a member of " + conv);
-                    lastFrom = rs.getLong(5);
-                    stored = rs.getLong(6);
+                    stored = rs.getLong(5);
                 }
             }
             if (seq > head) {
@@ -138,7 +133,7 @@ public final class ReadCursors {
                     }
                 }
             }
-            return new Marked(new ReadState(read, unread(c, conv, who.userId(), Math.max(read, lastFrom), visible), visible), moved);
+            return new Marked(new ReadState(read, unread(c, conv, who.userId(), read, visible), visible), moved);
         });
     }
 
@@ -151,8 +146,7 @@ public final class ReadCursors {
                 ps.setString(1, user);
                 ps.setString(2, user);
                 ps.setString(3, user);
-                ps.setString(4, user);
-                ps.setArray(5, c.createArrayOf("text", convs.toArray()));
+                ps.setArray(4, c.createArrayOf("text", convs.toArray()));
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         out.add(new ConvReadState(rs.getString(1), new ReadState(rs.getLong(2), rs.getLong(3), rs.getLong(4))));

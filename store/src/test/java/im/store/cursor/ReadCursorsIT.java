@@ -35,8 +35,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The read cursors against the definition of docs/protocol.md, "Read state and unread counts":
  * after every step of a seeded mix of sends, reads, leaves and rejoins in a group, every user's
  * read state (from {@link ReadCursors#markRead} and {@link ReadCursors#states}) equals a count
- * over the conversation's events done here in Java: the messages of others with
- * {@code max(read, start of the last period) < seq <= the last seq the user may see}.
+ * over the conversation's events done here in Java: the messages of others the user may see, in
+ * any of its periods, with {@code read < seq <= the last seq the user may see}.
  */
 @ExtendWith(ImStackExtension.class)
 class ReadCursorsIT {
@@ -119,6 +119,27 @@ class ReadCursorsIT {
         assertEquals(new ReadState(0, 1, 6), reads.markRead(ana, "g", 0).state());
     }
 
+    /**
+     * Messages of an earlier period that the user has not read stay unread after a leave and a
+     * rejoin, as every device of the user counts them (the campaign's checker caught the server
+     * counting only the last period: one device said 0, the other 47).
+     */
+    @Test
+    void unreadMessagesOfAnEarlierPeriodStillCountAfterARejoin() throws SQLException {
+        DevicePrincipal bo = device.get("u-bo");
+        reads.markRead(bo, "g", 1);
+        sends.send(device.get("u-ana"), "g", "a1", "one");     // 2
+        sends.send(device.get("u-ana"), "g", "a2", "two");     // 3
+        dir.removeMember("g", "u-bo");                          // 4
+        sends.send(device.get("u-ana"), "g", "a3", "unseen");  // 5: bo may not see it
+        dir.addMember("g", "u-bo");                             // 6
+        sends.send(device.get("u-ana"), "g", "a4", "three");   // 7
+        assertEquals(new ReadState(1, 3, 7), expected("u-bo"), "the definition: 2, 3 and 7");
+        assertEquals(new ReadState(1, 3, 7), reads.states("u-bo", List.of("g")).get(0).state());
+        assertEquals(new ReadState(2, 2, 7), reads.markRead(bo, "g", 2).state());
+        assertEquals(new ReadState(5, 1, 7), reads.markRead(bo, "g", 5).state(), "a read inside the gap reads the first period");
+    }
+
     @Test
     void aFormerMembersCursorStopsAtItsLeaveAndItsStateAtItsLeave() {
         DevicePrincipal bo = device.get("u-bo");
@@ -143,19 +164,23 @@ class ReadCursorsIT {
         assertEquals(List.of(), reads.states("u-dan", List.of("g")), "never a member: no state");
     }
 
-    /** The definition, counted over the log in Java. */
+    /**
+     * The definition of docs/protocol.md, counted over the log in Java: the messages of others the
+     * user may see (in any of its periods) with read &lt; seq &le; the last seq it may see.
+     */
     private ReadState expected(String user) throws SQLException {
         long head = head();
         long visible = -1;
-        long lastFrom = 0;
+        List<long[]> periods = new ArrayList<>();
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
                 "SELECT from_seq, to_seq FROM memberships WHERE conv_id = 'g' AND user_id = ?")) {
             ps.setString(1, user);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     long to = rs.getLong(2);
-                    visible = Math.max(visible, rs.wasNull() ? head : Math.min(to, head));
-                    lastFrom = Math.max(lastFrom, rs.getLong(1));
+                    long end = rs.wasNull() ? head : Math.min(to, head);
+                    visible = Math.max(visible, end);
+                    periods.add(new long[] {rs.getLong(1), end});
                 }
             }
         }
@@ -167,14 +192,14 @@ class ReadCursorsIT {
                 if (rs.next()) read = rs.getLong(1);
             }
         }
-        long low = Math.max(read, lastFrom);
         long unread = 0;
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
                 "SELECT seq, kind, sender FROM events WHERE conv_id = 'g' ORDER BY seq")) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     long seq = rs.getLong(1);
-                    if (seq > low && seq <= visible && rs.getString(2).equals("msg") && !rs.getString(3).equals(user)) unread++;
+                    boolean seen = periods.stream().anyMatch(p -> p[0] <= seq && seq <= p[1]);
+                    if (seq > read && seen && rs.getString(2).equals("msg") && !rs.getString(3).equals(user)) unread++;
                 }
             }
         }
