@@ -29,8 +29,10 @@ import java.util.concurrent.locks.LockSupport;
  * outcome at the end: SENT if any {@code sent} for the cmid arrived (also late ones and those of
  * automatic resends, via {@link ClientListener#onSent}), PENDING if it is still in the outbox,
  * otherwise REJECTED (the SDK dropped it after a terminal error). What each device was told (event
- * pushes, synced pages, acked and subbed cursors) is recorded by a {@link WireTap} per device, per
- * install epoch; {@code device_cursors} is read only as a quiesce condition and once at the end.
+ * pushes, synced pages, acked and subbed cursors, read states) is recorded by a {@link WireTap} per
+ * device, per install epoch; {@code device_cursors} and {@code read_cursors} are read only as a
+ * quiesce condition and once at the end. Senders also read now and then ({@code markRead}, seeded
+ * like the sends), so the read-state rules have cursors moving on several devices of a user.
  */
 public final class Campaign {
 
@@ -94,6 +96,8 @@ public final class Campaign {
     private final List<String> convs = new ArrayList<>();
     private final AtomicBoolean stopSenders = new AtomicBoolean();
     private final AtomicLong sendErrors = new AtomicLong();
+    private final AtomicLong reads = new AtomicLong();
+    private final AtomicLong readErrors = new AtomicLong();
     private final List<String> problems = new CopyOnWriteArrayList<>();
     private Stack stack;
     private Directory directory;
@@ -194,6 +198,8 @@ public final class Campaign {
                 figures.put("sends." + out.name().toLowerCase(), h.sends().stream().filter(s -> s.outcome() == out).count());
             }
             figures.put("send_calls_failed", sendErrors.get());
+            figures.put("reads", reads.get());
+            figures.put("reads_failed", readErrors.get());
             figures.put("devices", (long) devices.size());
             figures.put("conversations", (long) convs.size());
             figures.put("membership_changes", membership.done.get());
@@ -339,7 +345,25 @@ public final class Campaign {
             } catch (IOException e) {
                 sendErrors.incrementAndGet();   // not connected: stays in the outbox
             }
+            if (r.nextDouble() < READ_CHANCE) markRead(d, mine.get(r.nextInt(mine.size())), r);
         }
+    }
+
+    /** How often a sender also reads: after this share of its sends it marks a conversation read. */
+    private static final double READ_CHANCE = 0.3;
+
+    /**
+     * The user read a conversation on this device: mostly up to what the device holds, sometimes a
+     * lower seq (which must leave the user's cursor where it is). The answer is not awaited; what the
+     * server said is on the wire tap, and a refused or lost read is only counted.
+     */
+    private void markRead(CastDevice d, String conv, Random r) {
+        long cursor = d.client.cursor(conv);
+        long seq = r.nextBoolean() ? cursor : (long) (r.nextDouble() * (cursor + 1));
+        reads.incrementAndGet();
+        d.client.markRead(conv, seq).whenComplete((s, e) -> {
+            if (e != null) readErrors.incrementAndGet();
+        });
     }
 
     // ------------------------------------------------------------------ quiesce

@@ -19,6 +19,7 @@ final class CastDevice {
         final List<History.Seen> seen = new CopyOnWriteArrayList<>();
         final List<History.CommittedEvent> storedEvents = new CopyOnWriteArrayList<>();
         final List<History.CursorReport> cursorReports = new CopyOnWriteArrayList<>();
+        final List<History.ReadReport> readReports = new CopyOnWriteArrayList<>();
         volatile long retiredAt;
         volatile Map<String, List<Long>> stored = Map.of();
         volatile Map<String, Long> local = Map.of();

@@ -53,6 +53,17 @@ import java.util.TreeSet;
  *   <li>Online installs in addition: with an open period, local and server cursor at the last
  *       visible seq ({@link Kind#NOT_CONVERGED}); every visible seq stored ({@link Kind#STORE_MISSING});
  *       outbox empty ({@link Kind#OUTBOX_NOT_EMPTY}).</li>
+ *   <li>Read state, per install ({@link ReadChecks}): every read state it was told ({@code readack},
+ *       {@code unread} push, {@code subbed} entry) has unread &ge; 0 ({@link Kind#UNREAD_NEGATIVE});
+ *       its read cursor and head are not above the last seq visible to the user, nor the cursor above
+ *       the state's head ({@link Kind#READ_ABOVE_HEAD}); its unread is the log's count of visible
+ *       messages of others in (read, head] ({@link Kind#UNREAD_DISAGREES}); no reported cursor is above
+ *       the user's final read cursor, and one install's {@code readack}s never decrease per
+ *       conversation ({@link Kind#READ_REGRESSED}). Reports of different devices are not ordered by
+ *       arrival time: the tap stamps arrival, not when the server took the state.</li>
+ *   <li>Read state at the end: every online install's SDK {@code unread(conv)} equals the log's count
+ *       of visible messages of others above the user's final read cursor ({@code read_cursors}), so
+ *       all of a user's online installs agree ({@link Kind#UNREAD_DISAGREES}).</li>
  * </ul>
  * A PENDING send that was committed once is fine (the client did not learn the outcome); a PENDING
  * or REJECTED send that is not committed is fine too.
@@ -90,12 +101,16 @@ public final class Checker {
         long storedAll = 0;
         long seenAll = 0;
         long reports = 0;
+        long readReports = 0;
+        Map<String, Map<String, Long>> readCursors = nz(h.readCursors());
         for (DeviceRecord d : devices) {
             storedAll += nz(d.storedEvents()).size();
             seenAll += nz(d.seen()).size();
             reports += nz(d.cursorReports()).size();
-            DeviceChecks.check(d, bySeq, heads, periods, out);
+            readReports += nz(d.readReports()).size();
+            DeviceChecks.check(d, bySeq, heads, periods, readCursors, out);
         }
+        ReadChecks.checkFinalUnread(devices, bySeq, periods, readCursors, out);
 
         Map<String, Long> figures = new LinkedHashMap<>();
         figures.put("sends", (long) sends.size());
@@ -114,6 +129,9 @@ public final class Checker {
         figures.put("frames inspected for visibility", seenAll);
         figures.put("stored events", storedAll);
         figures.put("cursor reports", reports);
+        figures.put("read state reports", readReports);
+        figures.put("unread counts compared", devices.stream().filter(DeviceRecord::online)
+                .mapToLong(d -> nz(d.unread()).size()).sum());
         figures.put("violations", (long) out.size());
         return new CheckReport(List.copyOf(out), figures);
     }

@@ -26,16 +26,19 @@ import static im.reliability.Checker.nz;
 /**
  * The checker's rules for one device install ({@link Checker} has the list): what its socket was
  * told (visibility, content, reads after a reinstall), what it stored, the cursors the server
- * reported to it, and its store and cursors at the end against the visible log.
+ * reported to it, and its store and cursors at the end against the visible log; the read states it
+ * was told are {@link ReadChecks}'.
  */
 final class DeviceChecks {
     private DeviceChecks() {}
 
     static void check(DeviceRecord d, Map<String, Map<Long, CommittedEvent>> bySeq, Map<String, Long> heads,
-                                    Map<String, Map<String, List<Period>>> periods, List<Violation> out) {
+                      Map<String, Map<String, List<Period>>> periods, Map<String, Map<String, Long>> readCursors,
+                      List<Violation> out) {
         String dev = "device=" + d.device() + " epoch=" + d.epoch() + " user=" + d.user();
         checkReceived(d, dev, bySeq, periods, out);
         checkCursorReports(d, dev, heads, periods, out);
+        ReadChecks.checkReports(d, dev, bySeq, heads, periods, readCursors, out);
 
         Map<String, List<Long>> stored = nz(d.stored());
         Map<String, Long> local = nz(d.localCursor());

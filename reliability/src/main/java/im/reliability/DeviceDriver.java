@@ -12,9 +12,12 @@ import im.protocol.Acked;
 import im.protocol.ConvState;
 import im.protocol.Event;
 import im.protocol.EventPush;
+import im.protocol.ReadAck;
+import im.protocol.ReadState;
 import im.protocol.ServerFrame;
 import im.protocol.Subbed;
 import im.protocol.Synced;
+import im.protocol.Unread;
 import java.io.IOException;
 import java.util.HashSet;
 import java.util.List;
@@ -46,8 +49,17 @@ final class DeviceDriver {
     }
 
     void openClient(CastDevice d) throws IOException {
-        d.tap = new WireTap(d.id, new java.net.InetSocketAddress("127.0.0.1", gatewayPorts[d.gateway]),
-                (epoch, f, at) -> record(d, epoch, f, at));
+        d.tap = new WireTap(d.id, new java.net.InetSocketAddress("127.0.0.1", gatewayPorts[d.gateway]), new WireTap.Sink() {
+            @Override
+            public void frame(int epoch, ServerFrame f, long at) {
+                record(d, epoch, f, at);
+            }
+
+            @Override
+            public void undecodable(int epoch, String text, long at) {
+                recordRawReadState(d, epoch, text, at);
+            }
+        });
         startClient(d);
     }
 
@@ -97,7 +109,41 @@ final class DeviceDriver {
         } else if (f instanceof Subbed s) {
             for (ConvState c : s.convs()) {
                 d.install(epoch).cursorReports.add(new History.CursorReport(c.conv(), c.delivered(), History.CursorSource.SUBBED));
+                readReport(d, epoch, c.conv(), c.readState(), History.ReadSource.SUBBED, at);
             }
+        } else if (f instanceof ReadAck r) {
+            readReport(d, epoch, r.conv(), r.state(), History.ReadSource.READACK, at);
+        } else if (f instanceof Unread u) {
+            readReport(d, epoch, u.conv(), u.state(), History.ReadSource.UNREAD, at);
+        }
+    }
+
+    private static void readReport(CastDevice d, int epoch, String conv, ReadState s, History.ReadSource source, long at) {
+        d.install(epoch).readReports.add(new History.ReadReport(conv, s.read(), s.unread(), s.head(), source, at));
+    }
+
+    /**
+     * A read state frame the codec refused (a negative count is one): its numbers as sent, so the
+     * checker judges what the server said rather than losing it to the decoder.
+     */
+    private void recordRawReadState(CastDevice d, int epoch, String text, long at) {
+        JsonNode f;
+        try {
+            f = JSON.readTree(text);
+        } catch (IOException e) {
+            return;   // not JSON at all: already a tap problem
+        }
+        String t = f.path("t").asText();
+        History.ReadSource source = switch (t) {
+            case "readack" -> History.ReadSource.READACK;
+            case "unread" -> History.ReadSource.UNREAD;
+            case "subbed" -> History.ReadSource.SUBBED;
+            default -> null;
+        };
+        if (source == null) return;
+        for (JsonNode c : source == History.ReadSource.SUBBED ? f.path("convs") : List.of(f)) {
+            d.install(epoch).readReports.add(new History.ReadReport(c.path("conv").asText(), c.path("read").asLong(),
+                    c.path("unread").asLong(), c.path("head").asLong(), source, at));
         }
     }
 

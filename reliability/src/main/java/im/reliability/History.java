@@ -21,6 +21,7 @@ import java.util.Map;
  *                      log's join/leave events define, and judges visibility by the log
  * @param membershipOps every membership change the campaign made through the admin API, with the seq it was answered
  * @param devices       every install of every device of the campaign (a reinstalled device has one record per install)
+ * @param readCursors   read_cursors.read_seq at the end, per conversation, per user (no row: nothing read, 0)
  */
 public record History(
         List<SendRecord> sends,
@@ -29,7 +30,8 @@ public record History(
         List<TopicRecord> topic,
         Map<String, Map<String, List<Period>>> visibility,
         List<MembershipOp> membershipOps,
-        List<DeviceRecord> devices) {
+        List<DeviceRecord> devices,
+        Map<String, Map<String, Long>> readCursors) {
 
     /** How a send ended, as far as its client knows: SENT once any {@code sent} arrived. */
     public enum Outcome { SENT, REJECTED, PENDING }
@@ -84,6 +86,16 @@ public record History(
     /** A cursor the server reported to a device ({@code acked.delivered} or a {@code subbed} entry's delivered). */
     public record CursorReport(String conv, long delivered, CursorSource source) {}
 
+    /** Which frame carried a read state. */
+    public enum ReadSource { READACK, UNREAD, SUBBED }
+
+    /**
+     * A read state the server told a device ({@code readack}, an {@code unread} push or a {@code subbed}
+     * entry), with the numbers as they were on the wire (also when the frame did not decode, e.g. a
+     * negative count), and when it arrived.
+     */
+    public record ReadReport(String conv, long read, long unread, long head, ReadSource source, long atMillis) {}
+
     /**
      * One install of a device.
      *
@@ -99,6 +111,8 @@ public record History(
      * @param storedEvents  every event the SDK reported stored for the first time ({@code onEvent}), in order
      * @param cursorReports every cursor the server reported to it, in arrival order
      * @param outboxLeft    what is left in its outbox
+     * @param readReports   every read state the server told it, in arrival order
+     * @param unread        its SDK's {@code unread(conv)} at the end per conversation of its user (online installs only)
      */
     public record DeviceRecord(
             String device,
@@ -112,5 +126,7 @@ public record History(
             List<Seen> seen,
             List<CommittedEvent> storedEvents,
             List<CursorReport> cursorReports,
-            int outboxLeft) {}
+            int outboxLeft,
+            List<ReadReport> readReports,
+            Map<String, Long> unread) {}
 }

@@ -6,6 +6,7 @@ import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.KafkaClients;
 import im.topics.EventRecord;
 import im.topics.MalformedRecordException;
+import java.io.IOException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,6 +52,7 @@ final class Observer {
         Map<String, Set<String>> current = new HashMap<>();
         Map<String, Map<String, Long>> leftAt = new HashMap<>();   // user -> conv -> seq of the leave
         Map<String, Map<String, Long>> serverCursors = new HashMap<>();
+        Map<String, Map<String, Long>> readCursors;
         try {
             heads = db.heads();
             // A wait condition only: the checker judges the cursors the devices were told, not this table.
@@ -58,6 +60,7 @@ final class Observer {
                     rs -> serverCursors.computeIfAbsent(rs.getString(1), k -> new HashMap<>()).put(rs.getString(2), rs.getLong(3)));
             db.query("SELECT user_id, conv_id FROM memberships WHERE to_seq IS NULL",
                     rs -> current.computeIfAbsent(rs.getString(1), k -> new HashSet<>()).add(rs.getString(2)));
+            readCursors = readCursors();
             db.query("SELECT m.user_id, m.conv_id, m.to_seq FROM memberships m WHERE m.to_seq IS NOT NULL AND NOT EXISTS"
                     + " (SELECT 1 FROM memberships x WHERE x.conv_id = m.conv_id AND x.user_id = m.user_id AND x.from_seq > m.from_seq)",
                     rs -> leftAt.computeIfAbsent(rs.getString(1), k -> new HashMap<>()).put(rs.getString(2), rs.getLong(3)));
@@ -74,6 +77,15 @@ final class Observer {
                 if (local != head || srv != head) {
                     return d.id + " in " + conv + ": local " + local + ", server " + srv + ", head " + head;
                 }
+                // Also a wait condition only: a read on another device reaches this one by an unread push.
+                long read = readCursors.getOrDefault(conv, Map.of()).getOrDefault(d.user, 0L);
+                long sdkRead;
+                try {
+                    sdkRead = d.client.readStatus(conv).read();
+                } catch (IOException e) {
+                    return d.id + " in " + conv + ": read status: " + e.getMessage();
+                }
+                if (sdkRead != read) return d.id + " in " + conv + ": SDK read cursor " + sdkRead + ", read_cursors " + read;
             }
             // A conversation the user left: the device must still hold everything up to the leave.
             for (Map.Entry<String, Long> e : leftAt.getOrDefault(d.user, Map.of()).entrySet()) {
@@ -115,24 +127,46 @@ final class Observer {
         Map<String, Map<String, Long>> finalServer = new HashMap<>();
         db.query("SELECT device_id, conv_id, delivered_seq FROM device_cursors", rs ->
                 finalServer.computeIfAbsent(rs.getString(1), k -> new TreeMap<>()).put(rs.getString(2), rs.getLong(3)));
+        Map<String, Map<String, Long>> readCursors = readCursors();
         List<History.DeviceRecord> devs = new ArrayList<>();
         for (CastDevice d : devices) {
             ImClient client = d.client;
             StoreSnapshot snap = StoreSnapshot.read(convs, client::cursor, c -> DeviceDriver.seqs(client, c),
                     e -> e.getValue() > 0 || visibility.getOrDefault(e.getKey(), Map.of()).containsKey(d.user));
             CastDevice.Install rec = d.install(d.epoch);
-            devs.add(new History.DeviceRecord(d.id, d.epoch, d.user, client.isConnected(), 0, snap.stored(), snap.local(),
+            boolean online = client.isConnected();
+            Map<String, Long> unread = new TreeMap<>();
+            if (online) {
+                for (String conv : convs) {
+                    if (!visibility.getOrDefault(conv, Map.of()).containsKey(d.user)) continue;
+                    try {
+                        unread.put(conv, client.unread(conv));
+                    } catch (IOException e) {
+                        problems.add(d.id + " unread(" + conv + ") failed: " + e);
+                    }
+                }
+            }
+            devs.add(new History.DeviceRecord(d.id, d.epoch, d.user, online, 0, snap.stored(), snap.local(),
                     finalServer.getOrDefault(d.id, Map.of()), List.copyOf(rec.seen), List.copyOf(rec.storedEvents),
-                    List.copyOf(rec.cursorReports), d.client.pending().size()));
+                    List.copyOf(rec.cursorReports), d.client.pending().size(), List.copyOf(rec.readReports), unread));
             for (Map.Entry<Integer, CastDevice.Install> e : new TreeMap<>(d.installs).entrySet()) {
                 if (e.getKey() == d.epoch) continue;
                 CastDevice.Install old = e.getValue();
                 devs.add(new History.DeviceRecord(d.id, e.getKey(), d.user, false, old.retiredAt, old.stored, old.local,
-                        Map.of(), List.copyOf(old.seen), List.copyOf(old.storedEvents), List.copyOf(old.cursorReports), 0));
+                        Map.of(), List.copyOf(old.seen), List.copyOf(old.storedEvents), List.copyOf(old.cursorReports), 0,
+                        List.copyOf(old.readReports), Map.of()));
             }
         }
         List<History.TopicRecord> topic = readTopic(heads);
-        return new History(sends, committed, heads, topic, visibility, List.copyOf(membership.ops), devs);
+        return new History(sends, committed, heads, topic, visibility, List.copyOf(membership.ops), devs, readCursors);
+    }
+
+    /** read_cursors per conversation, per user. */
+    private Map<String, Map<String, Long>> readCursors() throws SQLException {
+        Map<String, Map<String, Long>> m = new TreeMap<>();
+        db.query("SELECT conv_id, user_id, read_seq FROM read_cursors",
+                rs -> m.computeIfAbsent(rs.getString(1), k -> new TreeMap<>()).put(rs.getString(2), rs.getLong(3)));
+        return m;
     }
 
     /** The whole event topic from the beginning, until it covers every head (or 60 s passed) and a poll comes back empty. */

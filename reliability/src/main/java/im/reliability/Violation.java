@@ -38,6 +38,24 @@ public record Violation(Kind kind, String detail) {
         /** A cursor is above the conversation head or a reported one above the head visible to the user (D4). */
         CURSOR_ABOVE_HEAD,
         /** A device's outbox is not empty at the end. */
-        OUTBOX_NOT_EMPTY
+        OUTBOX_NOT_EMPTY,
+        /** A read state a device was told ({@code readack}, {@code unread} push, {@code subbed} entry) has a negative unread count. */
+        UNREAD_NEGATIVE,
+        /**
+         * A read state a device was told has a read cursor or head above the last seq visible to the user
+         * in that conversation, or a read cursor above its own head.
+         */
+        READ_ABOVE_HEAD,
+        /**
+         * A reported read cursor is above the user's read cursor at the end (so the cursor went down),
+         * or one install's {@code readack}s of a conversation decreased.
+         */
+        READ_REGRESSED,
+        /**
+         * An unread count differs from the log's: a read state's unread is not the number of visible
+         * messages of others in (read, head], or at the end an online install's SDK unread is not the
+         * number above the user's final read cursor (and so its user's devices may disagree).
+         */
+        UNREAD_DISAGREES
     }
 }

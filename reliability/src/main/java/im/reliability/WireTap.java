@@ -36,6 +36,12 @@ final class WireTap implements AutoCloseable {
     /** Receives each decoded server frame with the install epoch of its connection (from {@code authed}). */
     interface Sink {
         void frame(int epoch, ServerFrame frame, long atMillis);
+
+        /**
+         * A text frame the codec refused (also recorded in {@link #problems}): a sink may still read
+         * what it needs from the raw JSON, e.g. a negative count the codec rejects.
+         */
+        default void undecodable(int epoch, String text, long atMillis) {}
     }
 
     private final String name;
@@ -138,6 +144,7 @@ final class WireTap implements AutoCloseable {
                         f = CODEC.decodeServer(s);
                     } catch (ProtocolException e) {
                         problems.add(name + ": server frame that does not decode: " + e.getMessage());
+                        sink.undecodable(epoch, s, System.currentTimeMillis());
                         continue;
                     }
                     if (f instanceof Authed a) epoch = a.epoch();

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
  * drops, client disconnects, client restarts from disk, membership churn, a device reinstall and
  * SIGSTOP freezes of a gateway, the relay and a delivery node; the run lasts until each was
  * injected once), two membership changes,
- * one device offline from halfway until after the first check; the checker must find no violation,
+ * one device offline from halfway until after the first check, senders marking conversations read
+ * now and then; the checker must find no violation,
  * before and after the offline device returns. Seed from {@code -Dcampaign.seed}, else fixed.
  *
  * <p>The second, smaller campaign runs the cluster: three Kafka nodes and PostgreSQL as a primary +

@@ -10,6 +10,8 @@ import im.reliability.History.DeviceRecord;
 import im.reliability.History.MembershipOp;
 import im.reliability.History.Outcome;
 import im.reliability.History.Period;
+import im.reliability.History.ReadReport;
+import im.reliability.History.ReadSource;
 import im.reliability.History.Seen;
 import im.reliability.History.SendRecord;
 import im.reliability.History.SentReply;
@@ -45,6 +47,8 @@ import org.junit.jupiter.api.Test;
  * installs: ana-1 (online, at the heads), ana-2 epoch 1 (reinstalled at t=1000, got one push at
  *           t=2500, within the bound), ana-2 epoch 2 (offline, lagging in c-g), bob-1 (online),
  *           cy-1 (online); the topic carries every event, c-g 3 twice.
+ * read_cursors: c-g ana 4, bob 7 (his leave), cy none; c-1 ana 3. Read states told and SDK unread
+ *           counts at the end: see {@code readStates}.
  * </pre>
  */
 class CheckerTest {
@@ -103,7 +107,12 @@ class CheckerTest {
                 new MembershipOp("c-g", "bob", "leave", 7, true),
                 new MembershipOp("c-g", "bob", "leave", 7, false))); // a repeated DELETE: nothing changed
 
-        History h = new History(sends, committed, heads, topic, visibility, ops, new ArrayList<>());
+        // read_cursors: bob's c-g cursor is capped at his leave; cy has read nothing (no row)
+        Map<String, Map<String, Long>> readCursors = new LinkedHashMap<>();
+        readCursors.put("c-g", new LinkedHashMap<>(Map.of("ana", 4L, "bob", 7L)));
+        readCursors.put("c-1", new LinkedHashMap<>(Map.of("ana", 3L)));
+
+        History h = new History(sends, committed, heads, topic, visibility, ops, new ArrayList<>(), readCursors);
         List<DeviceRecord> devices = h.devices();
         devices.add(device(h, "ana-1", 1, "ana", true, 0,
                 Map.of("c-g", seqs(1, 8), "c-1", seqs(1, 4)),
@@ -125,7 +134,29 @@ class CheckerTest {
         devices.add(device(h, "cy-1", 1, "cy", true, 0, // joined late at 5: stores nothing before
                 Map.of("c-g", seqs(5, 8)), Map.of("c-g", 8L), Map.of("c-g", 8L),
                 List.of(report("c-g", 4, CursorSource.SUBBED), report("c-g", 8))));
+        readStates(h);
         return h;
+    }
+
+    /**
+     * What the installs were told of read state and their SDK unread counts at the end (online ones):
+     * ana read c-g to 4 (unread there: cy's 8) and c-1 to 3 (her own 4 does not count); bob read c-g
+     * up to his leave (a lower read left it there) and nothing of c-1 (ana's 4 unread); cy read
+     * nothing (ana's 6 unread, his own 8 not). Joins and leaves never count.
+     */
+    private static void readStates(History h) {
+        DeviceRecord ana1 = device(h, "ana-1", 1);
+        ana1.readReports().addAll(List.of(read("c-g", 0, 1, 4, ReadSource.SUBBED), read("c-g", 3, 1, 4, ReadSource.READACK),
+                read("c-g", 4, 0, 6, ReadSource.UNREAD), read("c-1", 3, 0, 3, ReadSource.READACK)));
+        ana1.unread().putAll(Map.of("c-g", 1L, "c-1", 0L));
+        device(h, "ana-2", 2).readReports().add(read("c-g", 4, 0, 6, ReadSource.UNREAD));
+        DeviceRecord bob1 = device(h, "bob-1", 1);
+        bob1.readReports().addAll(List.of(read("c-g", 0, 1, 3, ReadSource.SUBBED), read("c-g", 7, 0, 7, ReadSource.READACK),
+                read("c-g", 7, 0, 7, ReadSource.READACK), read("c-1", 0, 1, 4, ReadSource.SUBBED)));
+        bob1.unread().putAll(Map.of("c-g", 0L, "c-1", 1L));
+        DeviceRecord cy1 = device(h, "cy-1", 1);
+        cy1.readReports().add(read("c-g", 0, 1, 6, ReadSource.SUBBED));
+        cy1.unread().put("c-g", 1L);
     }
 
     @Test
@@ -144,12 +175,14 @@ class CheckerTest {
         assertEquals(3L, r.figures().get("online installs"));
         // ana-1 12, ana-2 epoch 1 2 + 1 late push, ana-2 epoch 2 7, bob-1 9, cy-1 4
         assertEquals(35L, r.figures().get("frames inspected for visibility"));
+        assertEquals(10L, r.figures().get("read state reports"));
+        assertEquals(5L, r.figures().get("unread counts compared"));
         assertEquals(0L, r.figures().get("violations"));
     }
 
     @Test
     void emptyHistoryPasses() {
-        History h = new History(List.of(), Map.of(), Map.of(), List.of(), Map.of(), List.of(), List.of());
+        History h = new History(List.of(), Map.of(), Map.of(), List.of(), Map.of(), List.of(), List.of(), Map.of());
         assertTrue(Checker.check(h).ok());
     }
 
@@ -466,6 +499,107 @@ class CheckerTest {
         assertEquals(Map.of(Kind.NOT_ON_TOPIC, 4L, Kind.FRAME_INVISIBLE, 1L), Checker.countByKind(r.violations()));
     }
 
+    // ---- read state ---------------------------------------------------------------------------
+
+    @Test
+    void unreadNegativeWhenAReadStateSaysSo() {
+        History h = valid();
+        device(h, "ana-1", 1).readReports().set(2, read("c-g", 4, -1, 6, ReadSource.UNREAD));
+        assertNames(only(h, Kind.UNREAD_NEGATIVE), "conv=c-g", "device=ana-1", "UNREAD", "unread -1", "report #3");
+    }
+
+    @Test
+    void unreadNegativeInASubbedEntry() {
+        History h = valid();
+        device(h, "cy-1", 1).readReports().set(0, read("c-g", 0, -2, 6, ReadSource.SUBBED));
+        assertNames(only(h, Kind.UNREAD_NEGATIVE), "device=cy-1", "SUBBED", "unread -2");
+    }
+
+    @Test
+    void readAboveHeadWhenAFormerMemberIsToldACursorAfterItsLeave() {
+        History h = valid();
+        // bob left c-g at 7; the final cursor (7) agrees, the report does not
+        device(h, "bob-1", 1).readReports().add(read("c-g", 8, 0, 8, ReadSource.READACK));
+        Violation v = first(h, Kind.READ_ABOVE_HEAD);
+        assertNames(v, "conv=c-g", "device=bob-1", "seq=8", "head visible to the user, 7");
+    }
+
+    @Test
+    void readAboveHeadWhenTheCursorIsAboveTheStatesOwnHead() {
+        History h = valid();
+        device(h, "ana-1", 1).readReports().add(read("c-g", 4, 0, 3, ReadSource.READACK));
+        assertNames(only(h, Kind.READ_ABOVE_HEAD), "device=ana-1", "seq=4", "state's own head");
+    }
+
+    @Test
+    void readRegressedWhenAnInstallsReadacksGoDown() {
+        History h = valid();
+        // a readack of 2 after one of 3: the server answered this install's reads out of order or lowered the cursor
+        device(h, "ana-1", 1).readReports().add(2, read("c-g", 2, 1, 4, ReadSource.READACK));
+        assertNames(only(h, Kind.READ_REGRESSED), "device=ana-1", "seq=2", "after a readack with read 3");
+    }
+
+    @Test
+    void readRegressedWhenAReportedCursorIsAboveTheFinalOne() {
+        History h = valid();
+        h.readCursors().get("c-1").put("ana", 2L);   // ana-1 was told 3: the cursor went down after that
+        Set<Kind> k = kinds(h);
+        assertTrue(k.contains(Kind.READ_REGRESSED), () -> "got " + k);
+        assertNames(first(h, Kind.READ_REGRESSED), "conv=c-1", "device=ana-1", "seq=3", "read cursor at the end, 2");
+    }
+
+    @Test
+    void pushesAndSubbedMayArriveOutOfOrderAcrossSources() {
+        History h = valid();
+        // a newer state by sub, then an older push still in flight: the protocol allows any order
+        DeviceRecord ana1 = device(h, "ana-1", 1);
+        ana1.readReports().add(read("c-g", 4, 1, 8, ReadSource.SUBBED));
+        ana1.readReports().add(read("c-g", 3, 1, 4, ReadSource.UNREAD));
+        assertTrue(Checker.check(h).ok(), () -> "violations: " + Checker.check(h).violations());
+    }
+
+    @Test
+    void unreadDisagreesWhenAReadStateMiscountsTheLog() {
+        History h = valid();
+        // (0, 6] visible to cy: join 5 (never counts) and ana's 6
+        device(h, "cy-1", 1).readReports().set(0, read("c-g", 0, 2, 6, ReadSource.SUBBED));
+        assertNames(only(h, Kind.UNREAD_DISAGREES), "device=cy-1", "SUBBED", "the log has 1");
+    }
+
+    @Test
+    void unreadDisagreesWhenAStateCountsTheUsersOwnMessage() {
+        History h = valid();
+        device(h, "ana-1", 1).readReports().set(3, read("c-1", 3, 1, 4, ReadSource.READACK));   // 4 is ana's own
+        assertNames(only(h, Kind.UNREAD_DISAGREES), "conv=c-1", "device=ana-1", "the log has 0");
+    }
+
+    @Test
+    void unreadDisagreesWhenOneOfAUsersOnlineDevicesShowsAnotherCount() {
+        History h = valid();
+        DeviceRecord ana3 = device(h, "ana-3", 1, "ana", true, 0,
+                Map.of("c-g", seqs(1, 8), "c-1", seqs(1, 4)), Map.of("c-g", 8L, "c-1", 4L), Map.of("c-g", 8L, "c-1", 4L),
+                List.of(report("c-g", 8), report("c-1", 4)));
+        ana3.unread().putAll(Map.of("c-g", 2L, "c-1", 0L));   // missed the read that took c-g down to 1
+        h.devices().add(ana3);
+        Violation v = only(h, Kind.UNREAD_DISAGREES);
+        assertNames(v, "conv=c-g", "user=ana", "device=ana-3 unread 2", "the log has 1", "read cursor 4");
+        assertTrue(!v.detail().contains("device=ana-1 unread"), v::detail);
+    }
+
+    @Test
+    void unreadDisagreesWhenTheOnlyDeviceCountsWrong() {
+        History h = valid();
+        device(h, "bob-1", 1).unread().put("c-1", 0L);   // ana's 4 is unread: bob never read c-1
+        assertNames(only(h, Kind.UNREAD_DISAGREES), "conv=c-1", "user=bob", "device=bob-1 unread 0", "the log has 1");
+    }
+
+    @Test
+    void unreadAtTheEndIsNotJudgedForOfflineInstalls() {
+        History h = valid();
+        device(h, "ana-2", 2).unread().put("c-g", 5L);   // offline: has not caught up, nothing promised
+        assertTrue(Checker.check(h).ok(), () -> "violations: " + Checker.check(h).violations());
+    }
+
     // ---- helpers ------------------------------------------------------------------------------
 
     /** Asserts that the history has exactly one violation, of kind {@code k}, and returns it. */
@@ -518,6 +652,10 @@ class CheckerTest {
         return l;
     }
 
+    private static ReadReport read(String conv, long read, long unread, long head, ReadSource source) {
+        return new ReadReport(conv, read, unread, head, source, 0);
+    }
+
     private static CursorReport report(String conv, long delivered) {
         return report(conv, delivered, CursorSource.ACKED);
     }
@@ -545,7 +683,7 @@ class CheckerTest {
             }
         });
         return new DeviceRecord(device, epoch, user, online, retired, st, new LinkedHashMap<>(local),
-                new LinkedHashMap<>(server), seen, storedEvents, new ArrayList<>(reports), 0);
+                new LinkedHashMap<>(server), seen, storedEvents, new ArrayList<>(reports), 0, new ArrayList<>(), new LinkedHashMap<>());
     }
 
     private static DeviceRecord device(History h, String device, int epoch) {
@@ -554,7 +692,7 @@ class CheckerTest {
 
     private static DeviceRecord withOutbox(DeviceRecord d, int n) {
         return new DeviceRecord(d.device(), d.epoch(), d.user(), d.online(), d.retiredMillis(), d.stored(), d.localCursor(),
-                d.serverCursor(), d.seen(), d.storedEvents(), d.cursorReports(), n);
+                d.serverCursor(), d.seen(), d.storedEvents(), d.cursorReports(), n, d.readReports(), d.unread());
     }
 
     private static void replaceDevice(History h, String device, int epoch, java.util.function.UnaryOperator<DeviceRecord> f) {
