@@ -15,13 +15,28 @@ import java.util.Objects;
  * @param at     the row's created_at in epoch milliseconds (microseconds truncated)
  * @param users  a bulk join's users (its {@code users} array, column {@code events.users}); null
  *               for every other event
+ * @param ref    an edit's or a recall's {@code ref}, the seq of the message it changes (column
+ *               {@code ref_seq}); 0 for every other event
+ * @param recalledBy PostgreSQL only ({@code recalled_by}; the topic never carries it, so 0 there,
+ *               and it is not compared): the seq of the recall that emptied this message or edit
  */
 public record Event(String conv, long seq, String kind, String mid, String sender, String device,
-                    String cmid, String body, long at, List<String> users) {
+                    String cmid, String body, long at, List<String> users, long ref, long recalledBy) {
 
     /** An event without a users list: a message, or a join or leave of one user. */
     public Event(String conv, long seq, String kind, String mid, String sender, String device, String cmid, String body, long at) {
         this(conv, seq, kind, mid, sender, device, cmid, body, at, null);
+    }
+
+    /** An event that is neither an edit nor a recall, as the topic has it. */
+    public Event(String conv, long seq, String kind, String mid, String sender, String device, String cmid, String body, long at,
+                 List<String> users) {
+        this(conv, seq, kind, mid, sender, device, cmid, body, at, users, 0, 0);
+    }
+
+    /** Whether PostgreSQL shows this message or edit emptied by a recall. */
+    public boolean recalled() {
+        return recalledBy > 0;
     }
 
     /** The schema version this reader understands. */
@@ -60,7 +75,15 @@ public record Event(String conv, long seq, String kind, String mid, String sende
         long seq = integer(v, "seq");
         if (seq < 1) throw new BadRecordException("seq " + seq + " is below 1");
         return new Event(conv, seq, text(v, "kind", false), text(v, "mid", false), text(v, "sender", false),
-                text(v, "device", true), text(v, "cmid", true), text(v, "body", false), integer(v, "at"), users(v));
+                text(v, "device", true), text(v, "cmid", true), text(v, "body", false), integer(v, "at"), users(v), ref(v, seq), 0);
+    }
+
+    /** The {@code ref} of an edit or a recall (absent: 0); at least 1 and below {@code seq} when present. */
+    private static long ref(JsonNode v, long seq) throws BadRecordException {
+        if (!v.has("ref")) return 0;
+        long ref = integer(v, "ref");
+        if (ref < 1 || ref >= seq) throw new BadRecordException("ref " + ref + " is not a seq from 1 to below seq " + seq);
+        return ref;
     }
 
     /** The optional {@code users} array of a bulk join (absent or null: none); its {@code count} is its length. */
@@ -92,6 +115,7 @@ public record Event(String conv, long seq, String kind, String mid, String sende
         if (!Objects.equals(cmid, other.cmid)) out.add("cmid");
         if (!body.equals(other.body)) out.add("body");
         if (at != other.at) out.add("at");
+        if (ref != other.ref) out.add("ref");
         if (!Objects.equals(users, other.users)) out.add("users");
         return out;
     }
@@ -108,14 +132,15 @@ public record Event(String conv, long seq, String kind, String mid, String sende
             case "cmid" -> quote(cmid);
             case "body" -> quote(body);
             case "at" -> Long.toString(at);
+            case "ref" -> Long.toString(ref);
             case "users" -> users == null ? "null" : users.size() + " users " + quote(String.join(",", users));
             default -> throw new IllegalArgumentException("no field " + field);
         };
     }
 
-    /** A one-line summary: kind, sender and mid. */
+    /** A one-line summary: kind, sender and mid (and the seq an edit or a recall changes). */
     public String summary() {
-        return kind + " by " + sender + ", mid " + mid;
+        return kind + (ref > 0 ? " of seq " + ref : "") + " by " + sender + ", mid " + mid;
     }
 
     static String quote(String s) {

@@ -44,8 +44,9 @@ import picocli.CommandLine.Spec;
             "Reads the topic from the beginning without a consumer group, up to the end offsets captured at start."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-            "0:the topic holds exactly PostgreSQL's events",
-            "1:differences: missing, extra or mismatched events, conflicting duplicates or malformed records",
+            "0:the topic holds exactly PostgreSQL's events (a recalled message may keep its body on the topic)",
+            "1:differences: missing, extra or mismatched events, conflicting duplicates or malformed records"
+                    + " (a recalled message whose body the topic still has is not one)",
             "2:bad command line",
             "3:the check could not run (PostgreSQL or Kafka unreachable, topic absent, timeout, unknown conversation)"})
 public final class HistoryRebuild implements Callable<Integer> {
@@ -216,8 +217,13 @@ public final class HistoryRebuild implements Callable<Integer> {
     private int report(Comparison cmp, TopicLog log, Map<String, NavigableMap<Long, Event>> onTopic,
                        Map<String, NavigableMap<Long, Event>> database, PrintWriter out) {
         List<TopicLog.Gap> gaps = log.gaps();
+        // A record published after a recall emptied its row (a re-snapshot) differs from the original
+        // in its body only: expected, not a conflict.
+        List<TopicLog.Conflict> conflicts = log.conflicts().stream().filter(x -> !Comparison.emptiedByRecall(
+                x.kept().event(), x.other().event(), x.fields(), database.getOrDefault(x.kept().event().conv(), new TreeMap<>())
+                        .get(x.kept().event().seq()))).toList();
         out.printf("topic: %d records read, %d duplicates dropped (%d conflicting), %d malformed%n",
-                log.records(), log.duplicates(), log.conflicts().size(), log.malformed().size());
+                log.records(), log.duplicates(), conflicts.size(), log.malformed().size());
 
         TreeSet<String> convs = new TreeSet<>(database.keySet());
         convs.addAll(onTopic.keySet());
@@ -227,13 +233,15 @@ public final class HistoryRebuild implements Callable<Integer> {
             long missing = cmp.missing().stream().filter(e -> e.conv().equals(c)).count();
             long extra = cmp.extra().stream().filter(e -> e.conv().equals(c)).count();
             long mismatched = cmp.mismatched().stream().filter(m -> m.topic().conv().equals(c)).count();
-            long conflicts = log.conflicts().stream().filter(x -> x.kept().event().conv().equals(c)).count();
-            boolean ok = missing + extra + mismatched + conflicts == 0;
-            out.printf("conversation %s: PostgreSQL %d events%s, topic %d events%s: %s%n", c, d.size(),
+            long conflicting = conflicts.stream().filter(x -> x.kept().event().conv().equals(c)).count();
+            long recalled = cmp.recalled().stream().filter(r -> r.topic().conv().equals(c)).count();
+            boolean ok = missing + extra + mismatched + conflicting == 0;
+            out.printf("conversation %s: PostgreSQL %d events%s, topic %d events%s: %s%s%n", c, d.size(),
                     d.isEmpty() ? "" : " (head " + d.lastKey() + ")", t.size(),
                     t.isEmpty() ? "" : " (head " + t.lastKey() + ")",
                     ok ? "match" : missing + " missing, " + extra + " extra, " + mismatched + " mismatched, "
-                            + conflicts + " conflicting duplicates");
+                            + conflicting + " conflicting duplicates",
+                    recalled == 0 ? "" : " (" + recalled + " recalled)");
         }
 
         details(out, "MISSING", cmp.missing(), e -> e.conv() + " seq " + e.seq() + " (" + e.summary()
@@ -242,21 +250,25 @@ public final class HistoryRebuild implements Callable<Integer> {
                 + log.positionOf(e.conv(), e.seq()) + "): on the topic, not in PostgreSQL");
         details(out, "MISMATCH", cmp.mismatched(), m -> m.topic().conv() + " seq " + m.topic().seq() + ": "
                 + fields(m.fields(), f -> f + " " + m.topic().show(f) + " on the topic, " + m.database().show(f) + " in PostgreSQL"));
-        details(out, "CONFLICT", log.conflicts(), x -> x.kept().event().conv() + " seq " + x.kept().event().seq()
+        details(out, "RECALLED", cmp.recalled(), r -> r.topic().conv() + " seq " + r.topic().seq() + " (by seq "
+                + r.database().recalledBy() + "): body kept on the topic until retention");
+        details(out, "CONFLICT", conflicts, x -> x.kept().event().conv() + " seq " + x.kept().event().seq()
                 + ": the record at " + x.other().at() + " differs from the one at " + x.kept().at() + " in "
                 + fields(x.fields(), f -> f + " (" + x.other().event().show(f) + " vs " + x.kept().event().show(f) + ")"));
         details(out, "MALFORMED", log.malformed(), m -> m.at() + " key " + Event.quote(m.key()) + ": " + m.reason());
         details(out, "GAP", gaps, g -> g.conv() + " seq " + (g.from() == g.to() ? g.from() + "" : g.from() + ".." + g.to())
                 + " not on the topic");
 
-        boolean match = cmp.matches() && log.conflicts().isEmpty() && log.malformed().isEmpty();
+        boolean match = cmp.matches() && conflicts.isEmpty() && log.malformed().isEmpty();
+        int recalled = cmp.recalled().size();
         if (match) {
-            out.printf("RESULT: MATCH: %d conversations, %d events, identical on the topic and in PostgreSQL%n",
-                    convs.size(), count(database));
+            out.printf("RESULT: MATCH: %d conversations, %d events, identical on the topic and in PostgreSQL%s%n",
+                    convs.size(), count(database), recalled == 0 ? ""
+                            : " but for " + recalled + " recalled, whose body the topic keeps until retention");
         } else {
-            out.printf("RESULT: DIFFERENT: %d missing, %d extra, %d mismatched, %d conflicting duplicates, %d malformed%n",
-                    cmp.missing().size(), cmp.extra().size(), cmp.mismatched().size(), log.conflicts().size(),
-                    log.malformed().size());
+            out.printf("RESULT: DIFFERENT: %d missing, %d extra, %d mismatched, %d conflicting duplicates, %d malformed, %d recalled%n",
+                    cmp.missing().size(), cmp.extra().size(), cmp.mismatched().size(), conflicts.size(),
+                    log.malformed().size(), recalled);
         }
         return match ? MATCH : DIFFERENT;
     }

@@ -12,11 +12,13 @@ import java.util.TreeMap;
 /**
  * Reads conversation histories from PostgreSQL's {@code events} table, the source of truth, in
  * the shape of the topic's records. {@code at} is {@code created_at} truncated to milliseconds,
- * exactly as the relay computes it.
+ * exactly as the relay computes it. {@code recalled_by} is read too: a recall empties its message's
+ * row (and its edits') without publishing anything, so the topic keeps the original body.
  */
 public final class PostgresHistory {
     private static final String COLUMNS =
-            "SELECT conv_id, seq, kind, mid::text AS mid, sender, sender_device, cmid, body, created_at, users FROM events";
+            "SELECT conv_id, seq, kind, mid::text AS mid, sender, sender_device, cmid, body, created_at, users,"
+            + " coalesce(ref_seq, 0) AS ref_seq, coalesce(recalled_by, 0) AS recalled_by FROM events";
 
     private PostgresHistory() {
     }
@@ -58,7 +60,8 @@ public final class PostgresHistory {
                 Event e = new Event(rs.getString("conv_id"), rs.getLong("seq"), rs.getString("kind"),
                         rs.getString("mid"), rs.getString("sender"), rs.getString("sender_device"),
                         rs.getString("cmid"), rs.getString("body"),
-                        rs.getObject("created_at", OffsetDateTime.class).toInstant().toEpochMilli(), users(rs.getArray("users")));
+                        rs.getObject("created_at", OffsetDateTime.class).toInstant().toEpochMilli(), users(rs.getArray("users")),
+                        rs.getLong("ref_seq"), rs.getLong("recalled_by"));
                 out.computeIfAbsent(e.conv(), k -> new TreeMap<>()).put(e.seq(), e);
             }
         } finally {

@@ -1,6 +1,8 @@
 package im.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -58,5 +60,37 @@ class ComparisonTest {
         assertEquals(bulk, Event.fromJson("c1", json.readTree(value)));
         org.junit.jupiter.api.Assertions.assertThrows(Event.BadRecordException.class,
                 () -> Event.fromJson("c1", json.readTree(value.replace("\"count\":2", "\"count\":3"))));
+    }
+
+    @Test
+    void aBodyARecallEmptiedInPostgresIsRecalledNotMismatchedButOnlyWhenPostgresSaysSo() {
+        Event original = ev("c1", 3, "secret");
+        Event emptied = new Event("c1", 3, "msg", "m-c13", "u-ana", "d-ana", "k3", "", 1003, null, 0, 9);
+        Comparison c = Comparison.of(history(original), history(emptied));
+        assertTrue(c.matches());
+        assertEquals(List.of(new Comparison.Recalled(original, emptied)), c.recalled());
+        assertTrue(Comparison.of(history(emptied), history(emptied)).recalled().isEmpty(), "a record published after the recall is identical");
+
+        Comparison notRecalled = Comparison.of(history(original), history(ev("c1", 3, "")));
+        assertFalse(notRecalled.matches(), "an emptied body without recalled_by is a mismatch");
+        Event alsoOtherMid = new Event("c1", 3, "msg", "other", "u-ana", "d-ana", "k3", "", 1003, null, 0, 9);
+        Comparison more = Comparison.of(history(original), history(alsoOtherMid));
+        assertEquals(List.of("mid", "body"), more.mismatched().get(0).fields(), "a recall changes the body only");
+        assertTrue(more.recalled().isEmpty());
+    }
+
+    @Test
+    void anEditsRefIsReadStrictlyAndCompared() throws Exception {
+        Event edit = new Event("c1", 5, "edit", "m", "u-ana", "d-ana", "k5", "new", 7, null, 3, 0);
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        String value = "{\"v\":1,\"conv\":\"c1\",\"seq\":5,\"kind\":\"edit\",\"mid\":\"m\",\"sender\":\"u-ana\","
+                + "\"device\":\"d-ana\",\"cmid\":\"k5\",\"body\":\"new\",\"at\":7,\"ref\":3}";
+        assertEquals(edit, Event.fromJson("c1", json.readTree(value)));
+        for (String bad : List.of("\"ref\":5", "\"ref\":0", "\"ref\":\"3\"")) {
+            assertThrows(Event.BadRecordException.class, () -> Event.fromJson("c1", json.readTree(value.replace("\"ref\":3", bad))), bad);
+        }
+        assertEquals(List.of("ref"), edit.differences(new Event("c1", 5, "edit", "m", "u-ana", "d-ana", "k5", "new", 7, null, 2, 0)));
+        assertEquals(List.of(), edit.differences(new Event("c1", 5, "edit", "m", "u-ana", "d-ana", "k5", "new", 7, null, 3, 9)),
+                "recalled_by is PostgreSQL's only, not compared");
     }
 }

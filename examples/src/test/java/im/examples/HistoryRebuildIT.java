@@ -14,6 +14,7 @@ import im.infra.kafka.Topics;
 import im.relay.CdcRelay;
 import im.relay.RelayConfig;
 import im.store.directory.Directory;
+import im.store.send.MessageChanges;
 import im.store.send.SendService;
 import im.testkit.ImStackExtension;
 import im.testkit.TestStack;
@@ -24,6 +25,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -83,14 +85,18 @@ class HistoryRebuildIT {
         return new long[] {Long.parseLong(m.group(1)), Long.parseLong(m.group(2))};
     }
 
-    @Test
-    void rebuildsEveryConversationFromTheTopicAndReportsEveryKindOfDifference(TestStack stack) throws Exception {
+    /** This test's relay settings and event topic (3 partitions). */
+    private void useStack(TestStack stack) {
         this.stack = stack;
         stack.kafkaBootstrap();
         settings = stack.settings(Map.of(ConfigKeys.RELAY_SLOT.name(), "s_" + stack.database()));
         topics = TopicNames.from(settings);
         Topics.create(stack.kafkaBootstrap(), topics.conversationKeyed(), 3);
+    }
 
+    @Test
+    void rebuildsEveryConversationFromTheTopicAndReportsEveryKindOfDifference(TestStack stack) throws Exception {
+        useStack(stack);
         Directory dir = new Directory(stack.dataSource(), Clock.systemUTC());
         SendService sends = new SendService(stack.dataSource(), Faults.none(), Clock.systemUTC());
         for (String u : List.of("u-ana", "u-bo", "u-cy")) dir.createUser(u, u);
@@ -156,7 +162,7 @@ class HistoryRebuildIT {
 
         Run bad = run("--max-lag", "1s");
         assertEquals(HistoryRebuild.DIFFERENT, bad.exit(), bad.out());
-        assertTrue(bad.printed("RESULT: DIFFERENT: 2 missing, 1 extra, 1 mismatched, 1 conflicting duplicates, 1 malformed"), bad.out());
+        assertTrue(bad.printed("RESULT: DIFFERENT: 2 missing, 1 extra, 1 mismatched, 1 conflicting duplicates, 1 malformed, 0 recalled"), bad.out());
         assertTrue(bad.printed("conversation c-late: PostgreSQL 2 events (head 2), topic 0 events: "
                 + "2 missing, 0 extra, 0 mismatched, 0 conflicting duplicates"), bad.out());
         assertTrue(bad.out().lines().anyMatch(l -> l.startsWith("MISSING   c-late seq 1 (join by u-ana, mid ")
@@ -175,10 +181,10 @@ class HistoryRebuildIT {
         // One conversation: only its own differences count.
         Run ab = run("--conv", "c-ab");
         assertEquals(HistoryRebuild.DIFFERENT, ab.exit(), ab.out());
-        assertTrue(ab.printed("RESULT: DIFFERENT: 0 missing, 0 extra, 0 mismatched, 1 conflicting duplicates, 1 malformed"), ab.out());
+        assertTrue(ab.printed("RESULT: DIFFERENT: 0 missing, 0 extra, 0 mismatched, 1 conflicting duplicates, 1 malformed, 0 recalled"), ab.out());
         Run solo = run("--conv", "c-late", "--max-lag", "200ms");
         assertEquals(HistoryRebuild.DIFFERENT, solo.exit(), solo.out());
-        assertTrue(solo.printed("RESULT: DIFFERENT: 2 missing, 0 extra, 0 mismatched, 0 conflicting duplicates, 0 malformed"), solo.out());
+        assertTrue(solo.printed("RESULT: DIFFERENT: 2 missing, 0 extra, 0 mismatched, 0 conflicting duplicates, 0 malformed, 0 recalled"), solo.out());
 
         // Cannot check: documented exit codes and messages.
         Run unknown = run("--conv", "c-nobody");
@@ -198,16 +204,84 @@ class HistoryRebuildIT {
         assertTrue(badTimeout.err().contains("'0s' must be above zero"), badTimeout.err());
     }
 
+    /**
+     * An edit and a recall are on the topic with their ref, as in PostgreSQL; the recalled message and
+     * its edit, emptied in PostgreSQL but not on the topic, are expected (RECALLED), not mismatches,
+     * and so is a record published from the emptied row later (backfill, re-snapshot). A wrong ref is not.
+     */
+    @Test
+    void anEditMatchesByItsRefAndARecalledBodyOnTheTopicIsReportedAsRecalledNotAsAMismatch(TestStack stack) throws Exception {
+        useStack(stack);
+        Directory dir = new Directory(stack.dataSource(), Clock.systemUTC());
+        SendService sends = new SendService(stack.dataSource(), Faults.none(), Clock.systemUTC());
+        MessageChanges changes = new MessageChanges(stack.dataSource(), Faults.none(), Clock.systemUTC(), Duration.ofHours(1), Duration.ofHours(1));
+        for (String u : List.of("u-ana", "u-bo")) dir.createUser(u, u);
+        DevicePrincipal ana = dir.authenticate(dir.registerDevice("u-ana", "d-ana").token());
+        dir.createConversation("c-ab", "direct", List.of("u-ana", "u-bo"));         // seq 1, 2: joins
+        long[] before;
+        try (CdcRelay relay = CdcRelay.start(RelayConfig.from(settings), topics, Metrics.detached())) {
+            long kept = sends.send(ana, "c-ab", "k1", "kept").seq();                  // seq 3
+            long secret = sends.send(ana, "c-ab", "k2", "the secret").seq();          // seq 4
+            changes.edit(ana, "c-ab", "k3", kept, "kept, edited");                    // seq 5
+            changes.edit(ana, "c-ab", "k4", secret, "the secret, edited");            // seq 6
+            // Rows committed before the relay's slot exists reach the topic through its snapshot, as
+            // they are then: wait until the relay has published these, so that it streams the recall.
+            Run edited = run("--max-lag", "30s");
+            assertTrue(edited.printed("RESULT: MATCH: 1 conversations, 6 events, identical on the topic and in PostgreSQL"), edited.out());
+            changes.recall(ana, "c-ab", "k5", secret);                                // seq 7: empties 4 and 6
+
+            Run r = run("--max-lag", "30s");
+            assertEquals(HistoryRebuild.MATCH, r.exit(), r.out() + r.err());
+            assertTrue(r.printed("conversation c-ab: PostgreSQL 7 events (head 7), topic 7 events (head 7): match (2 recalled)"), r.out());
+            assertTrue(r.printed("RECALLED  c-ab seq 4 (by seq 7): body kept on the topic until retention"), r.out());
+            assertTrue(r.printed("RECALLED  c-ab seq 6 (by seq 7): body kept on the topic until retention"), r.out());
+            assertTrue(r.printed("RESULT: MATCH: 1 conversations, 7 events, identical on the topic and in PostgreSQL"
+                    + " but for 2 recalled, whose body the topic keeps until retention"), r.out());
+            before = readAndDropped(r);
+        }
+
+        try (KafkaProducer<String, String> producer = producer();
+             Connection db = stack.dataSource().getConnection()) {
+            // The backfill query yields the relay's records of the edit and the recall, with ref; the
+            // emptied message differs from its original record only by the body the recall emptied.
+            for (long seq : List.of(5L, 7L, 4L)) {
+                producer.send(new ProducerRecord<>(topics.events(), "c-ab", backfillValue(db, "c-ab", seq))).get();
+            }
+            Run dup = run();
+            assertEquals(HistoryRebuild.MATCH, dup.exit(), dup.out());
+            assertEquals(before[1] + 3, readAndDropped(dup)[1], "the three records are dropped as duplicates");
+            assertTrue(dup.out().contains(" duplicates dropped (0 conflicting), 0 malformed"), dup.out());
+
+            String wrongRef = backfillValue(db, "c-ab", 5).replace("\"ref\" : 3", "\"ref\" : 4");
+            assertFalse(wrongRef.equals(backfillValue(db, "c-ab", 5)), "the forged record differs");
+            producer.send(new ProducerRecord<>(topics.events(), "c-ab", wrongRef)).get();
+            try (Statement st = db.createStatement()) {
+                st.executeUpdate("UPDATE events SET body = 'changed' WHERE conv_id = 'c-ab' AND seq = 3");
+            }
+        }
+        Run bad = run("--max-lag", "1s");
+        assertEquals(HistoryRebuild.DIFFERENT, bad.exit(), bad.out());
+        assertTrue(bad.out().lines().anyMatch(l -> l.startsWith("CONFLICT  c-ab seq 5: the record at partition ")
+                && l.endsWith(" in ref (4 vs 3)")), bad.out());
+        assertTrue(bad.printed("MISMATCH  c-ab seq 3: body \"kept\" on the topic, \"changed\" in PostgreSQL"), bad.out());
+        assertTrue(bad.printed("RESULT: DIFFERENT: 0 missing, 0 extra, 1 mismatched, 1 conflicting duplicates, 0 malformed, 2 recalled"), bad.out());
+    }
+
     /** The value the backfill query of docs/topics.md builds for one row. */
     private static String backfillValue(Connection db, String conv, long seq) throws Exception {
+        String at = " 'at', floor(extract(epoch FROM created_at) * 1000)::bigint";
         try (PreparedStatement ps = db.prepareStatement(
-                "SELECT CASE WHEN users IS NULL"
+                "SELECT CASE WHEN users IS NOT NULL"
                 + " THEN json_build_object('v', 1, 'conv', conv_id, 'seq', seq, 'kind', kind, 'mid', mid,"
                 + " 'sender', sender, 'device', sender_device, 'cmid', cmid, 'body', body,"
-                + " 'at', floor(extract(epoch FROM created_at) * 1000)::bigint)"
+                + at + ", 'count', users_count, 'users', users)"
+                + " WHEN ref_seq IS NOT NULL"
+                + " THEN json_build_object('v', 1, 'conv', conv_id, 'seq', seq, 'kind', kind, 'mid', mid,"
+                + " 'sender', sender, 'device', sender_device, 'cmid', cmid, 'body', body,"
+                + at + ", 'ref', ref_seq)"
                 + " ELSE json_build_object('v', 1, 'conv', conv_id, 'seq', seq, 'kind', kind, 'mid', mid,"
                 + " 'sender', sender, 'device', sender_device, 'cmid', cmid, 'body', body,"
-                + " 'at', floor(extract(epoch FROM created_at) * 1000)::bigint, 'count', users_count, 'users', users) END AS value"
+                + at + ") END AS value"
                 + " FROM events WHERE conv_id = ? AND seq = ?")) {
             ps.setString(1, conv);
             ps.setLong(2, seq);

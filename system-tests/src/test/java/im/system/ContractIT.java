@@ -150,6 +150,16 @@ class ContractIT {
                 cy.refused("{\"t\":\"send\",\"rid\":\"c5\",\"conv\":\"c-ab\",\"cmid\":\"k3\",\"body\":\"x\"}", "NOT_MEMBER", false);
                 ana.refused("{\"t\":\"send\",\"rid\":\"s4\",\"conv\":\"c-none\",\"cmid\":\"k4\",\"body\":\"x\"}", "NOT_MEMBER", false);
                 ana.refused("{\"t\":\"send\",\"rid\":\"s5\",\"conv\":\"c-ab\",\"cmid\":\"k1\",\"body\":\"changed\"}", "CMID_CONFLICT", false);
+                // Edit and recall of ana's message at seq 3 (c-ab's joins are 1 and 2): the pushes to bo, the
+                // refusals, and the tombstone a sync returns go through the contract.
+                ana.ok("{\"t\":\"edit\",\"rid\":\"d1\",\"conv\":\"c-ab\",\"cmid\":\"k8\",\"seq\":3,\"body\":\"hello, edited\"}");
+                bo.refused("{\"t\":\"edit\",\"rid\":\"d2\",\"conv\":\"c-ab\",\"cmid\":\"k9\",\"seq\":3,\"body\":\"x\"}", "NOT_SENDER", false);
+                ana.refused("{\"t\":\"recall\",\"rid\":\"d3\",\"conv\":\"c-ab\",\"cmid\":\"k10\",\"seq\":1}", "NOT_A_MESSAGE", false);
+                ana.ok("{\"t\":\"recall\",\"rid\":\"d4\",\"conv\":\"c-ab\",\"cmid\":\"k11\",\"seq\":3}");
+                ana.refused("{\"t\":\"edit\",\"rid\":\"d5\",\"conv\":\"c-ab\",\"cmid\":\"k12\",\"seq\":3,\"body\":\"x\"}", "RECALLED", false);
+                ana.refused("{\"t\":\"edit\",\"rid\":\"e12\",\"conv\":\"c-ab\",\"cmid\":\"k13\",\"seq\":0,\"body\":\"x\"}", "BAD_FIELD", true);
+                JsonNode tombstones = bo.ok("{\"t\":\"sync\",\"rid\":\"b5\",\"conv\":\"c-ab\",\"after\":2}");
+                assertTrue(tombstones.path("events").path(0).path("recalled").asBoolean(), "seq 3 is a tombstone: " + tombstones);
                 // Input errors: the schema refuses them as the codec does.
                 ana.refused("{\"t\":\"ack\",\"rid\":\"e1\",\"conv\":\"c-ab\",\"seq\":\"3\"}", "BAD_FIELD", true);
                 ana.refused("{\"t\":\"ack\",\"rid\":\"e2\",\"conv\":\"c-ab\"}", "MISSING_FIELD", true);

@@ -16,6 +16,7 @@ import im.protocol.CaughtUp;
 import im.protocol.ClientFrame;
 import im.protocol.CaughtUpRange;
 import im.protocol.ConvState;
+import im.protocol.Edit;
 import im.protocol.ErrorCode;
 import im.protocol.ErrorFrame;
 import im.protocol.Event;
@@ -24,6 +25,7 @@ import im.protocol.FrameCodec;
 import im.protocol.Hint;
 import im.protocol.Send;
 import im.protocol.Read;
+import im.protocol.Recall;
 import im.protocol.ReadAck;
 import im.protocol.ReadState;
 import im.protocol.Sent;
@@ -54,11 +56,19 @@ class ContractTest {
     private static final FrameCodec CODEC = new FrameCodec();
     private static final Event MSG = new Event("c-ab", 3, "msg", "m-1", "u-ana", "k1", "hi", 1_700_000_000_123L);
     private static final Event JOIN = new Event("c-ab", 1, "join", "m-0", "u-ana", null, "", 1_700_000_000_000L);
+    private static final Event BULK_JOIN = new Event("c-ab", 2, "join", "m-2", "u-bo", null, "", 1_700_000_000_050L, 3);
+    private static final Event EDIT = new Event("c-ab", 4, "edit", "m-4", "u-ana", "k2", "hi, edited", 1_700_000_000_200L, 0, 3, false);
+    private static final Event RECALL = new Event("c-ab", 5, "recall", "m-5", "u-ana", "k3", "", 1_700_000_000_300L, 0, 3, false);
+    /** MSG and EDIT as every read returns them after RECALL. */
+    private static final Event TOMBSTONE = new Event("c-ab", 3, "msg", "m-1", "u-ana", "k1", "", 1_700_000_000_123L, 0, 0, true);
+    private static final Event EDIT_TOMBSTONE = new Event("c-ab", 4, "edit", "m-4", "u-ana", "k2", "", 1_700_000_000_200L, 0, 3, true);
 
     /** One sample of every frame record, keyed by its class; the sealed interfaces say which must be here. */
     private static final Map<Class<?>, Object> SAMPLES = Map.ofEntries(
             Map.entry(Auth.class, new Auth("r0", "imt_abc")),
             Map.entry(Send.class, new Send("r1", "c-ab", "k1", "hi")),
+            Map.entry(Edit.class, new Edit("r7", "c-ab", "k2", 3, "hi, edited")),
+            Map.entry(Recall.class, new Recall("r8", "c-ab", "k3", 3)),
             Map.entry(Ack.class, new Ack("r2", "c-ab", 3)),
             Map.entry(Read.class, new Read("r6", "c-ab", 3)),
             Map.entry(Sub.class, new Sub("r3", "c-aa", 2)),
@@ -115,6 +125,28 @@ class ContractTest {
     }
 
     @Test
+    void aBulkJoinAnEditARecallAndTombstonesConformAsTheCodecWritesThem() {
+        for (Event e : List.of(BULK_JOIN, EDIT, RECALL)) {
+            String json = CODEC.encode(new EventPush(e));
+            assertEquals(List.of(), CONTRACT.violations("event", json), json);
+        }
+        String synced = CODEC.encode(new Synced("r4", "c-ab", List.of(JOIN, BULK_JOIN, TOMBSTONE, EDIT_TOMBSTONE, RECALL), false, 5));
+        assertEquals(List.of(), CONTRACT.violations("synced", synced), synced);
+    }
+
+    @Test
+    void bulkJoinEditAndRecallRecordsOfTheEventTopicConform() {
+        EventRecord bulk = new EventRecord("c-ab", 2, "join", "m-2", "u-bo", null, null, "", 1L, 3, List.of("u-bo", "u-cy", "u-di"));
+        EventRecord edit = new EventRecord("c-ab", 4, "edit", "m-4", "u-ana", "d-ana", "k2", "hi, edited", 1L, 0, null, 3);
+        EventRecord recall = new EventRecord("c-ab", 5, "recall", "m-5", "u-ana", "d-ana", "k3", "", 1L, 0, null, 3);
+        // A re-snapshot or a backfill publishes the row as the recall left it.
+        EventRecord emptied = new EventRecord("c-ab", 3, "msg", "m-1", "u-ana", "d-ana", "k1", "", 1L);
+        for (EventRecord r : List.of(bulk, edit, recall, emptied)) {
+            assertEquals(List.of(), CONTRACT.violations("eventRecord", r.toJson()), r.toJson());
+        }
+    }
+
+    @Test
     void everyPublicTopicRecordTypeConforms() {
         EventRecord msg = new EventRecord("c-ab", 3, "msg", "m-1", "u-ana", "d-ana", "k1", "hi", 1L);
         EventRecord join = new EventRecord("c-ab", 1, "join", "m-0", "u-ana", null, null, "", 1L);
@@ -158,6 +190,33 @@ class ContractTest {
                 "a join with a cmid");
         assertFalse(CONTRACT.violations("eventRecord", "{\"v\":1,\"conv\":\"c\",\"seq\":1,\"kind\":\"msg\",\"mid\":\"m\",\"sender\":\"u\",\"device\":\"d\",\"cmid\":null,\"body\":\"x\",\"at\":1}").isEmpty(),
                 "a msg record without cmid");
+        for (String ev : List.of(
+                "{\"conv\":\"c\",\"seq\":4,\"kind\":\"edit\",\"mid\":\"m\",\"sender\":\"u\",\"cmid\":\"k\",\"body\":\"x\",\"at\":1}",
+                "{\"conv\":\"c\",\"seq\":4,\"kind\":\"msg\",\"mid\":\"m\",\"sender\":\"u\",\"cmid\":\"k\",\"body\":\"x\",\"at\":1,\"ref\":3}",
+                "{\"conv\":\"c\",\"seq\":4,\"kind\":\"recall\",\"mid\":\"m\",\"sender\":\"u\",\"cmid\":\"k\",\"body\":\"\",\"at\":1,\"ref\":0}",
+                "{\"conv\":\"c\",\"seq\":4,\"kind\":\"recall\",\"mid\":\"m\",\"sender\":\"u\",\"cmid\":\"k\",\"body\":\"x\",\"at\":1,\"ref\":3}",
+                "{\"conv\":\"c\",\"seq\":4,\"kind\":\"msg\",\"mid\":\"m\",\"sender\":\"u\",\"cmid\":\"k\",\"body\":\"x\",\"at\":1,\"recalled\":true}",
+                "{\"conv\":\"c\",\"seq\":4,\"kind\":\"msg\",\"mid\":\"m\",\"sender\":\"u\",\"cmid\":\"k\",\"body\":\"x\",\"at\":1,\"count\":2}")) {
+            assertFalse(CONTRACT.violations("event", "{\"t\":\"event\",\"ev\":" + ev + "}").isEmpty(), "the schema accepts the event " + ev);
+        }
+        for (String bad : List.of(
+                "{\"t\":\"edit\",\"rid\":\"r\",\"conv\":\"c\",\"cmid\":\"k\",\"seq\":0,\"body\":\"x\"}",
+                "{\"t\":\"edit\",\"rid\":\"r\",\"conv\":\"c\",\"cmid\":\"k\",\"seq\":3,\"body\":\"\"}",
+                "{\"t\":\"edit\",\"rid\":\"r\",\"conv\":\"c\",\"cmid\":\"k\",\"body\":\"x\"}",
+                "{\"t\":\"recall\",\"rid\":\"r\",\"conv\":\"c\",\"cmid\":\"k\",\"seq\":0}",
+                "{\"t\":\"recall\",\"rid\":\"r\",\"conv\":\"c\",\"seq\":3}",
+                "{\"t\":\"recall\",\"rid\":\"r\",\"conv\":\"c\",\"cmid\":\"k\",\"seq\":3,\"body\":\"x\"}")) {
+            assertFalse(CONTRACT.violations(readT(bad), bad).isEmpty(), "the schema accepts " + bad);
+        }
+        String record = "{\"v\":1,\"conv\":\"c\",\"seq\":4,\"mid\":\"m\",\"sender\":\"u\",\"at\":1,";
+        for (String rest : List.of(
+                "\"kind\":\"edit\",\"device\":\"d\",\"cmid\":\"k\",\"body\":\"x\"}",
+                "\"kind\":\"msg\",\"device\":\"d\",\"cmid\":\"k\",\"body\":\"x\",\"ref\":3}",
+                "\"kind\":\"recall\",\"device\":null,\"cmid\":\"k\",\"body\":\"\",\"ref\":3}",
+                "\"kind\":\"join\",\"device\":null,\"cmid\":null,\"body\":\"\",\"count\":2}",
+                "\"kind\":\"leave\",\"device\":null,\"cmid\":null,\"body\":\"\",\"count\":2,\"users\":[\"u\",\"w\"]}")) {
+            assertFalse(CONTRACT.violations("eventRecord", record + rest).isEmpty(), "the schema accepts the record " + record + rest);
+        }
         assertFalse(CONTRACT.violations("cursorUpdate", "{\"v\":2,\"conv\":\"c\",\"device\":\"d\",\"epoch\":1,\"delivered\":1,\"at\":1}").isEmpty(),
                 "an unknown version");
     }
