@@ -442,6 +442,28 @@ public final class ImClient implements AutoCloseable {
      * @throws ConnectionLostException if not connected
      * @throws IllegalStateException if {@code autoReceive} is off
      */
+    /**
+     * The receipts of the user's own messages at {@code seqs} of {@code conv} (1 to 100): per
+     * message, how many of the other members who may see it have read it and how many of their
+     * devices have stored it, as the server's cursors say now (docs/protocol.md, "Receipts": a read
+     * shows at once, a delivery within the ack throttle). Not stored; ask again to refresh. Fails with
+     * {@link ImErrorException} ({@code NOT_SENDER} for a seq that is not a message of the user's),
+     * {@link SendTimeoutException} or {@link ConnectionLostException}.
+     */
+    public CompletableFuture<List<im.protocol.Receipt>> receipts(String conv, List<Long> seqs) {
+        return core.receiving().receipts(conv, seqs);
+    }
+
+    /**
+     * Tells the other members' online devices of {@code conv} that this user is typing
+     * ({@link ClientListener#onTyping} there). Call it on every keystroke: a frame is written at most
+     * every 2 s per conversation, and only while connected (false when nothing was written).
+     * Ephemeral and best effort: nothing is stored or resent.
+     */
+    public boolean typing(String conv) {
+        return core.receiving().typing(conv);
+    }
+
     public void syncNow(String conv) throws ConnectionLostException {
         core.receiving().syncNow(conv);
     }

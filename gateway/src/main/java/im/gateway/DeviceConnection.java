@@ -76,6 +76,8 @@ final class DeviceConnection implements CredentialWatch.Held {
      * for publishes them again.
      */
     final java.util.Set<String> registered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** When a typing of this connection was last passed on, per conversation (nanoTime); guarded by itself. */
+    private final java.util.Map<String, Long> typedAt = new java.util.HashMap<>();
     /**
      * The device's previous connection on this gateway, replaced by this one while it still held
      * registrations: as this connection registers a conversation, that one's registration leaves
@@ -93,6 +95,22 @@ final class DeviceConnection implements CredentialWatch.Held {
     /** Why the session ended (its credentials did), or null; requests on it are then refused. */
     private volatile ErrorFrame sessionEnd;
     private ScheduledFuture<?> expiry;
+
+    /**
+     * Whether a typing in {@code conv} at {@code now} is passed on: none was within {@code interval}
+     * before it (then it is the last one). Entries older than the interval are pruned once more than
+     * {@code pruneAbove} conversations are held, so the map stays as small as the conversations typed
+     * in lately.
+     */
+    boolean mayType(String conv, long now, long interval, int pruneAbove) {
+        synchronized (typedAt) {
+            Long last = typedAt.get(conv);
+            if (last != null && now - last < interval) return false;
+            typedAt.put(conv, now);
+            if (typedAt.size() > pruneAbove) typedAt.values().removeIf(at -> now - at >= interval);
+            return true;
+        }
+    }
 
     DeviceConnection(WebSocketChannel channel, GatewayConfig cfg, ScheduledExecutorService timers, OutboundMeters meters) {
         this.channel = channel;

@@ -19,8 +19,10 @@ import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.Read;
 import im.protocol.Recall;
+import im.protocol.Receipts;
 import im.protocol.Sub;
 import im.protocol.Sync;
+import im.protocol.Typing;
 import im.store.cursor.CursorWriter;
 import im.store.directory.AuthenticatedToken;
 import im.store.directory.Directory;
@@ -43,6 +45,7 @@ final class FrameDispatcher {
     private final Directory directory;
     private final SendService sends;
     private final MessageChanges changes;
+    private final TypingPath typing;
     private final CursorWriter cursors;
     private final ReadPath reads;
     private final ExecutorService workers;
@@ -52,7 +55,7 @@ final class FrameDispatcher {
     private final ConnectionLimits limits;
     private final Audit audit;
 
-    FrameDispatcher(Directory directory, SendService sends, MessageChanges changes, CursorWriter cursors, ReadPath reads,
+    FrameDispatcher(Directory directory, SendService sends, MessageChanges changes, TypingPath typing, CursorWriter cursors, ReadPath reads,
                     ExecutorService workers, Faults faults, GatewayConfig cfg, RequestMeters meters,
                     ConnectionLimits limits, Audit audit) {
         this.limits = limits;
@@ -60,6 +63,7 @@ final class FrameDispatcher {
         this.directory = directory;
         this.sends = sends;
         this.changes = changes;
+        this.typing = typing;
         this.cursors = cursors;
         this.reads = reads;
         this.workers = workers;
@@ -163,6 +167,11 @@ final class FrameDispatcher {
                         () -> changes.edit(conn.principal(), e.conv(), e.cmid(), e.seq(), e.body()));
             } else if (frame instanceof Recall r) {
                 changed(conn, r.rid(), Event.RECALL, () -> changes.recall(conn.principal(), r.conv(), r.cmid(), r.seq()));
+            } else if (frame instanceof Receipts r) {
+                conn.reply(reads.receipts(conn.principal(), r));
+            } else if (frame instanceof Typing t) {
+                ErrorFrame refused = typing.typing(conn, t);
+                if (refused != null) conn.reply(refused);
             } else if (frame instanceof Read) {
                 conn.reply(reads.read(conn.principal(), (Read) frame));
             } else if (frame instanceof Sub) {

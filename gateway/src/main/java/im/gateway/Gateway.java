@@ -16,6 +16,7 @@ import im.store.cursor.ReadCursors;
 import im.store.directory.Directory;
 import im.store.directory.DirectoryListing;
 import im.store.read.ConversationReader;
+import im.store.read.MessageReceipts;
 import im.store.send.MessageChanges;
 import im.store.send.SendService;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -177,9 +178,11 @@ public final class Gateway implements AutoCloseable {
         limits = new ConnectionLimits(cfg);
         Audit audit = new Audit(meters, cfg.gatewayId());
         MessageChanges changes = new MessageChanges(db, faults, clock, cfg.editWindow(), cfg.recallWindow());
-        FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService, changes,
-                cursorWriter, new ReadPath(reader, new ReadCursors(db, cursorSink), push), workers, faults, cfg,
-                new RequestMeters(meters, cfg.gatewayId()), limits, audit);
+        RequestMeters requestMeters = new RequestMeters(meters, cfg.gatewayId());
+        TypingPath typing = new TypingPath(push, cfg.typingInterval(), requestMeters, clock);
+        FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService, changes, typing,
+                cursorWriter, new ReadPath(reader, new ReadCursors(db, cursorSink), push, new MessageReceipts(db)), workers, faults, cfg,
+                requestMeters, limits, audit);
         endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push, limits);
         timers.scheduleWithFixedDelay(() -> limits.prune(System.nanoTime()), 1, 1, TimeUnit.MINUTES);
         credentialWatch = new CredentialWatch(db, endpoint::connections, cfg.installCheck()).start();
@@ -268,6 +271,8 @@ public final class Gateway implements AutoCloseable {
                 .description("event frames pushed to devices").tags(gw).register(meters);
         FunctionCounter.builder("im.hints.delivered", p == null ? NO_PUSHES : p.hintsDelivered, AtomicLong::get)
                 .description("hint frames pushed to devices").tags(gw).register(meters);
+        FunctionCounter.builder("im.typing.pushes", p == null ? NO_PUSHES : p.typingPushed, AtomicLong::get)
+                .description("typing frames pushed to devices").tag("gateway", cfg.gatewayId()).register(meters);
         FunctionCounter.builder("im.unread.pushes", p == null ? NO_PUSHES : p.readsPushed, AtomicLong::get)
                 .description("unread frames pushed to devices: a read on another device of their user").tags(gw).register(meters);
         FunctionCounter.builder("im.interest.digests", p == null ? NO_PUSHES : p.digestsPublished, AtomicLong::get)

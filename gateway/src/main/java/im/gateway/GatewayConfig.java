@@ -52,7 +52,8 @@ public record GatewayConfig(
         int sendLanes,
         int sendBatchMax,
         Duration editWindow,
-        Duration recallWindow) {
+        Duration recallWindow,
+        Duration typingInterval) {
 
     public static GatewayConfig from(Settings s) {
         List<String> admin = AdminTokens.parse(s.required(ConfigKeys.ADMIN_TOKEN));
@@ -104,6 +105,7 @@ public record GatewayConfig(
                 s.get(ConfigKeys.SEND_LANES),
                 s.get(ConfigKeys.SEND_BATCH_MAX),
                 s.get(ConfigKeys.EDIT_WINDOW_S),
-                s.get(ConfigKeys.RECALL_WINDOW_S));
+                s.get(ConfigKeys.RECALL_WINDOW_S),
+                s.get(ConfigKeys.TYPING_INTERVAL_MS));
     }
 }

@@ -20,6 +20,8 @@ import im.topics.MalformedRecordException;
 import im.topics.MembershipNotice;
 import im.topics.Notice;
 import im.topics.ReadNotice;
+import im.topics.TypingRecord;
+import im.protocol.TypingPush;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -82,6 +84,7 @@ final class PushHub implements AutoCloseable {
     final AtomicLong hintsDelivered = new AtomicLong();
     /** {@code unread} frames pushed: a read on another device of the connection's user. */
     final AtomicLong readsPushed = new AtomicLong();
+    final AtomicLong typingPushed = new AtomicLong();
     private KafkaProducer<String, String> producer;
     private KafkaConsumer<String, String> consumer;
     private ScheduledExecutorService timer;
@@ -374,6 +377,14 @@ final class PushHub implements AutoCloseable {
             resend(r);
             return;
         }
+        if (msg instanceof ChannelRecord.TypingFor t) {
+            DeviceConnection.PushText typing = new DeviceConnection.PushText(new TypingPush(t.conv(), t.user()));
+            for (String d : t.devices()) {
+                DeviceConnection c = byDevice.get(d);
+                if (c != null && c.visibility.member(t.conv()) && c.push(typing)) typingPushed.incrementAndGet();
+            }
+            return;
+        }
         if (msg instanceof ChannelRecord.HintFor h) {
             DeviceConnection.PushText hint = new DeviceConnection.PushText(new Hint(h.conv(), h.head(), h.why()));
             for (String d : h.devices()) {
@@ -462,6 +473,11 @@ final class PushHub implements AutoCloseable {
             if (frame == null) frame = new DeviceConnection.PushText(new Unread(n.conv(), n.state()));
             if (c.push(frame)) readsPushed.incrementAndGet();
         }
+    }
+
+    /** Passes a typing on to the delivery nodes (the typing topic); best effort, like a push. */
+    void publishTyping(TypingRecord t) {
+        send(new ProducerRecord<>(cfg.topics().typing(), t.conv(), t.toJson()), () -> "typing in " + t.conv() + " not published");
     }
 
     /** Tells every gateway (this one included) that a read cursor moved; best effort, like a push. */

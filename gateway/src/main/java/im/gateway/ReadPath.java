@@ -5,6 +5,8 @@ import im.protocol.CatchUp;
 import im.protocol.CaughtUp;
 import im.protocol.ConvState;
 import im.protocol.Read;
+import im.protocol.Receipts;
+import im.protocol.ReceiptsReply;
 import im.protocol.ReadAck;
 import im.protocol.ReadState;
 import im.protocol.Sub;
@@ -16,6 +18,7 @@ import im.store.read.CatchUpPage;
 import im.store.read.ConvCursor;
 import im.store.read.ConvPage;
 import im.store.read.ConversationReader;
+import im.store.read.MessageReceipts;
 import im.store.read.SyncPage;
 import im.topics.ReadNotice;
 import java.util.ArrayList;
@@ -24,18 +27,25 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code sub}, {@code sync}, {@code catchup} and {@code read}: the read side of the gateway,
+ * {@code sub}, {@code sync}, {@code catchup}, {@code read} and {@code receipts}: the read side of the gateway,
  * translated to wire frames.
  */
 final class ReadPath {
     private final ConversationReader reader;
     private final ReadCursors readCursors;
     private final PushHub push;   // null without Kafka: sub then only reports heads and cursors
+    private final MessageReceipts receipts;
 
-    ReadPath(ConversationReader reader, ReadCursors readCursors, PushHub push) {
+    ReadPath(ConversationReader reader, ReadCursors readCursors, PushHub push, MessageReceipts receipts) {
         this.reader = reader;
         this.readCursors = readCursors;
         this.push = push;
+        this.receipts = receipts;
+    }
+
+    /** {@code receipts}: the receipts of the user's own messages, from the cursors now. */
+    ReceiptsReply receipts(DevicePrincipal who, Receipts r) {
+        return new ReceiptsReply(r.rid(), r.conv(), receipts.receipts(who, r.conv(), r.seqs()));
     }
 
     /**

@@ -13,7 +13,9 @@ import java.util.concurrent.TimeUnit;
  * {@code im.acked.latency} {@code ack} frame received to {@code acked} reply written (the cursor
  * batch, the per-pair throttle's wait, the transaction and the cursor record's publish).
  * {@code im.changes} counts {@code edit} and {@code recall} frames (tag {@code kind}) by the same
- * outcomes but {@code unavailable} and {@code error}, which are {@code failed}.
+ * outcomes but {@code unavailable} and {@code error}, which are {@code failed}; {@code im.typing}
+ * counts {@code typing} frames as {@code published}, {@code throttled} (within
+ * {@code IM_TYPING_INTERVAL_MS} of the last one passed on) or {@code refused}.
  */
 final class RequestMeters {
     final Counter sent;
@@ -43,6 +45,12 @@ final class RequestMeters {
     private static Counter outcome(MeterRegistry meters, String gatewayId, String outcome) {
         return Counter.builder("im.sends").description("send frames by outcome")
                 .tag("gateway", gatewayId).tag("outcome", outcome).register(meters);
+    }
+
+    /** Counts a typing frame by its outcome: published, throttled or refused. */
+    void typing(String outcome) {
+        Counter.builder("im.typing").description("typing frames by outcome")
+                .tag("gateway", gatewayId).tag("outcome", outcome).register(meters).increment();
     }
 
     /** Counts an edit or a recall ({@code kind}) by its outcome: sent, dup, rejected or failed. */

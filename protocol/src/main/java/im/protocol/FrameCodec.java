@@ -33,6 +33,8 @@ public final class FrameCodec {
     private static final Set<String> RECALL_FIELDS = Set.of("t", "rid", "conv", "cmid", "seq");
     private static final Set<String> ACK_FIELDS = Set.of("t", "rid", "conv", "seq");
     private static final Set<String> READ_FIELDS = ACK_FIELDS;
+    private static final Set<String> TYPING_FIELDS = Set.of("t", "rid", "conv");
+    private static final Set<String> RECEIPTS_FIELDS = Set.of("t", "rid", "conv", "seqs");
     private static final Set<String> SUB_FIELDS = Set.of("t", "rid", "after", "limit");
     private static final Set<String> CATCHUP_FIELDS = Set.of("t", "rid", "after", "limit");
     private static final Set<String> SYNC_FIELDS = Set.of("t", "rid", "conv", "after", "limit");
@@ -111,6 +113,14 @@ public final class FrameCodec {
                 frame = new Read(f.id("rid"), f.id("conv"), f.seq("seq"));
                 allowed = READ_FIELDS;
                 break;
+            case "typing":
+                frame = new Typing(f.id("rid"), f.id("conv"));
+                allowed = TYPING_FIELDS;
+                break;
+            case "receipts":
+                frame = new Receipts(f.id("rid"), f.id("conv"), f.messageSeqs("seqs", Limits.RECEIPTS_MAX_SEQS));
+                allowed = RECEIPTS_FIELDS;
+                break;
             case "sub":
                 frame = new Sub(f.id("rid"), f.optionalId("after"),
                         f.optionalInt("limit", 1, Limits.SUB_MAX_LIMIT, Limits.SUB_DEFAULT_LIMIT));
@@ -149,6 +159,12 @@ public final class FrameCodec {
             o = start("ack").put("rid", a.rid()).put("conv", a.conv()).put("seq", a.seq());
         } else if (frame instanceof Read r) {
             o = start("read").put("rid", r.rid()).put("conv", r.conv()).put("seq", r.seq());
+        } else if (frame instanceof Typing t) {
+            o = start("typing").put("rid", t.rid()).put("conv", t.conv());
+        } else if (frame instanceof Receipts r) {
+            o = start("receipts").put("rid", r.rid()).put("conv", r.conv());
+            ArrayNode seqs = o.putArray("seqs");
+            r.seqs().forEach(seqs::add);
         } else if (frame instanceof Sub s) {
             o = start("sub").put("rid", s.rid());
             putIfNotNull(o, "after", s.after());
@@ -188,6 +204,22 @@ public final class FrameCodec {
                 return new ReadAck(f.string("rid"), f.string("conv"), readState(f));
             case "unread":
                 return new Unread(f.string("conv"), readState(f));
+            case "typing":
+                return new TypingPush(f.string("conv"), f.string("user"));
+            case "receipts": {
+                List<Receipt> receipts = new ArrayList<>();
+                for (Fields r : f.objects("receipts")) {
+                    long members = r.count("members");
+                    long read = r.count("read");
+                    long devices = r.count("devices");
+                    long delivered = r.count("delivered");
+                    if (read > members || delivered > devices) {
+                        throw r.error(ErrorCode.BAD_FIELD, "read", "read must not exceed members, nor delivered devices");
+                    }
+                    receipts.add(new Receipt(r.count("seq"), members, read, devices, delivered));
+                }
+                return new ReceiptsReply(f.string("rid"), f.string("conv"), receipts);
+            }
             case "subbed": {
                 String r = f.string("rid");
                 List<ConvState> convs = new ArrayList<>();
@@ -286,6 +318,15 @@ public final class FrameCodec {
             o = putReadState(start("readack").put("rid", r.rid()).put("conv", r.conv()), r.state());
         } else if (frame instanceof Unread u) {
             o = putReadState(start("unread").put("conv", u.conv()), u.state());
+        } else if (frame instanceof ReceiptsReply r) {
+            o = start("receipts").put("rid", r.rid()).put("conv", r.conv());
+            ArrayNode receipts = o.putArray("receipts");
+            for (Receipt x : r.receipts()) {
+                receipts.addObject().put("seq", x.seq()).put("members", x.members()).put("read", x.read())
+                        .put("devices", x.devices()).put("delivered", x.delivered());
+            }
+        } else if (frame instanceof TypingPush t) {
+            o = start("typing").put("conv", t.conv()).put("user", t.user());
         } else if (frame instanceof Subbed s) {
             o = start("subbed").put("rid", s.rid());
             ArrayNode convs = o.putArray("convs");
@@ -482,6 +523,19 @@ public final class FrameCodec {
 
         long seq(String name) {
             return integer(required(name), name, 0, Limits.MAX_SEQ);
+        }
+
+        /** A non-empty array of at most {@code max} distinct {@link #messageSeq}s. */
+        List<Long> messageSeqs(String name, int max) {
+            JsonNode n = checked(name, JsonNode::isArray, "must be an array of seqs");
+            if (n.isEmpty() || n.size() > max) throw error(ErrorCode.BAD_FIELD, name, "must hold 1 to " + max + " seqs");
+            List<Long> out = new ArrayList<>(n.size());
+            for (int i = 0; i < n.size(); i++) {
+                long seq = integer(n.get(i), name + "[" + i + "]", 1, Limits.MAX_SEQ);
+                if (out.contains(seq)) throw error(ErrorCode.BAD_FIELD, name, "lists " + seq + " twice");
+                out.add(seq);
+            }
+            return out;
         }
 
         /** The seq of an event (at least 1), as the target of an edit or a recall. */

@@ -21,6 +21,15 @@ public final class Limits {
     public static final int SYNC_MAX_LIMIT = 500;
     /** Conversations per {@code subbed} page when {@code limit} is absent (a {@code sub} without it is paged too). */
     public static final int SUB_DEFAULT_LIMIT = 500;
+    /**
+     * How long a client shows "typing" after a {@code typing} push (unless another one or a message of
+     * that user arrives first). A client that keeps typing sends {@code typing} again well within it:
+     * the server takes at most one per connection and conversation per {@code IM_TYPING_INTERVAL_MS}
+     * (default 2 s) and drops the rest.
+     */
+    public static final long TYPING_SHOW_MILLIS = 6_000;
+    /** Most seqs one {@code receipts} request asks about. */
+    public static final int RECEIPTS_MAX_SEQS = 100;
     /** Largest {@code sub} page. */
     public static final int SUB_MAX_LIMIT = 1000;
     /** Events per {@code caughtup} page when {@code limit} is absent. */

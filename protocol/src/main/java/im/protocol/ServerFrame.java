@@ -6,5 +6,5 @@ package im.protocol;
  * and unsolicited frames ({@link EventPush}, {@link Hint}). Encoded and decoded only
  * by {@link FrameCodec}.
  */
-public sealed interface ServerFrame permits Authed, Sent, Acked, ReadAck, Unread, Subbed, Synced, CaughtUp, EventPush, Hint, ErrorFrame {
+public sealed interface ServerFrame permits Authed, Sent, Acked, ReadAck, Unread, TypingPush, ReceiptsReply, Subbed, Synced, CaughtUp, EventPush, Hint, ErrorFrame {
 }

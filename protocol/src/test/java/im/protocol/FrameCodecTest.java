@@ -35,6 +35,8 @@ class FrameCodecTest {
                 new Ack("r2", "c-ab", Limits.MAX_SEQ),
                 new Edit("r6", "c-ab", "7f3d", 7, "hello"),
                 new Recall("r7", "c-ab", "7f3e", Limits.MAX_SEQ),
+                new Typing("r8", "c-ab"),
+                new Receipts("r9", "c-ab", List.of(7L, 9L, Limits.MAX_SEQ)),
                 new Sub("r3"),
                 new Sub("r3", "c-ab", 1),
                 new Sub("r3", "c-ab", Limits.SUB_MAX_LIMIT),
@@ -67,6 +69,9 @@ class FrameCodecTest {
                 new Synced("r4", "c-ab", List.of(MSG, JOIN), true, 9),
                 new Synced("r4", "c-ab", List.of(RECALLED, JOIN, EDIT), false, 9),
                 new EventPush(EDIT),
+                new TypingPush("c-ab", "u-ana"),
+                new ReceiptsReply("r9", "c-ab", List.of(new Receipt(7, 4, 2, 9, 9), new Receipt(9, 4, 0, 9, 3))),
+                new ReceiptsReply("r9", "c-ab", List.of()),
                 new Synced("r4", "c-ab", List.of(), false, 0),
                 new EventPush(MSG),
                 new EventPush(JOIN),
@@ -226,6 +231,15 @@ class FrameCodecTest {
                         ErrorCode.BAD_FIELD, "r1"),
                 bad("recall without seq", "{\"t\":\"recall\",\"rid\":\"r1\",\"conv\":\"c-ab\",\"cmid\":\"m1\"}",
                         ErrorCode.MISSING_FIELD, "r1"),
+                bad("typing without conv", "{\"t\":\"typing\",\"rid\":\"r1\"}", ErrorCode.MISSING_FIELD, "r1"),
+                bad("typing with a body", "{\"t\":\"typing\",\"rid\":\"r1\",\"conv\":\"c\",\"body\":\"x\"}", ErrorCode.BAD_FIELD, "r1"),
+                bad("receipts of no seq", "{\"t\":\"receipts\",\"rid\":\"r1\",\"conv\":\"c\",\"seqs\":[]}", ErrorCode.BAD_FIELD, "r1"),
+                bad("receipts of seq 0", "{\"t\":\"receipts\",\"rid\":\"r1\",\"conv\":\"c\",\"seqs\":[0]}", ErrorCode.BAD_FIELD, "r1"),
+                bad("receipts of a seq twice", "{\"t\":\"receipts\",\"rid\":\"r1\",\"conv\":\"c\",\"seqs\":[3,3]}", ErrorCode.BAD_FIELD, "r1"),
+                bad("receipts of 101 seqs", "{\"t\":\"receipts\",\"rid\":\"r1\",\"conv\":\"c\",\"seqs\":["
+                        + java.util.stream.LongStream.rangeClosed(1, 101).mapToObj(Long::toString).collect(Collectors.joining(",")) + "]}",
+                        ErrorCode.BAD_FIELD, "r1"),
+                bad("receipts seqs not an array", "{\"t\":\"receipts\",\"rid\":\"r1\",\"conv\":\"c\",\"seqs\":3}", ErrorCode.BAD_FIELD, "r1"),
                 bad("sync after missing", "{\"t\":\"sync\",\"rid\":\"r1\",\"conv\":\"c-ab\"}", ErrorCode.MISSING_FIELD, "r1"));
     }
 

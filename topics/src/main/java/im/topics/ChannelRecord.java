@@ -11,9 +11,10 @@ import java.util.Objects;
  * event to push to some of the gateway's devices ({@link Push}, written by the delivery nodes) or
  * a hint for them ({@link HintFor}, written by the sweeper), or a request to re-send the
  * registrations the gateway holds in one partition of the interest topic ({@link Resync}, written
- * by a delivery node or the sweeper whose store disagrees with the gateway's {@link InterestDigest}).
+ * by a delivery node or the sweeper whose store disagrees with the gateway's {@link InterestDigest}),
+ * or a {@code typing} for them ({@link TypingFor}, written by the delivery nodes).
  */
-public sealed interface ChannelRecord permits ChannelRecord.Push, ChannelRecord.HintFor, ChannelRecord.Resync {
+public sealed interface ChannelRecord permits ChannelRecord.Push, ChannelRecord.HintFor, ChannelRecord.Resync, ChannelRecord.TypingFor {
     /** Schema version written as {@code "v"}. */
     int VERSION = 1;
 
@@ -62,6 +63,22 @@ public sealed interface ChannelRecord permits ChannelRecord.Push, ChannelRecord.
         }
     }
 
+    /** Tell {@code devices} that {@code user} is typing in {@code conv} (ephemeral, see {@link TypingRecord}). */
+    record TypingFor(List<String> devices, String conv, String user) implements ChannelRecord {
+        public TypingFor {
+            devices = List.copyOf(devices);
+            Objects.requireNonNull(conv, "conv");
+            Objects.requireNonNull(user, "user");
+        }
+
+        @Override
+        public String toJson() {
+            ObjectNode o = start(devices);
+            o.putObject("typing").put("conv", conv).put("user", user);
+            return o.toString();
+        }
+    }
+
     /**
      * Re-send every registration of generation {@code gen} in partition {@code partition} of the
      * interest topic, then a digest that ends the re-send ({@link InterestDigest#since}).
@@ -90,7 +107,13 @@ public sealed interface ChannelRecord permits ChannelRecord.Push, ChannelRecord.
             return new Resync((int) partition, r.integral("gen"));
         }
         List<String> devices = f.ids("devices");
-        if (f.has("ev") == f.has("hint")) throw new MalformedRecordException("channel record", "needs exactly one of 'ev' and 'hint'");
+        if ((f.has("ev") ? 1 : 0) + (f.has("hint") ? 1 : 0) + (f.has("typing") ? 1 : 0) != 1) {
+            throw new MalformedRecordException("channel record", "needs exactly one of 'ev', 'hint' and 'typing'");
+        }
+        if (f.has("typing")) {
+            Fields t = Fields.of("channel typing", f.object("typing"));
+            return new TypingFor(devices, t.id("conv"), t.id("user"));
+        }
         if (f.has("hint")) {
             Fields h = Fields.of("channel hint", f.object("hint"));
             return new HintFor(devices, h.id("conv"), h.integral("head"), h.id("why"));

@@ -51,6 +51,26 @@ class ChannelRecordTest {
         assertThrows(MalformedRecordException.class, () -> ChannelRecord.read(both.toString()));
     }
 
+    static final ChannelRecord.TypingFor TYPING = new ChannelRecord.TypingFor(List.of("d-bo", "d-cy"), "c-ab", "u-ana");
+
+    @Test
+    void aTypingRoundTripsAndIsRefusedWithAnotherKindOrWithoutItsUser() {
+        assertEquals(TYPING, ChannelRecord.read(TYPING.toJson()));
+        assertEquals("{\"v\":1,\"devices\":[\"d-bo\",\"d-cy\"],\"typing\":{\"conv\":\"c-ab\",\"user\":\"u-ana\"}}", TYPING.toJson());
+        RecordCases.refused(TYPING.toJson(), o -> ((ObjectNode) o.get("typing")).remove("user"), "user", ChannelRecord::read);
+        ObjectNode both = RecordCases.tree(TYPING.toJson());
+        both.set("hint", RecordCases.tree(HINT.toJson()).get("hint"));
+        assertThrows(MalformedRecordException.class, () -> ChannelRecord.read(both.toString()));
+    }
+
+    @Test
+    void aTypingRecordRoundTripsAndNamesAMissingField() {
+        TypingRecord t = new TypingRecord("c-ab", "u-ana", "d-ana", 1796213410353L);
+        assertEquals(t, TypingRecord.read(t.toJson()));
+        assertEquals("{\"v\":1,\"conv\":\"c-ab\",\"user\":\"u-ana\",\"device\":\"d-ana\",\"at\":1796213410353}", t.toJson());
+        for (String f : List.of("v", "conv", "user", "device", "at")) RecordCases.missing(t.toJson(), f, TypingRecord::read);
+    }
+
     @Test
     void refusesAnEmptyDeviceListAMistypedFromEntryAndAMalformedEvent() {
         RecordCases.refused(PUSH.toJson(), o -> o.putArray("devices"), "devices", ChannelRecord::read);

@@ -70,6 +70,14 @@ public interface ClientListener {
     }
 
     /**
+     * {@code user} is typing in {@code conv} (another member; never this device's own user). Show it
+     * for {@link im.protocol.Limits#TYPING_SHOW_MILLIS} unless another call, or a message of that
+     * user, comes first. Ephemeral and best effort: nothing is stored.
+     */
+    default void onTyping(String conv, String user) {
+    }
+
+    /**
      * The read cursor or the unread count of {@code conv} changed ({@link ReadStatus}): a read state
      * came from the server ({@code subbed}, the {@code readack} of {@link im.client.ImClient#markRead}, or an
      * {@code unread} push when another device of the user read), or a stored message of another user

@@ -102,6 +102,23 @@ final class Connection implements WebSocket.Listener {
         return fut;
     }
 
+    /**
+     * Writes a frame that is answered only when refused ({@code typing}): no reply slot, no window.
+     * False when the connection is closed; a failed write ends the connection as for a request.
+     */
+    boolean sendOneWay(ClientFrame frame) {
+        if (!isOpen()) {
+            return false;
+        }
+        sendText(CODEC.encode(frame)).whenComplete((v, e) -> {
+            if (e != null) {
+                handler.onLost(this, new ConnectionLostException("write failed: " + e, e));
+                abortSocket();
+            }
+        });
+        return true;
+    }
+
     /** Registers the reply slot for {@code frame}'s rid, then writes the frame. Never throws: failures complete the future. */
     private void submitNow(ClientFrame frame, boolean outboxEntry, CompletableFuture<ServerFrame> fut) {
         String rid = frame.rid();

@@ -86,6 +86,8 @@ final class PendingRequests {
             return s.rid();
         } else if (f instanceof Synced s) {
             return s.rid();
+        } else if (f instanceof im.protocol.ReceiptsReply r) {
+            return r.rid();
         } else if (f instanceof im.protocol.CaughtUp c) {
             return c.rid();
         } else if (f instanceof ErrorFrame e) {

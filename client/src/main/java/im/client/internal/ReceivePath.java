@@ -4,6 +4,7 @@ import im.client.api.ClientOptions;
 import im.client.api.ConnectionLostException;
 import im.client.api.ConversationSummary;
 import im.client.api.ImErrorException;
+import im.client.api.SendTimeoutException;
 import im.client.api.ReadStatus;
 import im.client.api.ReceivedEvent;
 import im.protocol.Ack;
@@ -24,6 +25,11 @@ import im.protocol.Sub;
 import im.protocol.Subbed;
 import im.protocol.Sync;
 import im.protocol.Synced;
+import im.protocol.Receipt;
+import im.protocol.Receipts;
+import im.protocol.ReceiptsReply;
+import im.protocol.Typing;
+import im.protocol.TypingPush;
 import im.protocol.Unread;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -149,6 +155,10 @@ public final class ReceivePath {
             onReceiver(() -> applyReadState(u.conv(), u.state()));
             return;
         }
+        if (frame instanceof TypingPush t) {
+            listeners.fire("onTyping", l -> l.onTyping(t.conv(), t.user()));
+            return;
+        }
         if (!options.autoReceive()) {
             return;
         }
@@ -254,6 +264,61 @@ public final class ReceivePath {
         }
         return now;
     }
+
+    /** See {@link im.client.ImClient#receipts}. */
+    public CompletableFuture<List<Receipt>> receipts(String conv, List<Long> seqs) {
+        Objects.requireNonNull(conv, "conv");
+        Connection conn;
+        try {
+            conn = sessions.current();
+        } catch (ConnectionLostException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        String what = "receipts of " + conv;
+        return conn.submit(new Receipts(rids.next(), conv, seqs), false)
+                .orTimeout(options.requestTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+                .handle((reply, error) -> {
+                    if (error instanceof java.util.concurrent.TimeoutException) {
+                        throw new java.util.concurrent.CompletionException(new SendTimeoutException("no reply to " + what + " within "
+                                + options.requestTimeout().toMillis() + " ms"));
+                    }
+                    if (error != null) throw new java.util.concurrent.CompletionException(error);
+                    if (reply instanceof ErrorFrame err) throw new java.util.concurrent.CompletionException(new ImErrorException(err));
+                    if (reply instanceof ReceiptsReply r) return r.receipts();
+                    throw new java.util.concurrent.CompletionException(new IOException("unexpected reply to " + what + ": " + reply));
+                });
+    }
+
+    /** When a typing of each conversation was last written (nanoTime), for {@link #typing}. */
+    private final Map<String, Long> typedAt = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Tells the conversation's other members' online devices that the user is typing, at most once per
+     * {@link #TYPING_EVERY_NANOS} per conversation (a call within it is dropped here, as the server
+     * would). True if a frame was written.
+     */
+    public boolean typing(String conv) {
+        Objects.requireNonNull(conv, "conv");
+        long now = System.nanoTime();
+        Long last = typedAt.get(conv);
+        if (last != null && now - last < TYPING_EVERY_NANOS) {
+            return false;
+        }
+        Connection conn;
+        try {
+            conn = sessions.current();
+        } catch (ConnectionLostException e) {
+            return false;
+        }
+        if (!conn.sendOneWay(new Typing(rids.next(), conv))) {
+            return false;
+        }
+        typedAt.put(conv, now);
+        return true;
+    }
+
+    /** The least time between two typing frames of one conversation: the server's default throttle. */
+    static final long TYPING_EVERY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
 
     public void syncNow(String conv) throws ConnectionLostException {
         Objects.requireNonNull(conv, "conv");

@@ -16,6 +16,8 @@ import im.topics.MembershipNotice;
 import im.topics.PairKey;
 import im.topics.Period;
 import im.topics.RouteJson;
+import im.topics.TypingRecord;
+import im.protocol.Limits;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -60,6 +62,9 @@ import org.slf4j.LoggerFactory;
  *       removes only garbage (old withdrawals, registrations of restarted or long-gone gateways).
  *       A gateway that is merely silent (frozen, cut off) keeps its entries and gets its routes
  *       back as soon as it heartbeats.</li>
+ *   <li>a typing record (the co-partitioned typing topic) goes to the gateways of the conversation's
+ *       other members' online devices, as an event does, if its user is a member per the log and it
+ *       is fresh ({@link TypingRouter}); nothing of it is stored.</li>
  * </ul>
  * An event therefore costs O(1) store writes and O(registrations of its conversation) reads,
  * whatever the number of members; a member with no online device costs nothing.
@@ -95,16 +100,18 @@ public final class DeliveryTopology {
         t.addSource("events-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.events());
         t.addProcessor("interest-update", () -> new InterestUpdater(topics, lease, horizon, 2 * renew.toMillis()), "interest-source");
         t.addProcessor("router", () -> new Router(topics, lease), "events-source");
+        t.addSource("typing-source", Serdes.String().deserializer(), Serdes.String().deserializer(), topics.typing());
+        t.addProcessor("typing-router", () -> new TypingRouter(topics, lease), "typing-source");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INTEREST_STORE), Serdes.String(), Serdes.String()),
-                "interest-update", "router");
+                "interest-update", "router", "typing-router");
         InterestLedger.addStores(t, "interest-update");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(WITHDRAWN_STORE), Serdes.String(), Serdes.String()),
                 "interest-update");
-        ConvLogStore.addStores(t, "router");
+        ConvLogStore.addStores(t, "router", "typing-router");
         t.addSink("out", (key, value, ctx) -> {
                     Header h = ctx.headers().lastHeader(RouteJson.DEST_HEADER);
                     return new String(h.value(), StandardCharsets.UTF_8);
-                }, Serdes.String().serializer(), Serdes.String().serializer(), "router", "interest-update");
+                }, Serdes.String().serializer(), Serdes.String().serializer(), "router", "interest-update", "typing-router");
         return t;
     }
 
@@ -198,18 +205,52 @@ public final class DeliveryTopology {
         }
     }
 
-    /** Folds events into the conversation's log and routes each to the devices that may see it. */
-    private static final class Router extends ContextualProcessor<String, String, String, String> {
-        private final TopicNames topics;
-        private final Duration lease;
-        private KeyValueStore<String, String> interest;
-        private ConvLogStore convLog;
-        private GatewayLiveness.View gateways;
-        // Decoded registrations, reused while the stored text is unchanged (see DecodedValues).
-        private final DecodedValues<Interest> decoded =
-                new DecodedValues<>(DECODED_CHARS_PER_TASK, Interest::fromStoreJson);
+    /**
+     * Routes a typing record to the online devices of the conversation's current members other than
+     * its user, one {@link ChannelRecord.TypingFor} per gateway, if its user is a current member per
+     * the log (the gateway does not ask the database) and the record is younger than
+     * {@link Limits#TYPING_SHOW_MILLIS} (a node catching up after a restart does not replay old ones).
+     */
+    private static final class TypingRouter extends RoutingProcessor {
+        TypingRouter(TopicNames topics, Duration lease) {
+            super(topics, lease);
+        }
 
-        Router(TopicNames topics, Duration lease) {
+        @Override
+        public void process(Record<String, String> r) {
+            TypingRecord t = MalformedRecords.read(log, context(), r, TypingRecord::read);
+            if (t == null) return;
+            long now = context().currentSystemTimeMs();
+            Period typer = convLog.period(t.conv(), t.user());
+            if (typer == null || !typer.open() || now - t.at() > Limits.TYPING_SHOW_MILLIS) return;
+            Map<String, List<String>> targets = new TreeMap<>();
+            Map<String, Boolean> members = new HashMap<>();
+            try (KeyValueIterator<String, String> it = interest.prefixScan(PairKey.prefix(t.conv()), KEY_SER)) {
+                while (it.hasNext()) {
+                    KeyValue<String, String> kv = it.next();
+                    Interest e = Interest.fromStoreJson(kv.value);
+                    if (!e.online() || e.user().equals(t.user()) || !e.live(gateways, now)) continue;
+                    if (!members.computeIfAbsent(e.user(), u -> {
+                        Period p = convLog.period(t.conv(), u);
+                        return p != null && p.open();
+                    })) continue;
+                    targets.computeIfAbsent(e.gateway(), g -> new ArrayList<>()).add(PairKey.second(kv.key));
+                }
+            }
+            targets.forEach((gateway, devices) ->
+                    forward(r, t.conv(), new ChannelRecord.TypingFor(devices, t.conv(), t.user()).toJson(), topics.channel(gateway)));
+        }
+    }
+
+    /** What both routers read: the conversation's registrations, its log (head and periods) and the gateways' liveness. */
+    private abstract static class RoutingProcessor extends ContextualProcessor<String, String, String, String> {
+        final TopicNames topics;
+        private final Duration lease;
+        KeyValueStore<String, String> interest;
+        ConvLogStore convLog;
+        GatewayLiveness.View gateways;
+
+        RoutingProcessor(TopicNames topics, Duration lease) {
             this.topics = topics;
             this.lease = lease;
         }
@@ -220,6 +261,24 @@ public final class DeliveryTopology {
             interest = context.getStateStore(INTEREST_STORE);
             convLog = ConvLogStore.of(context);
             gateways = new GatewayLiveness.View(context.getStateStore(GATEWAY_STORE), lease);
+        }
+
+        /** Forwards {@code value} under {@code key} to {@code topic} (the sink's destination header). */
+        void forward(Record<String, String> in, String key, String value, String topic) {
+            Record<String, String> out = new Record<>(key, value, in.timestamp());
+            out.headers().add(RouteJson.DEST_HEADER, topic.getBytes(StandardCharsets.UTF_8));
+            context().forward(out);
+        }
+    }
+
+    /** Folds events into the conversation's log and routes each to the devices that may see it. */
+    private static final class Router extends RoutingProcessor {
+        // Decoded registrations, reused while the stored text is unchanged (see DecodedValues).
+        private final DecodedValues<Interest> decoded =
+                new DecodedValues<>(DECODED_CHARS_PER_TASK, Interest::fromStoreJson);
+
+        Router(TopicNames topics, Duration lease) {
+            super(topics, lease);
         }
 
         @Override
@@ -255,10 +314,5 @@ public final class DeliveryTopology {
             }
         }
 
-        private void forward(Record<String, String> in, String key, String value, String topic) {
-            Record<String, String> out = new Record<>(key, value, in.timestamp());
-            out.headers().add(RouteJson.DEST_HEADER, topic.getBytes(StandardCharsets.UTF_8));
-            context().forward(out);
-        }
     }
 }

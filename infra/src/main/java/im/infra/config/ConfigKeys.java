@@ -148,6 +148,8 @@ public final class ConfigKeys {
             "Most acks in one cursor transaction (1-10000).");
     public static final ConfigKey<Integer> ACK_WRITERS = key("IM_ACK_WRITERS", "2", 1, 64,
             "Threads that write cursor transactions, each holding a pool connection while it writes (1-64; keep it below IM_PG_POOL_SIZE).");
+    public static final ConfigKey<Duration> TYPING_INTERVAL_MS = ms("IM_TYPING_INTERVAL_MS", "2000", 0, 60_000,
+            "Least time between two typing frames of one connection and conversation that are passed on; the ones in between are dropped (counted in im_typing_total{outcome=\"throttled\"}; 0 = no throttle; 0-60000).");
     public static final ConfigKey<Duration> ACK_THROTTLE_MS = ms("IM_ACK_THROTTLE_MS", "400", 0, 5_000,
             "Least time between two cursor writes of one (device, conversation): the first ack after a quiet spell is written at once, later ones wait together for the rest of the interval (0 = no throttle; 0-5000; keep it well below IM_SWEEP_MS).");
 

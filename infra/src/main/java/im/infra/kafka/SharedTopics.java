@@ -2,6 +2,8 @@ package im.infra.kafka;
 
 import im.infra.config.ConfigKeys;
 import im.infra.config.Settings;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The one place that knows every topic the roles share, its partition count and replication: the
@@ -10,6 +12,9 @@ import im.infra.config.Settings;
  * created by that gateway, as it belongs to that instance.
  */
 public final class SharedTopics {
+    /** How long the typing topic keeps its records: they are of no use after a few seconds. */
+    public static final long TYPING_RETENTION_MS = 60_000;
+
     private SharedTopics() {
     }
 
@@ -37,6 +42,9 @@ public final class SharedTopics {
 
     /** As {@link #create(String, TopicNames, int, Replication)}, with the client settings of {@code kafka}. */
     public static void create(KafkaClientConfig kafka, TopicNames topics, int partitions, Replication replication) {
+        // first, so that it is created with its short retention (the call below then finds it)
+        Topics.create(kafka, List.of(topics.typing()), partitions, replication,
+                Map.of("retention.ms", Long.toString(TYPING_RETENTION_MS)));
         Topics.create(kafka, topics.conversationKeyed(), partitions, replication);
         Topics.create(kafka, topics.singlePartition(), 1, replication);
     }

@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * The platform's topic names under one prefix (IM_TOPIC_PREFIX). The conversation-keyed topics
- * (events, cursors, interest) share one partition count so that they are co-partitioned.
+ * (events, cursors, interest, typing) share one partition count so that they are co-partitioned.
  */
 public record TopicNames(String prefix) {
     public TopicNames {
@@ -35,6 +35,11 @@ public record TopicNames(String prefix) {
         return prefix + "interest";
     }
 
+    /** Who is typing where, keyed by conversation id (ephemeral: kept {@link SharedTopics#TYPING_RETENTION_MS}). */
+    public String typing() {
+        return prefix + "typing";
+    }
+
     /** Gateway heartbeats (key: gateway id); delivery nodes expire the interest of a silent gateway. */
     public String gateways() {
         return prefix + "gateways";
@@ -57,6 +62,6 @@ public record TopicNames(String prefix) {
 
     /** The conversation-keyed topics, created with IM_PARTITIONS partitions. */
     public List<String> conversationKeyed() {
-        return List.of(events(), cursors(), interest());
+        return List.of(events(), cursors(), interest(), typing());
     }
 }

@@ -77,6 +77,12 @@ public final class Topics {
      * (bounded) like a created one rather than described once.
      */
     public static void create(KafkaClientConfig kafka, Collection<String> names, int partitions, Replication replication) {
+        create(kafka, names, partitions, replication, Map.of());
+    }
+
+    /** As {@link #create(KafkaClientConfig, Collection, int, Replication)}, with {@code topicConfigs} for the topics it creates. */
+    public static void create(KafkaClientConfig kafka, Collection<String> names, int partitions, Replication replication,
+                              Map<String, String> topicConfigs) {
         String bootstrap = kafka.bootstrap();
         if (partitions < 1) {
             throw new IllegalArgumentException("partitions must be >= 1, was " + partitions);
@@ -92,7 +98,8 @@ public final class Topics {
                     .includeFencedBrokers(true)).nodes(), "describeCluster", bootstrap);
             replication.checkFits(registered.size(), bootstrap);
             short rf = (short) replication.factor();
-            Map<String, String> configs = Map.of("min.insync.replicas", Integer.toString(replication.minInsyncReplicas()));
+            Map<String, String> configs = new java.util.HashMap<>(topicConfigs);
+            configs.put("min.insync.replicas", Integer.toString(replication.minInsyncReplicas()));
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
             Set<String> existing = new LinkedHashSet<>();
             Set<String> pending = new LinkedHashSet<>(topics);
