@@ -12,6 +12,7 @@ import { asStored, settle, settleNeeds, type ConvRecord, type FailedEntry, type 
 export * from './index.js';
 
 type Database = InstanceType<typeof sqlite.Database>;
+type Statement = ReturnType<Database['prepare']>;
 type Row = Record<string, unknown>;
 
 const SCHEMA = `
@@ -55,6 +56,8 @@ const openHere = new Set<string>();
 export class SqliteStorage implements Storage {
   private db: Database | null = null;
   private key = '';
+  /** The statements every received batch runs, prepared once (a prepare costs about as much as the query). */
+  private readonly statements = new Map<string, Statement>();
 
   constructor(readonly file: string) {}
 
@@ -112,26 +115,32 @@ export class SqliteStorage implements Storage {
     switch (o.op) {
       case 'events': {
         const held: Event[] = [];
+        const one = this.stmt(db, 'SELECT * FROM events WHERE conv = ? AND seq = ?');
+        const refs = this.stmt(db, 'SELECT * FROM events WHERE conv = ? AND ref BETWEEN ? AND ?');
         for (const n of settleNeeds(o.events)) {
-          held.push(...db.all(`SELECT * FROM events WHERE conv = ? AND seq IN (${n.seqs.map(() => '?').join(', ')})`, [n.conv, ...n.seqs])
-            .map(toEvent));
-          held.push(...db.all('SELECT * FROM events WHERE conv = ? AND ref BETWEEN ? AND ?', [n.conv, n.low, n.high]).map(toEvent));
-        }
-        const st = db.prepare(`INSERT OR REPLACE INTO events(conv, seq, kind, mid, sender, cmid, body, at, ref, recalled, edited)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-        try {
-          for (const e of settle(o.events, held)) {
-            st.run([e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid ?? null, e.body, e.at, e.ref ?? null, e.recalled ? 1 : null, e.edited ?? null]);
-            put.push(e);
+          for (const seq of n.seqs) {
+            const row = one.get([n.conv, seq]);
+            if (row) held.push(toEvent(row));
           }
-        } finally {
-          st.finalize();
+          held.push(...refs.all([n.conv, n.low, n.high]).map(toEvent));
+        }
+        const st = this.stmt(db, `INSERT OR REPLACE INTO events(conv, seq, kind, mid, sender, cmid, body, at, ref, recalled, edited)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+        for (const e of settle(o.events, held)) {
+          st.run([e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid ?? null, e.body, e.at, e.ref ?? null, e.recalled ? 1 : null, e.edited ?? null]);
+          put.push(e);
         }
         break;
       }
       case 'conv': {
-        const row = o.rec.last && (db.get('SELECT * FROM events WHERE conv = ? AND seq = ?', [o.rec.conv, o.rec.last.seq]) as Row | null);
-        const rec = o.rec.last ? { ...o.rec, last: asStored(o.rec.last, row ? toEvent(row) : undefined) } : o.rec;
+        const last = o.rec.last;
+        let stored: Event | undefined;
+        if (last) {
+          for (const e of put) if (e.conv === o.rec.conv && e.seq === last.seq) stored = e;   // put by this batch: the usual case
+          const row = stored ? null : this.stmt(db, 'SELECT * FROM events WHERE conv = ? AND seq = ?').get([o.rec.conv, last.seq]);
+          if (row) stored = toEvent(row);
+        }
+        const rec = last ? { ...o.rec, last: asStored(last, stored) } : o.rec;
         db.run('INSERT OR REPLACE INTO convs(conv, rec) VALUES (?, ?)', [rec.conv, JSON.stringify(rec)]);
         break;
       }
@@ -198,6 +207,12 @@ export class SqliteStorage implements Storage {
     return this.run(() => db.all('SELECT * FROM events WHERE conv = ? AND ref = ? ORDER BY seq', [conv, seq]).map(toEvent));
   }
 
+  private stmt(db: Database, sql: string): Statement {
+    let st = this.statements.get(sql);
+    if (!st) this.statements.set(sql, (st = db.prepare(sql)));
+    return st;
+  }
+
   private nextConv(db: Database, after: string | null): string | undefined {
     const r = this.run(() => (after === null ? db.get('SELECT conv FROM events ORDER BY conv LIMIT 1')
       : db.get('SELECT conv FROM events WHERE conv > ? ORDER BY conv LIMIT 1', [after])) as Row | null);
@@ -207,16 +222,27 @@ export class SqliteStorage implements Storage {
   async close(): Promise<void> {
     if (!this.db) return;
     try {
-      this.run(() => this.db!.close());
+      this.run(() => {
+        this.finalizeStatements();
+        this.db!.close();
+      });
     } finally {
       this.db = null;
       this.release();
     }
   }
 
+  private finalizeStatements(): void {
+    for (const st of this.statements.values()) st.finalize();
+    this.statements.clear();
+  }
+
   private release(): void {
     if (this.db) {
-      try { this.db.close(); } catch { /* already failing */ }
+      try {
+        this.finalizeStatements();
+        this.db.close();
+      } catch { /* already failing */ }
       this.db = null;
     }
     if (!openHere.delete(this.key)) return;

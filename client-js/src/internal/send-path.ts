@@ -127,7 +127,8 @@ export class SendPath {
     store.outboxList.splice(i, 1);
     const ops: StoreOp[] = [{ op: 'outboxDel', cmid: entry.cmid }];
     if (err) {
-      const f: FailedEntry = { ...entry, code: err.code, msg: err.message };
+      // An edit refused because its message was recalled keeps no text of it (a recall leaves none behind).
+      const f: FailedEntry = { ...entry, ...(err.code === 'RECALLED' ? { body: '' } : {}), code: err.code, msg: err.message };
       store.failedList.push(f);
       ops.push({ op: 'failedPut', entry: { ...f } });
     }

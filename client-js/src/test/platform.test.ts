@@ -221,6 +221,7 @@ test('edit and recall: bo sees the new text, then the tombstone, also from a syn
   await bo.close();
   const r = await ana.recall(conv, m.seq);
   await assert.rejects(ana.edit(conv, m.seq, 'again'), (x: Error & { code?: string }) => x.code === 'RECALLED');
+  assert.deepEqual(ana.failed().map((f) => [f.target, f.code, f.body]), [[m.seq, 'RECALLED', '']], 'the refused edit keeps no text');
   const bo2 = await open(1);
   await bo2.connect();
   await until(() => bo2.cursor(conv) >= r.seq, 'bo synced the recall');

@@ -124,7 +124,8 @@ export class SendPath {
         store.outboxList.splice(i, 1);
         const ops = [{ op: 'outboxDel', cmid: entry.cmid }];
         if (err) {
-            const f = { ...entry, code: err.code, msg: err.message };
+            // An edit refused because its message was recalled keeps no text of it (a recall leaves none behind).
+            const f = { ...entry, ...(err.code === 'RECALLED' ? { body: '' } : {}), code: err.code, msg: err.message };
             store.failedList.push(f);
             ops.push({ op: 'failedPut', entry: { ...f } });
         }
