@@ -1,12 +1,13 @@
 /** Browser entry point: the IndexedDB store and the native WebSocket. */
 import { ImClient, type ClientOptions } from './client.js';
 import type { Event } from './protocol.js';
-import { asciiLower, type ConvRecord, type FailedEntry, type Loaded, type OutboxEntry, type PageQuery, type SearchQuery,
+import { asStored, asciiLower, isChange, settle, settleNeeds, type ConvRecord, type FailedEntry, type Loaded, type OutboxEntry, type PageQuery, type SearchQuery,
   type Storage, type StoreOp } from './storage.js';
 
 export * from './index.js';
 
-const VERSION = 2;
+/** 3: the index `ref` of edits and recalls by the message they change. */
+const VERSION = 3;
 const STORES = ['events', 'convs', 'outbox', 'failed', 'meta'] as const;
 
 /**
@@ -48,34 +49,56 @@ export class IndexedDbStorage implements Storage {
     return { me: me ?? null, convs, outbox: outbox.map((r) => r.entry), failed: failed.map((r) => r.entry) };
   }
 
-  async write(ops: StoreOp[]): Promise<void> {
+  /**
+   * One transaction; ops that read first (events, whose edits and recalls are settled against what is held; a
+   * record, whose last event is written as stored) are applied in order, each after the previous one's requests.
+   */
+  async write(ops: StoreOp[]): Promise<Event[]> {
     const db = await this.open();
     const copy = JSON.parse(JSON.stringify(ops)) as StoreOp[];
     const tx = db.transaction([...STORES], 'readwrite', { durability: 'strict' });
     const done = completion(tx);
-    for (const o of copy) apply(tx, o);
-    return done;
+    const put: Event[] = [];
+    try {
+      for (const o of copy) {
+        if (o.op === 'events') put.push(...await putEvents(tx, o.events));
+        else if (o.op === 'conv' && o.rec.last) {
+          const stored = await request<Event | undefined>(tx.objectStore('events').get([o.rec.conv, o.rec.last.seq]));
+          tx.objectStore('convs').put({ ...o.rec, last: asStored(o.rec.last, stored) });
+        } else apply(tx, o);
+      }
+    } catch (e) {
+      try { tx.abort(); } catch { /* aborted already */ }
+      await done.catch(() => undefined);
+      throw e;
+    }
+    await done;
+    return put;
   }
 
   async page(conv: string, q: PageQuery): Promise<Event[]> {
     const db = await this.open();
     const store = db.transaction('events', 'readonly').objectStore('events');
-    if (q.after !== undefined) {
-      return request<Event[]>(store.getAll(IDBKeyRange.bound([conv, q.after], [conv, Infinity], true, false), q.limit));
-    }
-    const range = IDBKeyRange.bound([conv, -Infinity], [conv, q.before ?? Infinity], false, q.before !== undefined);
+    const range = q.after !== undefined ? IDBKeyRange.bound([conv, q.after], [conv, Infinity], true, false)
+      : IDBKeyRange.bound([conv, -Infinity], [conv, q.before ?? Infinity], false, q.before !== undefined);
     const out: Event[] = [];
     await new Promise<void>((resolve, reject) => {
-      const req = store.openCursor(range, 'prev');
+      const req = store.openCursor(range, q.after !== undefined ? 'next' : 'prev');
       req.onsuccess = () => {
         const c = req.result;
         if (!c || out.length >= q.limit) return resolve();
-        out.push(c.value as Event);
+        if (!isChange(c.value as Event)) out.push(c.value as Event);
         c.continue();
       };
       req.onerror = () => reject(req.error);
     });
-    return out.reverse();
+    return q.after !== undefined ? out : out.reverse();
+  }
+
+  async changes(conv: string, seq: number): Promise<Event[]> {
+    const db = await this.open();
+    const events = await request<Event[]>(db.transaction('events', 'readonly').objectStore('events').index('ref').getAll([conv, seq]));
+    return events.sort((a, b) => a.seq - b.seq);
   }
 
   /** A cursor over the events (of one conversation, or all) in key order, stopped at `limit`: O(events scanned). */
@@ -91,7 +114,7 @@ export class IndexedDbStorage implements Storage {
         if (q.signal?.aborted) return reject(q.signal.reason);
         if (!c || out.length >= q.limit) return resolve();
         const e = c.value as Event;
-        if (asciiLower(e.body).includes(needle)) out.push(e);
+        if (!isChange(e) && asciiLower(e.body).includes(needle)) out.push(e);
         c.continue();
       };
       req.onerror = () => reject(req.error);
@@ -116,7 +139,10 @@ export class IndexedDbStorage implements Storage {
 }
 
 function upgrade(db: IDBDatabase, tx: IDBTransaction, oldVersion: number): void {
-  db.createObjectStore('events', { keyPath: ['conv', 'seq'] });
+  // Events of a version-2 store carry no ref (edits did not exist): the new index starts empty and complete.
+  if (oldVersion === 2) tx.objectStore('events').createIndex('ref', ['conv', 'ref']);
+  if (oldVersion >= 2) return;
+  db.createObjectStore('events', { keyPath: ['conv', 'seq'] }).createIndex('ref', ['conv', 'ref']);
   db.createObjectStore('convs', { keyPath: 'conv' });
   db.createObjectStore('outbox', { keyPath: 'pos', autoIncrement: true }).createIndex('cmid', 'entry.cmid', { unique: true });
   db.createObjectStore('failed', { keyPath: 'pos', autoIncrement: true }).createIndex('cmid', 'entry.cmid', { unique: true });
@@ -150,17 +176,23 @@ function upgrade(db: IDBDatabase, tx: IDBTransaction, oldVersion: number): void 
   };
 }
 
+/** Reads what {@link settle} needs (one request per seq and one range of the ref index per conversation), then puts what it says. */
+async function putEvents(tx: IDBTransaction, events: Event[]): Promise<Event[]> {
+  const store = tx.objectStore('events');
+  const reads: Array<Promise<Event | Event[] | undefined>> = [];
+  for (const n of settleNeeds(events)) {
+    for (const seq of n.seqs) reads.push(request<Event | undefined>(store.get([n.conv, seq])));
+    reads.push(request<Event[]>(store.index('ref').getAll(IDBKeyRange.bound([n.conv, n.low], [n.conv, n.high]))));
+  }
+  const held = (await Promise.all(reads)).flat().filter((e): e is Event => e !== undefined);
+  const put = settle(events, held);
+  for (const e of put) store.put(e);
+  return put;
+}
+
 function apply(tx: IDBTransaction, o: StoreOp): void {
   switch (o.op) {
-    case 'events': {
-      const store = tx.objectStore('events');
-      for (const e of o.events) {
-        // Kept as it is when held already (as SQLite's INSERT OR IGNORE): add, and swallow its ConstraintError.
-        const req = store.add(e);
-        req.onerror = (ev) => { ev.preventDefault(); ev.stopPropagation(); };
-      }
-      break;
-    }
+    case 'events': throw new Error('events: written by putEvents');
     case 'conv': tx.objectStore('convs').put(o.rec); break;
     case 'dropConv':
       tx.objectStore('events').delete(IDBKeyRange.bound([o.conv, -Infinity], [o.conv, Infinity]));

@@ -6,22 +6,32 @@ import sqlite from 'node-sqlite3-wasm';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { ImClient, type ClientOptions, type WebSocketCtor } from './client.js';
 import type { Event } from './protocol.js';
-import type { ConvRecord, FailedEntry, Loaded, OutboxEntry, PageQuery, SearchQuery, Storage, StoreOp } from './storage.js';
+import { asStored, settle, settleNeeds, type ConvRecord, type FailedEntry, type Loaded, type OutboxEntry, type PageQuery, type SearchQuery,
+  type Storage, type StoreOp } from './storage.js';
 
 export * from './index.js';
 
 type Database = InstanceType<typeof sqlite.Database>;
+type Statement = ReturnType<Database['prepare']>;
 type Row = Record<string, unknown>;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events(
   conv TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, mid TEXT NOT NULL, sender TEXT NOT NULL,
   cmid TEXT, body TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (conv, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS convs(conv TEXT PRIMARY KEY, rec TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS outbox(pos INTEGER PRIMARY KEY, cmid TEXT NOT NULL UNIQUE, entry TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS failed(pos INTEGER PRIMARY KEY, cmid TEXT NOT NULL UNIQUE, entry TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
 `;
+/**
+ * Edit and recall (added to stores of earlier versions when opened): `ref` (the message an edit or recall
+ * changes), `recalled`, `edited` (the seq of the edit a message's body is from), and the index of changes by ref.
+ */
+const EDIT_COLUMNS = ['ref INTEGER', 'recalled INTEGER', 'edited INTEGER'];
+const EDIT_INDEX = 'CREATE INDEX IF NOT EXISTS events_ref ON events(conv, ref) WHERE ref IS NOT NULL';
+/** Edits and recalls are kept as events but listed by no query of messages. */
+const NOT_CHANGE = "kind NOT IN ('edit', 'recall')";
 const SQLITE_MAGIC = 'SQLite format 3\u0000';
 /** Files of this process open as stores: SQLite's lock is per process here, so a second open must be refused by us. */
 const openHere = new Set<string>();
@@ -46,6 +56,8 @@ const openHere = new Set<string>();
 export class SqliteStorage implements Storage {
   private db: Database | null = null;
   private key = '';
+  /** The statements every received batch runs, prepared once (a prepare costs about as much as the query). */
+  private readonly statements = new Map<string, Statement>();
 
   constructor(readonly file: string) {}
 
@@ -65,7 +77,11 @@ export class SqliteStorage implements Storage {
         const mode = db.get('PRAGMA journal_mode=WAL') as Row | null;
         if (mode?.journal_mode !== 'wal') throw new Error(`WAL mode refused (${String(mode?.journal_mode)})`);
         db.exec('PRAGMA synchronous=FULL');
-        db.exec(`BEGIN; ${SCHEMA} COMMIT;`);
+        db.exec('PRAGMA secure_delete=ON');   // a recalled text leaves no copy in a freed or rewritten page
+        db.exec(`BEGIN; ${SCHEMA}`);
+        const have = new Set(db.all('PRAGMA table_info(events)').map((r) => r.name as string));
+        for (const c of EDIT_COLUMNS) if (!have.has(c.split(' ')[0])) db.exec(`ALTER TABLE events ADD COLUMN ${c}`);
+        db.exec(`${EDIT_INDEX}; COMMIT;`);
       });
       return this.run(() => ({
         me: ((db.get("SELECT v FROM meta WHERE k = 'me'") as Row | null)?.v as string | undefined) ?? null,
@@ -79,13 +95,15 @@ export class SqliteStorage implements Storage {
     }
   }
 
-  async write(ops: StoreOp[]): Promise<void> {
+  async write(ops: StoreOp[]): Promise<Event[]> {
     const db = this.open();
-    this.run(() => {
+    return this.run(() => {
       db.exec('BEGIN IMMEDIATE');
       try {
-        for (const o of ops) this.apply(db, o);
+        const put: Event[] = [];
+        for (const o of ops) this.apply(db, o, put);
         db.exec('COMMIT');
+        return put;
       } catch (e) {
         if (db.inTransaction) db.exec('ROLLBACK');
         throw e;
@@ -93,18 +111,39 @@ export class SqliteStorage implements Storage {
     });
   }
 
-  private apply(db: Database, o: StoreOp): void {
+  private apply(db: Database, o: StoreOp, put: Event[]): void {
     switch (o.op) {
       case 'events': {
-        const st = db.prepare('INSERT OR IGNORE INTO events(conv, seq, kind, mid, sender, cmid, body, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
-        try {
-          for (const e of o.events) st.run([e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid ?? null, e.body, e.at]);
-        } finally {
-          st.finalize();
+        const held: Event[] = [];
+        const one = this.stmt(db, 'SELECT * FROM events WHERE conv = ? AND seq = ?');
+        const refs = this.stmt(db, 'SELECT * FROM events WHERE conv = ? AND ref BETWEEN ? AND ?');
+        for (const n of settleNeeds(o.events)) {
+          for (const seq of n.seqs) {
+            const row = one.get([n.conv, seq]);
+            if (row) held.push(toEvent(row));
+          }
+          held.push(...refs.all([n.conv, n.low, n.high]).map(toEvent));
+        }
+        const st = this.stmt(db, `INSERT OR REPLACE INTO events(conv, seq, kind, mid, sender, cmid, body, at, ref, recalled, edited)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+        for (const e of settle(o.events, held)) {
+          st.run([e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid ?? null, e.body, e.at, e.ref ?? null, e.recalled ? 1 : null, e.edited ?? null]);
+          put.push(e);
         }
         break;
       }
-      case 'conv': db.run('INSERT OR REPLACE INTO convs(conv, rec) VALUES (?, ?)', [o.rec.conv, JSON.stringify(o.rec)]); break;
+      case 'conv': {
+        const last = o.rec.last;
+        let stored: Event | undefined;
+        if (last) {
+          for (const e of put) if (e.conv === o.rec.conv && e.seq === last.seq) stored = e;   // put by this batch: the usual case
+          const row = stored ? null : this.stmt(db, 'SELECT * FROM events WHERE conv = ? AND seq = ?').get([o.rec.conv, last.seq]);
+          if (row) stored = toEvent(row);
+        }
+        const rec = last ? { ...o.rec, last: asStored(last, stored) } : o.rec;
+        db.run('INSERT OR REPLACE INTO convs(conv, rec) VALUES (?, ?)', [rec.conv, JSON.stringify(rec)]);
+        break;
+      }
       case 'dropConv':
         db.run('DELETE FROM events WHERE conv = ?', [o.conv]);
         db.run('DELETE FROM convs WHERE conv = ?', [o.conv]);
@@ -127,9 +166,10 @@ export class SqliteStorage implements Storage {
     const db = this.open();
     return this.run(() => {
       if (q.after !== undefined) {
-        return db.all('SELECT * FROM events WHERE conv = ? AND seq > ? ORDER BY seq LIMIT ?', [conv, q.after, q.limit]).map(toEvent);
+        return db.all(`SELECT * FROM events WHERE conv = ? AND seq > ? AND ${NOT_CHANGE} ORDER BY seq LIMIT ?`, [conv, q.after, q.limit])
+          .map(toEvent);
       }
-      const rows = db.all('SELECT * FROM events WHERE conv = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
+      const rows = db.all(`SELECT * FROM events WHERE conv = ? AND seq < ? AND ${NOT_CHANGE} ORDER BY seq DESC LIMIT ?`,
         [conv, q.before ?? Number.MAX_SAFE_INTEGER, q.limit]);
       return rows.reverse().map(toEvent);
     });
@@ -153,13 +193,24 @@ export class SqliteStorage implements Storage {
       }
       q.signal?.throwIfAborted();
       const conv = c;
-      const rows = this.run(() => db.all("SELECT * FROM events WHERE conv = ? AND body LIKE ? ESCAPE '\\' ORDER BY seq LIMIT ?",
+      const rows = this.run(() => db.all(`SELECT * FROM events WHERE conv = ? AND body LIKE ? ESCAPE '\\' AND ${NOT_CHANGE} ORDER BY seq LIMIT ?`,
         [conv, pattern, q.limit - out.length]));
       out.push(...rows.map(toEvent));
       if (out.length >= q.limit || q.conv !== undefined) break;
       c = this.nextConv(db, conv);
     }
     return out;
+  }
+
+  async changes(conv: string, seq: number): Promise<Event[]> {
+    const db = this.open();
+    return this.run(() => db.all('SELECT * FROM events WHERE conv = ? AND ref = ? ORDER BY seq', [conv, seq]).map(toEvent));
+  }
+
+  private stmt(db: Database, sql: string): Statement {
+    let st = this.statements.get(sql);
+    if (!st) this.statements.set(sql, (st = db.prepare(sql)));
+    return st;
   }
 
   private nextConv(db: Database, after: string | null): string | undefined {
@@ -171,16 +222,27 @@ export class SqliteStorage implements Storage {
   async close(): Promise<void> {
     if (!this.db) return;
     try {
-      this.run(() => this.db!.close());
+      this.run(() => {
+        this.finalizeStatements();
+        this.db!.close();
+      });
     } finally {
       this.db = null;
       this.release();
     }
   }
 
+  private finalizeStatements(): void {
+    for (const st of this.statements.values()) st.finalize();
+    this.statements.clear();
+  }
+
   private release(): void {
     if (this.db) {
-      try { this.db.close(); } catch { /* already failing */ }
+      try {
+        this.finalizeStatements();
+        this.db.close();
+      } catch { /* already failing */ }
       this.db = null;
     }
     if (!openHere.delete(this.key)) return;
@@ -206,6 +268,9 @@ function toEvent(r: Row): Event {
   const e: Event = { conv: r.conv as string, seq: r.seq as number, kind: r.kind as Event['kind'], mid: r.mid as string,
     sender: r.sender as string, body: r.body as string, at: r.at as number };
   if (r.cmid !== null) e.cmid = r.cmid as string;
+  if (r.ref !== null && r.ref !== undefined) e.ref = r.ref as number;
+  if (r.recalled) e.recalled = true;
+  if (r.edited !== null && r.edited !== undefined) e.edited = r.edited as number;
   return e;
 }
 

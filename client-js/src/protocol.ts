@@ -16,7 +16,7 @@ export type ErrorCode =
   | 'BAD_JSON' | 'UNKNOWN_TYPE' | 'MISSING_FIELD' | 'BAD_FIELD' | 'BODY_TOO_LARGE' | 'FRAME_TOO_LARGE'
   | 'BAD_UTF8' | 'BINARY_UNSUPPORTED' | 'NOT_AUTHENTICATED' | 'ALREADY_AUTHENTICATED' | 'BAD_TOKEN'
   | 'STALE_INSTALL' | 'UNKNOWN_CONV' | 'NOT_MEMBER' | 'CMID_CONFLICT' | 'CURSOR_AHEAD' | 'RATE_LIMITED'
-  | 'UNAVAILABLE' | 'INTERNAL';
+  | 'UNAVAILABLE' | 'INTERNAL' | 'NOT_A_MESSAGE' | 'NOT_SENDER' | 'TOO_LATE' | 'RECALLED';
 
 /** Codes after which the same request may succeed unchanged; INTERNAL only a bounded number of times. */
 export const RETRIABLE: ReadonlySet<string> = new Set(['RATE_LIMITED', 'UNAVAILABLE', 'INTERNAL']);
@@ -26,7 +26,7 @@ export const CLOSES: Readonly<Record<string, number>> = { BAD_TOKEN: 4001, STALE
 export interface Event {
   conv: string;
   seq: number;
-  kind: 'msg' | 'join' | 'leave';
+  kind: 'msg' | 'join' | 'leave' | 'edit' | 'recall';
   mid: string;
   sender: string;
   cmid?: string;
@@ -34,6 +34,14 @@ export interface Event {
   at: number;
   /** A bulk join only: how many users it added at once (at least 2; `sender` is the first). The list is never sent. */
   count?: number;
+  /** An edit or a recall only: the seq of the message it changes. */
+  ref?: number;
+  /**
+   * A recalled message or edit: its body is `""` (the server's tombstone, and the local view once the recall is held).
+   */
+  recalled?: boolean;
+  /** The local view of a message that was edited: the seq of the edit whose text `body` is (the highest held). */
+  edited?: number;
 }
 
 /**
@@ -67,6 +75,8 @@ export type ServerFrame =
 export type ClientFrame =
   | { t: 'auth'; rid: string; token: string }
   | { t: 'send'; rid: string; conv: string; cmid: string; body: string }
+  | { t: 'edit'; rid: string; conv: string; cmid: string; seq: number; body: string }
+  | { t: 'recall'; rid: string; conv: string; cmid: string; seq: number }
   | { t: 'ack'; rid: string; conv: string; seq: number }
   | { t: 'read'; rid: string; conv: string; seq: number }
   | { t: 'sub'; rid: string; after?: string; limit?: number }
@@ -102,7 +112,8 @@ export function checkBody(body: string): void {
 }
 
 /**
- * Parses a server frame; returns null for a frame this client does not know (ignored, as the protocol says). The
+ * Parses a server frame; returns null for a frame this client does not know (ignored, as the protocol says). An
+ * `edit` or `recall` event whose `ref` is not a seq below its own is dropped (a pushed one: the frame is null). The
  * read-state frames are checked strictly: a `readack` or `unread` whose `conv` is not a string or whose `read`,
  * `unread` or `head` is not an integer 0 … MAX_SEQ is dropped (null), and so is a `subbed` entry's read state
  * (`read`, `unread`: both or neither) when it is not such a pair; unknown fields are ignored.
@@ -121,6 +132,10 @@ export function parseServerFrame(text: string): ServerFrame | null {
   if (t === 'readack' || t === 'unread') {
     if (typeof o.conv !== 'string' || !isSeq(o.read) || !isSeq(o.unread) || !isSeq(o.head)) return null;
     if (t === 'readack' && typeof o.rid !== 'string') return null;
+  } else if (t === 'event') {
+    if (!validChange(o.ev)) return null;
+  } else if ((t === 'synced' || t === 'caughtup') && Array.isArray(o.events)) {
+    o.events = (o.events as unknown[]).filter(validChange);   // an edit or recall without its ref changes nothing
   } else if (t === 'subbed' && Array.isArray(o.convs)) {
     for (const c of o.convs as Array<Record<string, unknown>>) {
       if (typeof c !== 'object' || c === null || (c.read === undefined && c.unread === undefined)) continue;
@@ -131,6 +146,14 @@ export function parseServerFrame(text: string): ServerFrame | null {
     }
   }
   return f as ServerFrame;
+}
+
+/** An event that is not an edit or recall, or one whose `ref` is a seq below its own. */
+function validChange(e: unknown): boolean {
+  if (typeof e !== 'object' || e === null) return false;
+  const ev = e as Record<string, unknown>;
+  if (ev.kind !== 'edit' && ev.kind !== 'recall') return true;
+  return isSeq(ev.ref) && isSeq(ev.seq) && ev.ref < ev.seq;
 }
 
 const KNOWN = new Set(['authed', 'sent', 'acked', 'readack', 'unread', 'subbed', 'synced', 'caughtup', 'event', 'hint', 'error']);

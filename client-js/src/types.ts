@@ -49,7 +49,8 @@ export interface ClientOptions {
 /** The user's read state of `conv` as the server gave it (`markRead`): `unread` counts the messages up to `head`. */
 export interface ConvReadState { conv: string; read: number; unread: number; head: number }
 
-export interface SentResult { conv: string; cmid: string; seq: number; mid: string; dup: boolean }
+/** A committed send, edit or recall: its own seq; `target`, for an edit or recall, the seq of the message it changed. */
+export interface SentResult { conv: string; cmid: string; seq: number; mid: string; dup: boolean; target?: number }
 /** Who the server says this token is (from `authed`): the user, the device and its install epoch. */
 export interface Identity { user: string; device: string; epoch: number }
 /** How a stored event arrived: a live push, or a sync page (catch-up, gap, hint). */
@@ -83,8 +84,21 @@ export interface Recovery { reconnect: boolean; recovered: boolean; synced: stri
 
 /** Typed callbacks (`client.on(name, fn)`). */
 export interface ClientEvents {
-  /** A new event was stored durably (in (conv, seq) order per conversation as they arrive), and how it came. */
+  /**
+   * A new event was stored durably (in (conv, seq) order per conversation as they arrive), as stored (a message with
+   * its latest text, or recalled), and how it came. Edits and recalls are events too (kinds `edit`, `recall`).
+   */
   event: (e: Event, source: EventSource) => void;
+  /**
+   * Message `seq` of `conv` now reads `body`, the text of edit `bySeq` (the edit with the highest seq held; an older
+   * edit arriving late changes nothing and is not told). Told once durable, after that edit's `event`.
+   */
+  edited: (conv: string, seq: number, body: string, bySeq: number) => void;
+  /**
+   * Message `seq` of `conv` was recalled: its text and its edits' are gone from memory and from the store (a later
+   * copy of it is stored without its text). Told once durable, after the recall's `event`.
+   */
+  recalled: (conv: string, seq: number) => void;
   /** An outbox entry is durable (before its first attempt). */
   queued: (entry: OutboxEntry) => void;
   /** An outbox entry was committed by the server (also for entries restored from storage). */

@@ -1,12 +1,12 @@
 import { ImError, type Event, type ReadState } from '../protocol.js';
-import { upgradeRecord, type ConvRecord, type FailedEntry, type Loaded, type OutboxEntry, type PageQuery, type SearchQuery, type Storage,
+import { isChange, upgradeRecord, type ConvRecord, type FailedEntry, type Loaded, type OutboxEntry, type PageQuery, type SearchQuery, type Storage,
   type StoreOp } from '../storage.js';
 import type { Identity } from '../types.js';
 
 /** A conversation as the local store sees it: what the app lists (see `ImClient.listConversations`). */
 export interface ConversationSummary {
   conv: string;
-  /** The stored event with the highest seq (any kind); null when none is stored. */
+  /** The stored event with the highest seq other than edits and recalls (a message with its latest text, or recalled); null when none. */
   last: Event | null;
   /** The unread count now (see `ImClient.unreadCount`). */
   unread: number;
@@ -43,7 +43,7 @@ export class LocalStore {
   private broken: ImError | null = null;
   private released = false;
   private binding: Promise<void> | null = null;
-  private queue: Array<{ ops: StoreOp[]; resolve: () => void; reject: (e: unknown) => void }> = [];
+  private queue: Array<{ ops: StoreOp[]; resolve: (put: Event[]) => void; reject: (e: unknown) => void }> = [];
   private writing: Promise<void> | null = null;
 
   constructor(
@@ -95,8 +95,11 @@ export class LocalStore {
     await this.write([{ op: 'me', user }]);
   }
 
-  /** Writes a batch; resolves once it (and every batch asked for before it) is durable. */
-  write(ops: StoreOp[]): Promise<void> {
+  /**
+   * Writes a batch; resolves once it (and every batch asked for before it) is durable, with the events the storage
+   * put in the group of batches committed with it, as stored (a message with its latest text, or recalled).
+   */
+  write(ops: StoreOp[]): Promise<Event[]> {
     if (this.broken) return Promise.reject(this.broken);
     if (this.released) return Promise.reject(new ImError('CLOSED', 'the client was closed (its store released)'));
     return new Promise((resolve, reject) => {
@@ -111,8 +114,9 @@ export class LocalStore {
       const group = this.queue.splice(0);
       try {
         if (this.broken) throw this.broken;
-        await storage.write(group.flatMap((g) => g.ops));
-        for (const g of group) g.resolve();
+        const put = await storage.write(group.flatMap((g) => g.ops));
+        this.restate(put);
+        for (const g of group) g.resolve(put);
       } catch (e) {
         const first = !this.broken;
         this.broken ??= new ImError('STORAGE', `the local store failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -121,6 +125,21 @@ export class LocalStore {
       }
     }
     this.writing = null;
+  }
+
+  /** A conversation's last event in memory becomes as the storage now holds it (edited, or recalled without its text). */
+  private restate(put: Event[]): void {
+    for (const e of put) {
+      const r = this.convs.get(e.conv);
+      if (r?.last?.seq === e.seq) r.last = { ...e };
+    }
+  }
+
+  /** The stored edits of message `seq` of `conv`, oldest first; none once it was recalled (their text is gone). */
+  async editHistory(conv: string, seq: number): Promise<Event[]> {
+    if (!this.storage) return [];
+    const changes = await this.storage.changes(conv, seq);
+    return changes.some((e) => e.kind === 'recall' || e.recalled) ? [] : changes;
   }
 
   /** Settles once every write asked for so far has (failed ones included). */
@@ -274,7 +293,7 @@ export class LocalStore {
     let counted = 0;
     for (const e of fresh) {
       if (this.countsUnread(e, r.readState?.head ?? 0)) counted++;
-      if (!r.last || e.seq > r.last.seq) r.last = e;
+      if (!isChange(e) && (!r.last || e.seq > r.last.seq)) r.last = e;   // as stored once written (restate)
     }
     r.unread += counted;
     r.cursor = c;

@@ -192,15 +192,26 @@ export class ReceivePath {
     this.core.announceUnread(conv);
   }
 
+  /**
+   * A new event as stored (a message stored after its recall has no text): `event`, then for an edit that is now
+   * its message's text `edited`, for a recall `recalled`.
+   */
+  private announce(e: Event, stored: Map<number, Event>, source: EventSource): void {
+    const { listeners } = this.core;
+    listeners.stored(e, source);
+    if (e.kind === 'edit' && stored.get(e.ref!)?.edited === e.seq) listeners.emit('edited', e.conv, e.ref!, e.body, e.seq);
+    if (e.kind === 'recall') listeners.emit('recalled', e.conv, e.ref!);
+  }
+
   /** Stores new events, advances the contiguous cursor, waits for durability, then emits and acks. */
   private async store(conv: string, events: Event[], completeTo: number | null, source: EventSource): Promise<void> {
     const { store } = this.core;
     const put = store.put(conv, events, completeTo);
     if (!put) return;
-    await store.write(put.ops);
+    const stored = new Map((await store.write(put.ops)).filter((e) => e.conv === conv).map((e) => [e.seq, e]));
     store.madeDurable(conv, put.cursor);
     put.fresh.sort((a, b) => a.seq - b.seq);
-    for (const e of put.fresh) this.core.listeners.stored(e, source);
+    for (const e of put.fresh) this.announce(stored.get(e.seq) ?? e, stored, source);
     if (put.counted > 0) this.core.announceUnread(conv);
     if (put.cursor > this.acks.delivered(conv)) this.acks.want(conv, put.cursor);   // durable before this line
   }

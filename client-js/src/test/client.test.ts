@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket } from 'ws';
-import { ImClient, ImError, MemoryStorage, checkBody, type ClientOptions, type StoreOp } from '../index.js';
+import { ImClient, ImError, MemoryStorage, checkBody, type ClientOptions, type Event, type StoreOp } from '../index.js';
 import { FakeServer, msg } from './fake-server.js';
 
 /** A store whose writes can be held back, to see what the client does before a write is durable. */
@@ -11,7 +11,7 @@ class GatedStorage extends MemoryStorage {
   private open: () => void = () => {};
   hold(): void { this.gate = new Promise((r) => (this.open = r)); }
   release(): void { this.open(); }
-  override async write(ops: StoreOp[]): Promise<void> { await this.gate; this.writes.push(ops); await super.write(ops); }
+  override async write(ops: StoreOp[]): Promise<Event[]> { await this.gate; this.writes.push(ops); return super.write(ops); }
 }
 
 async function client(server: FakeServer, extra: Partial<ClientOptions> = {}): Promise<ImClient> {

@@ -202,3 +202,32 @@ test('a hint: with every push lost, the sweeper hints and the SDK syncs', { skip
   await until(async () => (await delivered(1)) === r.seq, 'and acked');
   await ana.close(); await bo.close();
 });
+
+test('edit and recall: bo sees the new text, then the tombstone, also from a sync after a restart; refusals are terminal', { skip }, async () => {
+  const { conv, open } = await cast();
+  const ana = await open(0);
+  const bo = await open(1);
+  await ana.connect();
+  await bo.connect();
+  const told: string[] = [];
+  bo.on('edited', (c, seq, body) => told.push(`edited ${seq} ${body}`));
+  bo.on('recalled', (c, seq) => told.push(`recalled ${seq}`));
+  const m = await ana.send(conv, 'meet at 5');
+  await assert.rejects(bo.edit(conv, m.seq, 'not mine'), (e: Error & { code?: string }) => e.code === 'NOT_SENDER');
+  const e = await ana.edit(conv, m.seq, 'meet at 6');
+  await until(() => bo.cursor(conv) === e.seq, 'bo holds the edit');
+  await until(() => told.includes(`edited ${m.seq} meet at 6`), 'edited');
+  assert.deepEqual((await bo.page(conv)).filter((x) => x.kind === 'msg').map((x) => [x.body, x.edited]), [['meet at 6', e.seq]]);
+  await bo.close();
+  const r = await ana.recall(conv, m.seq);
+  await assert.rejects(ana.edit(conv, m.seq, 'again'), (x: Error & { code?: string }) => x.code === 'RECALLED');
+  assert.deepEqual(ana.failed().map((f) => [f.target, f.code, f.body]), [[m.seq, 'RECALLED', '']], 'the refused edit keeps no text');
+  const bo2 = await open(1);
+  await bo2.connect();
+  await until(() => bo2.cursor(conv) >= r.seq, 'bo synced the recall');
+  const page = (await bo2.page(conv)).filter((x) => x.kind === 'msg');
+  assert.deepEqual(page.map((x) => [x.seq, x.body, x.recalled]), [[m.seq, '', true]]);
+  assert.deepEqual(await bo2.search('meet'), []);
+  assert.equal(bo2.unreadCount(conv), 1, 'the message, not its edit or recall');
+  await ana.close(); await bo2.close();
+});

@@ -15,6 +15,9 @@ const STORE_PREFIX = 'im.web.';  // IndexedDB database per device install: im.we
 const CLIENT_OPTIONS = { reconnectMinMs: 500, reconnectMaxMs: 10000, maxInternalErrors: 5 };
 const PAGE = 200;                // events shown of the open conversation: its newest, read from the local store
 const TITLE = document.title;    // with the total unread in front while there is any: "(3) IM web client"
+// Edit and Recall are offered on one's own messages younger than this: the server's default IM_EDIT_WINDOW_S and
+// IM_RECALL_WINDOW_S (a server with a shorter window answers TOO_LATE, shown as an error).
+const CHANGE_WINDOW_MS = 24 * 3600 * 1000;
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => {
@@ -38,6 +41,7 @@ const ui = {
   delivery: new Map(),      // conv -> {data, error}
   shownUpTo: new Map(),     // conv -> the newest stored seq on screen (what markRead may read up to)
   readRefused: new Map(),   // conv -> a seq whose markRead was refused for good (not asked again)
+  editing: null,            // {conv, seq} of the own message the composer edits; null: it sends
   storeName: null,          // the IndexedDB database of the signed-in device (deleted at sign-out)
   clearing: Promise.resolve(),   // a deletion of the last session's store, which a new sign-in waits for
 };
@@ -100,7 +104,14 @@ async function start(session) {
     renderSoon();
   });
   on('queued', renderSoon);
+  // A message's latest text or its tombstone: read from the store by the render (edits are not messages).
+  on('edited', renderSoon);
+  on('recalled', (conv, seq) => {
+    if (ui.editing && ui.editing.conv === conv && ui.editing.seq === seq) stopEditing();
+    renderSoon();
+  });
   on('sent', async (r) => {
+    if (r.target !== undefined) return renderSoon();   // an edit or recall: shown once its event is stored
     const stored = await client.page(r.conv, { after: r.seq - 1, limit: 1 });
     if (client !== ui.client) return;
     if (!stored.some((e) => e.seq === r.seq)) {
@@ -112,7 +123,8 @@ async function start(session) {
     refreshDeliverySoon();
   });
   on('sendFailed', (entry, err) => {
-    showError(`Message not sent (${err.code}${err.code === 'INTERNAL' ? `, ${entry.internalErrors} attempts` : ''}): ${err.message}`);
+    const what = entry.target === undefined ? 'Message not sent' : `${entry.recall ? 'Recall' : 'Edit'} of #${entry.target} refused`;
+    showError(`${what} (${err.code}${err.code === 'INTERNAL' ? `, ${entry.internalErrors} attempts` : ''}): ${err.message}`);
     renderSoon();
   });
   on('acked', refreshDeliverySoon);
@@ -154,7 +166,32 @@ function compose(e) {
   }
   input.value = '';
   // In the durable outbox before the first attempt; 'queued', 'sent' and 'sendFailed' update the list.
-  ui.client.send(ui.selected, body).catch(() => { /* reported by sendFailed */ });
+  const editing = ui.editing;
+  if (editing) stopEditing();
+  const request = editing ? ui.client.edit(editing.conv, editing.seq, body) : ui.client.send(ui.selected, body);
+  request.catch(() => { /* reported by sendFailed */ });
+}
+
+/** The composer edits the own message `ev`: its text to change, the button says Save; Cancel (or sending) ends it. */
+function startEditing(ev) {
+  ui.editing = { conv: ev.conv, seq: ev.seq };
+  $('body').value = ev.body;
+  $('send').textContent = 'Save';
+  $('editing').textContent = `Editing #${ev.seq}`;
+  $('edit-bar').hidden = false;
+  $('body').focus();
+}
+
+function stopEditing() {
+  ui.editing = null;
+  $('body').value = '';
+  $('send').textContent = 'Send';
+  $('edit-bar').hidden = true;
+}
+
+function recallMessage(ev) {
+  if (ui.editing && ui.editing.conv === ev.conv && ui.editing.seq === ev.seq) stopEditing();
+  ui.client.recall(ev.conv, ev.seq).catch(() => { /* reported by sendFailed */ });
 }
 
 // ------------------------------------------------------------------ delivery state
@@ -295,6 +332,7 @@ function renderConvs() {
     b.dataset.conv = id;
     b.setAttribute('aria-current', String(id === ui.selected));
     b.onclick = () => {
+      if (ui.editing && ui.editing.conv !== id) stopEditing();
       ui.selected = id;
       render();
       refreshDelivery();
@@ -333,9 +371,19 @@ function renderMessages(events) {
     let li;
     if (ev.kind === 'msg') {
       if (ev.sender === ui.me.user && ev.cmid) committed.add(ev.cmid);
-      li = el('li', 'msg' + (ev.sender === ui.me.user ? ' mine' : ''));
+      const mine = ev.sender === ui.me.user;
+      li = el('li', 'msg' + (mine ? ' mine' : '') + (ev.recalled ? ' recalled' : ''));
       const time = ev.at ? new Date(ev.at).toLocaleTimeString() : '';
-      li.append(el('div', 'meta', `${ev.sender} · #${ev.seq} · ${time}`), el('div', 'body', ev.body), el('div', 'dlv'));
+      const meta = el('div', 'meta', `${ev.sender} · #${ev.seq} · ${time}`);
+      // A recalled message shows no text to anyone; an edited one its latest text.
+      const body = ev.recalled ? el('div', 'body tombstone', 'message recalled') : el('div', 'body', ev.body);
+      if (!ev.recalled && ev.edited) body.append(el('span', 'edited', ' (edited)'));
+      li.append(meta, body, el('div', 'dlv'));
+      if (mine && !ev.recalled && ev.at && Date.now() - ev.at < CHANGE_WINDOW_MS && !ui.sentNotStored.has(ev.cmid)) {
+        li.append(actionButton('edit', 'Edit', () => startEditing(ev)), actionButton('recall', 'Recall', () => recallMessage(ev)));
+      }
+      li.dataset.edited = String(!!ev.edited);
+      li.dataset.recalled = String(!!ev.recalled);
     } else {
       li = el('li', 'system', `${ev.sender} ${ev.kind === 'join' ? 'joined' : 'left'} · #${ev.seq}`);
     }
@@ -349,7 +397,8 @@ function renderMessages(events) {
     if (o.conv !== conv || committed.has(o.cmid)) continue;
     const li = el('li', 'msg mine pending');
     li.dataset.cmid = o.cmid;
-    li.append(el('div', 'meta', 'sending…'), el('div', 'body', o.body));
+    if (o.target === undefined) li.append(el('div', 'meta', 'sending…'), el('div', 'body', o.body));
+    else li.append(el('div', 'meta', o.recall ? `recalling #${o.target}…` : `saving the edit of #${o.target}…`), el('div', 'body', o.body));
     ol.append(li);
   }
   for (const f of ui.client.failed()) {
@@ -360,10 +409,18 @@ function renderMessages(events) {
     const dismiss = el('button', 'dismiss', 'Dismiss');
     dismiss.type = 'button';
     dismiss.onclick = () => ui.client.dismissFailed(f.cmid).then(render, (e) => showError(`Dismiss failed: ${e.message}`));
-    li.append(el('div', 'meta', `not sent: ${why}`), el('div', 'body', f.body), dismiss);
+    const what = f.target === undefined ? 'not sent' : `${f.recall ? 'recall' : 'edit'} of #${f.target} refused`;
+    li.append(el('div', 'meta', `${what}: ${why}`), el('div', 'body', f.body), dismiss);
     ol.append(li);
   }
   renderDelivery();
+}
+
+function actionButton(cls, text, onclick) {
+  const b = el('button', `action ${cls}`, text);
+  b.type = 'button';
+  b.onclick = onclick;
+  return b;
 }
 
 /** Marks, on each message, which of the conversation's other devices have it (seq <= delivered). */
@@ -443,6 +500,7 @@ function signOut({ clearStore = false } = {}) {
   ui.delivery.clear();
   ui.shownUpTo.clear();
   ui.readRefused.clear();
+  stopEditing();
   sessionStorage.removeItem(TOKEN_KEY);
   $('whoami').textContent = '';
   setStatus('signed-out', 'signed out');
@@ -469,6 +527,7 @@ $('signin').addEventListener('submit', (e) => {
   $('token').value = '';
 });
 $('composer').addEventListener('submit', compose);
+$('cancel-edit').addEventListener('click', stopEditing);
 $('offline').addEventListener('click', toggleOnline);
 $('signout').addEventListener('click', () => {
   signOut({ clearStore: true });

@@ -1,9 +1,10 @@
 // Generated from client-js/src by `cd client-js && npm run build:web`; do not edit (npm test checks it).
 /** Browser entry point: the IndexedDB store and the native WebSocket. */
 import { ImClient } from './client.js';
-import { asciiLower } from './storage.js';
+import { asStored, asciiLower, isChange, settle, settleNeeds } from './storage.js';
 export * from './index.js';
-const VERSION = 2;
+/** 3: the index `ref` of edits and recalls by the message they change. */
+const VERSION = 3;
 const STORES = ['events', 'convs', 'outbox', 'failed', 'meta'];
 /**
  * The device's state in IndexedDB, record by record: `events` keyed by [conv, seq], one record per
@@ -45,35 +46,63 @@ export class IndexedDbStorage {
         ]);
         return { me: me ?? null, convs, outbox: outbox.map((r) => r.entry), failed: failed.map((r) => r.entry) };
     }
+    /**
+     * One transaction; ops that read first (events, whose edits and recalls are settled against what is held; a
+     * record, whose last event is written as stored) are applied in order, each after the previous one's requests.
+     */
     async write(ops) {
         const db = await this.open();
         const copy = JSON.parse(JSON.stringify(ops));
         const tx = db.transaction([...STORES], 'readwrite', { durability: 'strict' });
         const done = completion(tx);
-        for (const o of copy)
-            apply(tx, o);
-        return done;
+        const put = [];
+        try {
+            for (const o of copy) {
+                if (o.op === 'events')
+                    put.push(...await putEvents(tx, o.events));
+                else if (o.op === 'conv' && o.rec.last) {
+                    const stored = await request(tx.objectStore('events').get([o.rec.conv, o.rec.last.seq]));
+                    tx.objectStore('convs').put({ ...o.rec, last: asStored(o.rec.last, stored) });
+                }
+                else
+                    apply(tx, o);
+            }
+        }
+        catch (e) {
+            try {
+                tx.abort();
+            }
+            catch { /* aborted already */ }
+            await done.catch(() => undefined);
+            throw e;
+        }
+        await done;
+        return put;
     }
     async page(conv, q) {
         const db = await this.open();
         const store = db.transaction('events', 'readonly').objectStore('events');
-        if (q.after !== undefined) {
-            return request(store.getAll(IDBKeyRange.bound([conv, q.after], [conv, Infinity], true, false), q.limit));
-        }
-        const range = IDBKeyRange.bound([conv, -Infinity], [conv, q.before ?? Infinity], false, q.before !== undefined);
+        const range = q.after !== undefined ? IDBKeyRange.bound([conv, q.after], [conv, Infinity], true, false)
+            : IDBKeyRange.bound([conv, -Infinity], [conv, q.before ?? Infinity], false, q.before !== undefined);
         const out = [];
         await new Promise((resolve, reject) => {
-            const req = store.openCursor(range, 'prev');
+            const req = store.openCursor(range, q.after !== undefined ? 'next' : 'prev');
             req.onsuccess = () => {
                 const c = req.result;
                 if (!c || out.length >= q.limit)
                     return resolve();
-                out.push(c.value);
+                if (!isChange(c.value))
+                    out.push(c.value);
                 c.continue();
             };
             req.onerror = () => reject(req.error);
         });
-        return out.reverse();
+        return q.after !== undefined ? out : out.reverse();
+    }
+    async changes(conv, seq) {
+        const db = await this.open();
+        const events = await request(db.transaction('events', 'readonly').objectStore('events').index('ref').getAll([conv, seq]));
+        return events.sort((a, b) => a.seq - b.seq);
     }
     /** A cursor over the events (of one conversation, or all) in key order, stopped at `limit`: O(events scanned). */
     async search(text, q) {
@@ -90,7 +119,7 @@ export class IndexedDbStorage {
                 if (!c || out.length >= q.limit)
                     return resolve();
                 const e = c.value;
-                if (asciiLower(e.body).includes(needle))
+                if (!isChange(e) && asciiLower(e.body).includes(needle))
                     out.push(e);
                 c.continue();
             };
@@ -114,7 +143,12 @@ export class IndexedDbStorage {
     }
 }
 function upgrade(db, tx, oldVersion) {
-    db.createObjectStore('events', { keyPath: ['conv', 'seq'] });
+    // Events of a version-2 store carry no ref (edits did not exist): the new index starts empty and complete.
+    if (oldVersion === 2)
+        tx.objectStore('events').createIndex('ref', ['conv', 'ref']);
+    if (oldVersion >= 2)
+        return;
+    db.createObjectStore('events', { keyPath: ['conv', 'seq'] }).createIndex('ref', ['conv', 'ref']);
     db.createObjectStore('convs', { keyPath: 'conv' });
     db.createObjectStore('outbox', { keyPath: 'pos', autoIncrement: true }).createIndex('cmid', 'entry.cmid', { unique: true });
     db.createObjectStore('failed', { keyPath: 'pos', autoIncrement: true }).createIndex('cmid', 'entry.cmid', { unique: true });
@@ -151,17 +185,24 @@ function upgrade(db, tx, oldVersion) {
         db.deleteObjectStore('state');
     };
 }
+/** Reads what {@link settle} needs (one request per seq and one range of the ref index per conversation), then puts what it says. */
+async function putEvents(tx, events) {
+    const store = tx.objectStore('events');
+    const reads = [];
+    for (const n of settleNeeds(events)) {
+        for (const seq of n.seqs)
+            reads.push(request(store.get([n.conv, seq])));
+        reads.push(request(store.index('ref').getAll(IDBKeyRange.bound([n.conv, n.low], [n.conv, n.high]))));
+    }
+    const held = (await Promise.all(reads)).flat().filter((e) => e !== undefined);
+    const put = settle(events, held);
+    for (const e of put)
+        store.put(e);
+    return put;
+}
 function apply(tx, o) {
     switch (o.op) {
-        case 'events': {
-            const store = tx.objectStore('events');
-            for (const e of o.events) {
-                // Kept as it is when held already (as SQLite's INSERT OR IGNORE): add, and swallow its ConstraintError.
-                const req = store.add(e);
-                req.onerror = (ev) => { ev.preventDefault(); ev.stopPropagation(); };
-            }
-            break;
-        }
+        case 'events': throw new Error('events: written by putEvents');
         case 'conv':
             tx.objectStore('convs').put(o.rec);
             break;

@@ -155,6 +155,29 @@ export class ImClient {
     send(conv, body, options = {}) {
         return this.sendPath.send(conv, body, options.signal);
     }
+    /**
+     * Edits the user's own message `seq` of `conv` to read `body`: through the durable outbox as {@link send} (a fresh
+     * cmid, resent with it until answered), resolving with the edit's own seq once `sent`; a terminal refusal
+     * (`NOT_A_MESSAGE`, `NOT_SENDER`, `TOO_LATE`, `RECALLED`, ...) rejects with an {@link ImError} and is kept in
+     * `failed()` as a send's. The new text shows once the edit arrives as an event (`edited`).
+     */
+    edit(conv, seq, body, options = {}) {
+        return this.sendPath.edit(conv, seq, body, options.signal);
+    }
+    /**
+     * Recalls the user's own message `seq` of `conv` for everyone: as {@link edit}. Once the recall arrives as an event
+     * (`recalled`), the message and its edits are kept without their text.
+     */
+    recall(conv, seq, options = {}) {
+        return this.sendPath.recall(conv, seq, options.signal);
+    }
+    /**
+     * The edits of message `seq` of `conv` held locally, oldest first (each an event of kind `edit`: its seq, body and
+     * time); empty when it was never edited, or once it was recalled. The message's first text is not kept after an edit.
+     */
+    editHistory(conv, seq) {
+        return this.core.store.editHistory(conv, seq);
+    }
     /** Syncs `conv` from the cursor now (as on a gap or hint); resolves true once caught up, false if it gave up. */
     syncNow(conv) {
         return this.receive.syncConv(conv);

@@ -45,7 +45,8 @@ export function checkBody(body) {
     }
 }
 /**
- * Parses a server frame; returns null for a frame this client does not know (ignored, as the protocol says). The
+ * Parses a server frame; returns null for a frame this client does not know (ignored, as the protocol says). An
+ * `edit` or `recall` event whose `ref` is not a seq below its own is dropped (a pushed one: the frame is null). The
  * read-state frames are checked strictly: a `readack` or `unread` whose `conv` is not a string or whose `read`,
  * `unread` or `head` is not an integer 0 … MAX_SEQ is dropped (null), and so is a `subbed` entry's read state
  * (`read`, `unread`: both or neither) when it is not such a pair; unknown fields are ignored.
@@ -70,6 +71,13 @@ export function parseServerFrame(text) {
         if (t === 'readack' && typeof o.rid !== 'string')
             return null;
     }
+    else if (t === 'event') {
+        if (!validChange(o.ev))
+            return null;
+    }
+    else if ((t === 'synced' || t === 'caughtup') && Array.isArray(o.events)) {
+        o.events = o.events.filter(validChange); // an edit or recall without its ref changes nothing
+    }
     else if (t === 'subbed' && Array.isArray(o.convs)) {
         for (const c of o.convs) {
             if (typeof c !== 'object' || c === null || (c.read === undefined && c.unread === undefined))
@@ -81,6 +89,15 @@ export function parseServerFrame(text) {
         }
     }
     return f;
+}
+/** An event that is not an edit or recall, or one whose `ref` is a seq below its own. */
+function validChange(e) {
+    if (typeof e !== 'object' || e === null)
+        return false;
+    const ev = e;
+    if (ev.kind !== 'edit' && ev.kind !== 'recall')
+        return true;
+    return isSeq(ev.ref) && isSeq(ev.seq) && ev.ref < ev.seq;
 }
 const KNOWN = new Set(['authed', 'sent', 'acked', 'readack', 'unread', 'subbed', 'synced', 'caughtup', 'event', 'hint', 'error']);
 /** A JSON integer 0 … MAX_SEQ (a seq, a cursor, a count). */

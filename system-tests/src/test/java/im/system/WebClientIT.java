@@ -56,7 +56,7 @@ class WebClientIT {
     private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
 
     /** What the page shows for one list item (a stored event, or a pending send with seq -1). */
-    record Item(long seq, String kind, String via, String body, Map<String, Boolean> dlv) {}
+    record Item(long seq, String kind, String via, String body, Map<String, Boolean> dlv, String edited, String recalled) {}
 
     @BeforeAll
     static void browserInstalled() {
@@ -180,9 +180,7 @@ class WebClientIT {
         Fixture fx = new Fixture(stack);
         // Five failures, then the fault is spent: a sixth attempt of the message would commit it.
         try (Pipeline p = new Pipeline(stack, Map.of())) {
-            Gateway gw = p.addGateway("gw-web-internal", "send.before_insert:fail:0:5");
-            String site = "http://127.0.0.1:" + gw.port() + "/";
-            p.awaitRunning();
+            String site = site(p, "gw-web-internal", "send.before_insert:fail:0:5");
             try (Page ana = Page.startAll(tmp, "ana").get(0)) {
                 ana.open(site + "#token=" + fx.anaToken);
                 ana.await("online", x -> x.state().equals("online") && x.seqs().equals(List.of(1L, 2L)));
@@ -223,9 +221,7 @@ class WebClientIT {
         SendService cySends = new SendService(stack.dataSource(), Faults.parse(""), Clock.systemUTC());
         DevicePrincipal cy = new DevicePrincipal("u-cy", "d-cy", 1);
         try (Pipeline p = new Pipeline(stack, Map.of()); cySends) {
-            Gateway gw = p.addGateway("gw-web-read", "");
-            String site = "http://127.0.0.1:" + gw.port() + "/";
-            p.awaitRunning();
+            String site = site(p, "gw-web-read", "");
             List<Page> pages = Page.startAll(tmp, "ana-laptop", "ana-phone");
             try (Page laptop = pages.get(0); Page phone = pages.get(1)) {
                 laptop.open(site + "#token=" + fx.anaToken);
@@ -259,6 +255,60 @@ class WebClientIT {
                 laptop.await("read on the phone: the laptop's badge came down", y -> y.unread("c-ac") == 0 && !y.title().startsWith("("));
             }
         }
+    }
+
+    /**
+     * Edit and recall (docs/protocol.md, "Edit and recall"): ana edits her message and bo's page shows
+     * the new text marked "(edited)" without a reload; she recalls it and both pages show "message
+     * recalled" with no text; after bo reloads (his local store) still the tombstone, and the original
+     * text never again.
+     */
+    @Test
+    void anEditAndThenARecallShowOnTheOtherBrowserLiveAndAfterAReloadWithoutTheOriginalText(TestStack stack, @TempDir Path tmp)
+            throws Exception {
+        Fixture fx = new Fixture(stack);
+        try (Pipeline p = new Pipeline(stack, Map.of())) {
+            String site = site(p, "gw-web-edit", "");
+            List<Page> pages = Page.startAll(tmp, "ana", "bo");
+            try (Page ana = pages.get(0); Page bo = pages.get(1)) {
+                ana.open(site + "#token=" + fx.anaToken);
+                bo.open(site + "#token=" + fx.boToken);
+                for (Page x : pages) x.await("online in c-ab", y -> y.state().equals("online") && y.attr("messages", "data-conv").equals("c-ab"));
+                ana.send("meet at 5");
+                long seq = bo.awaitMessage("meet at 5").seq();
+                assertTrue(bo.actions(seq).isEmpty(), "bo has no Edit or Recall on ana's message: " + bo.dump());
+                ana.await("Edit and Recall on her own message", x -> x.actions(seq).equals(List.of("Edit", "Recall")));
+
+                ana.clickAction(seq, "edit");
+                ana.await("the composer holds the text to edit", x -> x.value("body").equals("meet at 5") && x.visible("edit-bar"));
+                ana.driver.findElement(By.id("body")).clear();
+                ana.send("meet at 6");
+                for (Page x : pages) {
+                    x.await("the edited text in place, marked (edited)", y -> y.bodies().equals(List.of("meet at 6 (edited)"))
+                            && y.items().stream().anyMatch(i -> i.seq() == seq && "true".equals(i.edited())));
+                }
+
+                ana.clickAction(seq, "recall");
+                for (Page x : pages) {
+                    x.await("the tombstone, no text", y -> y.bodies().equals(List.of("message recalled"))
+                            && y.items().stream().anyMatch(i -> i.seq() == seq && "true".equals(i.recalled())));
+                }
+                assertTrue(ana.actions(seq).isEmpty(), "no Edit or Recall on a recalled message: " + ana.dump());
+                bo.driver.navigate().refresh();
+                bo.await("reloaded: still the tombstone", y -> y.state().equals("online") && y.bodies().equals(List.of("message recalled")));
+                String html = bo.driver.getPageSource();
+                assertTrue(!html.contains("meet at 5") && !html.contains("meet at 6"), "no text of the recalled message on bo's page: " + bo.dump());
+                Item shown = bo.items().stream().filter(i -> i.seq() == seq).findFirst().orElseThrow();
+                assertEquals("true", shown.recalled(), bo.dump());
+            }
+        }
+    }
+
+    /** Starts a gateway (with `faults`) in the pipeline, waits until everything runs; the web client's address. */
+    private static String site(Pipeline p, String gateway, String faults) {
+        Gateway gw = p.addGateway(gateway, faults);
+        p.awaitRunning();
+        return "http://127.0.0.1:" + gw.port() + "/";
     }
 
     private static void phase(long t0, String what) {
@@ -316,6 +366,22 @@ class WebClientIT {
             driver.findElement(By.id(id)).click();
         }
 
+        /** The labels of the action buttons (Edit, Recall) on the message with this seq. */
+        @SuppressWarnings("unchecked")
+        List<String> actions(long seq) {
+            return (List<String>) js("return Array.from(document.querySelectorAll(\"#messages li[data-seq='\" + arguments[0] + \"'] .action\"))"
+                    + ".map(b => b.textContent);", String.valueOf(seq));
+        }
+
+        /** Clicks the action (`edit`, `recall`) of the message with this seq. */
+        void clickAction(long seq, String action) {
+            driver.findElement(By.cssSelector("#messages li[data-seq='" + seq + "'] .action." + action)).click();
+        }
+
+        String value(String id) {
+            return String.valueOf(js("var e = document.getElementById(arguments[0]); return e ? e.value : '';", id));
+        }
+
         /** Opens a conversation from the list. */
         void openConv(String conv) {
             driver.findElement(By.cssSelector("#convs button[data-conv='" + conv + "']")).click();
@@ -353,6 +419,7 @@ class WebClientIT {
             String json = (String) js("return JSON.stringify(Array.from(document.querySelectorAll('#messages > li')).map(li => ({"
                     + " seq: li.dataset.seq ? Number(li.dataset.seq) : -1, kind: li.dataset.kind || 'pending',"
                     + " via: li.dataset.via || '', body: (li.querySelector('.body') || {}).textContent || '',"
+                    + " edited: li.dataset.edited || '', recalled: li.dataset.recalled || '',"
                     + " dlv: Object.fromEntries(Array.from(li.querySelectorAll('.dev')).map(d => [d.dataset.device, d.dataset.delivered === 'true']))"
                     + " })));");
             try {

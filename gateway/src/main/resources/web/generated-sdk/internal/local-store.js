@@ -1,6 +1,6 @@
 // Generated from client-js/src by `cd client-js && npm run build:web`; do not edit (npm test checks it).
 import { ImError } from '../protocol.js';
-import { upgradeRecord } from '../storage.js';
+import { isChange, upgradeRecord } from '../storage.js';
 /**
  * The device's state in memory is only what is small: per conversation its record (cursor, the seqs held
  * above it, last event, read state, unread count), the outbox and the failed sends. Events stay in the
@@ -68,7 +68,10 @@ export class LocalStore {
         this.me = user;
         await this.write([{ op: 'me', user }]);
     }
-    /** Writes a batch; resolves once it (and every batch asked for before it) is durable. */
+    /**
+     * Writes a batch; resolves once it (and every batch asked for before it) is durable, with the events the storage
+     * put in the group of batches committed with it, as stored (a message with its latest text, or recalled).
+     */
     write(ops) {
         if (this.broken)
             return Promise.reject(this.broken);
@@ -86,9 +89,10 @@ export class LocalStore {
             try {
                 if (this.broken)
                     throw this.broken;
-                await storage.write(group.flatMap((g) => g.ops));
+                const put = await storage.write(group.flatMap((g) => g.ops));
+                this.restate(put);
                 for (const g of group)
-                    g.resolve();
+                    g.resolve(put);
             }
             catch (e) {
                 const first = !this.broken;
@@ -100,6 +104,21 @@ export class LocalStore {
             }
         }
         this.writing = null;
+    }
+    /** A conversation's last event in memory becomes as the storage now holds it (edited, or recalled without its text). */
+    restate(put) {
+        for (const e of put) {
+            const r = this.convs.get(e.conv);
+            if (r?.last?.seq === e.seq)
+                r.last = { ...e };
+        }
+    }
+    /** The stored edits of message `seq` of `conv`, oldest first; none once it was recalled (their text is gone). */
+    async editHistory(conv, seq) {
+        if (!this.storage)
+            return [];
+        const changes = await this.storage.changes(conv, seq);
+        return changes.some((e) => e.kind === 'recall' || e.recalled) ? [] : changes;
     }
     /** Settles once every write asked for so far has (failed ones included). */
     async flushed() {
@@ -250,8 +269,8 @@ export class LocalStore {
         for (const e of fresh) {
             if (this.countsUnread(e, r.readState?.head ?? 0))
                 counted++;
-            if (!r.last || e.seq > r.last.seq)
-                r.last = e;
+            if (!isChange(e) && (!r.last || e.seq > r.last.seq))
+                r.last = e; // as stored once written (restate)
         }
         r.unread += counted;
         r.cursor = c;

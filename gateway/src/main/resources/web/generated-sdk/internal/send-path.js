@@ -1,7 +1,7 @@
 // Generated from client-js/src by `cd client-js && npm run build:web`; do not edit (npm test checks it).
 import { ImError, checkBody } from '../protocol.js';
 /**
- * The durable outbox: an entry is saved before its first attempt and resent with the same cmid (after a
+ * The durable outbox (messages, edits and recalls): an entry is saved before its first attempt and resent with the same cmid (after a
  * lost reply, a retriable code or a reconnect) until `sent` or a terminal code; INTERNAL at most
  * `maxInternalErrors` times. Entries refused for good move to `failed`.
  */
@@ -14,11 +14,25 @@ export class SendPath {
     }
     async send(conv, body, signal) {
         checkBody(body);
+        return this.enqueue({ conv, body }, signal);
+    }
+    /** An edit of message `seq`: through the outbox as a send, answered by `sent` with the edit's own seq. */
+    async edit(conv, seq, body, signal) {
+        checkBody(body);
+        checkTarget(seq);
+        return this.enqueue({ conv, body, target: seq }, signal);
+    }
+    /** A recall of message `seq`: through the outbox as a send, answered by `sent` with the recall's own seq. */
+    async recall(conv, seq, signal) {
+        checkTarget(seq);
+        return this.enqueue({ conv, body: '', target: seq, recall: true }, signal);
+    }
+    async enqueue(request, signal) {
         signal?.throwIfAborted();
         const { store } = this.core;
         if (!store.ready)
             throw new ImError('CLOSED', 'no store yet: it is chosen at the first authed');
-        const entry = { cmid: randomId(), conv, body, internalErrors: 0 };
+        const entry = { cmid: randomId(), ...request, internalErrors: 0 };
         store.outboxList.push(entry);
         await store.write([{ op: 'outboxPut', entry: { ...entry } }]);
         this.core.listeners.emit('queued', { ...entry });
@@ -71,12 +85,13 @@ export class SendPath {
         if (!ws || this.inflight.has(entry.cmid))
             return;
         this.inflight.add(entry.cmid);
-        const frame = { t: 'send', rid: core.requests.nextRid(), conv: entry.conv, cmid: entry.cmid, body: entry.body };
+        const frame = frameOf(entry, core.requests.nextRid());
         core.requests.send(ws, frame).then((f) => {
             this.inflight.delete(entry.cmid);
             if (f.t !== 'sent')
                 return;
-            void this.settle(entry, null, { conv: f.conv, cmid: entry.cmid, seq: f.seq, mid: f.mid, dup: f.dup });
+            const target = entry.target === undefined ? {} : { target: entry.target };
+            void this.settle(entry, null, { conv: f.conv, cmid: entry.cmid, seq: f.seq, mid: f.mid, dup: f.dup, ...target });
         }, async (err) => {
             this.inflight.delete(entry.cmid);
             if (err.code === 'CLOSED')
@@ -109,7 +124,8 @@ export class SendPath {
         store.outboxList.splice(i, 1);
         const ops = [{ op: 'outboxDel', cmid: entry.cmid }];
         if (err) {
-            const f = { ...entry, code: err.code, msg: err.message };
+            // An edit refused because its message was recalled keeps no text of it (a recall leaves none behind).
+            const f = { ...entry, ...(err.code === 'RECALLED' ? { body: '' } : {}), code: err.code, msg: err.message };
             store.failedList.push(f);
             ops.push({ op: 'failedPut', entry: { ...f } });
         }
@@ -125,6 +141,18 @@ export class SendPath {
             w?.reject(err);
         }
     }
+}
+/** The request an outbox entry is: a `send`, an `edit` or a `recall` (with its target's seq). */
+function frameOf(entry, rid) {
+    const base = { rid, conv: entry.conv, cmid: entry.cmid };
+    if (entry.target === undefined)
+        return { t: 'send', ...base, body: entry.body };
+    return entry.recall ? { t: 'recall', ...base, seq: entry.target } : { t: 'edit', ...base, seq: entry.target, body: entry.body };
+}
+/** The seq of the message an edit or recall changes: a positive safe integer. */
+function checkTarget(seq) {
+    if (!Number.isSafeInteger(seq) || seq < 1)
+        throw new ImError('BAD_FIELD', `seq: must be a positive integer, got ${seq}`);
 }
 /** 128 random bits as hex; getRandomValues works on plain http too (randomUUID needs a secure context). */
 function randomId() {
