@@ -33,6 +33,9 @@ import im.protocol.ErrorFrame;
 import im.protocol.Event;
 import im.protocol.EventPush;
 import im.protocol.Hint;
+import im.protocol.Limits;
+import im.protocol.Receipts;
+import im.protocol.ReceiptsReply;
 import im.protocol.Send;
 import im.protocol.Sent;
 import im.protocol.ServerFrame;
@@ -161,6 +164,12 @@ public final class DeliveryBench implements Callable<Integer> {
             + " pipeline, as ./im platform does, and count the hints recipients receive; raw mode also counts the needless ones"
             + " (for a head the recipient already held)")
     boolean sweeper;
+    @Option(names = "--reads", description = "sdk mode: every recipient marks each message it stores as read (ImClient.markRead,"
+            + " coalesced per conversation), as a user with the conversation open does")
+    boolean reads;
+    @Option(names = "--receipts-ms", description = "every sender asks the receipts of its last (up to 100) messages this often;"
+            + " 0 = never, default ${DEFAULT-VALUE}")
+    int receiptsMs;
     @Option(names = "--keep", description = "keep the temp dir")
     boolean keep;
 
@@ -390,6 +399,11 @@ public final class DeliveryBench implements Callable<Integer> {
         final AtomicLong gaps = new AtomicLong();
         final AtomicLong writeErrors = new AtomicLong();
         final AtomicReference<String> firstError = new AtomicReference<>();
+        /** Reads sent (markRead calls answered) and receipts answered, with --reads / --receipts-ms. */
+        final AtomicLong readsAnswered = new AtomicLong();
+        final AtomicLong receiptsAnswered = new AtomicLong();
+        /** Per group, the seqs of its sender's last messages (for --receipts-ms), newest last. */
+        final Map<Integer, java.util.ArrayDeque<Long>> lastSeqs = new java.util.concurrent.ConcurrentHashMap<>();
 
         Run(String mode, String tag, int warmupSeconds) {
             this.mode = mode;
@@ -512,7 +526,27 @@ public final class DeliveryBench implements Callable<Integer> {
             settle(gw::acksReceived, 300, 5_000);
 
             Counters before = counters(gw, relay, db);
-            Histogram lag = measure(run, senders, fx, body);
+            java.util.concurrent.ScheduledExecutorService receiptsTimer = receiptsMs > 0 ? Executors.newSingleThreadScheduledExecutor() : null;
+            if (receiptsTimer != null) {
+                java.util.concurrent.atomic.AtomicLong q = new java.util.concurrent.atomic.AtomicLong();
+                receiptsTimer.scheduleAtFixedRate(() -> {
+                    for (int g = 0; g < groups; g++) {
+                        java.util.ArrayDeque<Long> last = run.lastSeqs.get(g);
+                        if (last == null) continue;
+                        List<Long> seqs;
+                        synchronized (last) {
+                            seqs = List.copyOf(last);
+                        }
+                        if (!seqs.isEmpty()) senders.get(g).send(new Receipts("q" + q.incrementAndGet(), fx.convs().get(g), seqs));
+                    }
+                }, receiptsMs, receiptsMs, TimeUnit.MILLISECONDS);
+            }
+            Histogram lag;
+            try {
+                lag = measure(run, senders, fx, body);
+            } finally {
+                if (receiptsTimer != null) receiptsTimer.shutdownNow();
+            }
             long expected = (long) (run.total - run.measuredFrom) * (members - 1);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
             while (System.nanoTime() < deadline && run.pushesOf(run.measuredFrom) < expected) Thread.sleep(20);
@@ -524,6 +558,10 @@ public final class DeliveryBench implements Callable<Integer> {
             Counters after = counters(gw, relay, db);
             results.add(result(run, gw, lag, expected, after.minus(before)));
             printResult(results.get(results.size() - 1));
+            if (reads || receiptsMs > 0) {
+                System.out.printf(Locale.ROOT, "# %s: %d reads and %d receipts answered (whole run, warm-up included)%n", mode,
+                        run.readsAnswered.get(), run.receiptsAnswered.get());
+            }
         } finally {
             for (ImClient c : sdkRecipients) c.close();
             if (sdkRuntime != null) sdkRuntime.close();
@@ -545,6 +583,7 @@ public final class DeliveryBench implements Callable<Integer> {
                     fs.add(pool.submit(() -> {
                         ClientOptions o = ClientOptions.of(uri, token, dir).withAutoReconnect(false).withRequestTimeout(Duration.ofSeconds(30));
                         ImClient c = runtime == null ? ImClient.open(o) : ImClient.open(o, runtime);
+                        ImClient[] holder = {c};
                         c.addListener(new ClientListener() {
                             @Override
                             public void onPush(ServerFrame frame) {
@@ -555,6 +594,12 @@ public final class DeliveryBench implements Callable<Integer> {
                             @Override
                             public void onEvent(ReceivedEvent e) {
                                 if (Event.MSG.equals(e.kind())) run.stored(e.cmid(), System.nanoTime());
+                                if (reads && Event.MSG.equals(e.kind())) {
+                                    holder[0].markRead(e.conv(), e.seq()).whenComplete((st, err) -> {
+                                        if (err == null) run.readsAnswered.incrementAndGet();
+                                        else run.error("read: " + err);
+                                    });
+                                }
                             }
                         });
                         c.connect();
@@ -569,11 +614,18 @@ public final class DeliveryBench implements Callable<Integer> {
     }
 
     private void onSenderFrame(Run run, ServerFrame f, long nanos) {
-        if (f instanceof Sent s) {
+        if (f instanceof ReceiptsReply) {
+            run.receiptsAnswered.incrementAndGet();
+        } else if (f instanceof Sent s) {
             if (s.dup()) run.error("dup reply " + s.rid());
             String rid = s.rid();
             if (rid.startsWith("s")) {
                 int i = Integer.parseInt(rid.substring(1));
+                java.util.ArrayDeque<Long> last = run.lastSeqs.computeIfAbsent(i % groups, g -> new java.util.ArrayDeque<>());
+                synchronized (last) {
+                    last.addLast(s.seq());
+                    if (last.size() > Limits.RECEIPTS_MAX_SEQS) last.removeFirst();
+                }
                 run.sentReplies.incrementAndGet();
                 if (i >= run.measuredFrom) run.sendToSent.recordValue(Math.max(1, (nanos - run.intendedNanos[i]) / 1000));
             }

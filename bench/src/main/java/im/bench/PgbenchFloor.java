@@ -1,5 +1,6 @@
 package im.bench;
 
+import im.embedded.EmbeddedPg;
 import im.infra.db.Database;
 import im.store.directory.Directory;
 import im.store.send.ConversationLog;
@@ -99,6 +100,34 @@ final class PgbenchFloor {
                 bind(SendSql.INSERT_MSG, ":conv", ":head_seq", mid, ":usr", ":dev", ":cmid", ":body", ":conv", ":usr") + ";",
                 "COMMIT;",
                 "");
+    }
+
+    /**
+     * Runs {@code script} with one pgbench client for {@code seconds} ({@code -M prepared}) against
+     * {@code dbName} of {@code pg}, with {@code defines} ({@code name=value}) as its variables; the
+     * average latency of a transaction in µs.
+     */
+    static double averageLatencyMicros(String pgbench, EmbeddedPg pg, String dbName, Path dir, String script, int seconds,
+                                       String... defines) throws Exception {
+        Path file = dir.resolve("floor.sql");
+        Files.writeString(file, script, StandardCharsets.UTF_8);
+        var cfg = pg.dbConfig(dbName, 1);
+        java.util.regex.Matcher port = java.util.regex.Pattern.compile(":(\\d+)/").matcher(cfg.jdbcUrl());
+        if (!port.find()) throw new IllegalStateException("no port in " + cfg.jdbcUrl());
+        List<String> cmd = new ArrayList<>(List.of(pgbench, "-n", "-h", "127.0.0.1", "-p", port.group(1), "-U", cfg.user(), "-c", "1",
+                "-T", String.valueOf(seconds), "-M", "prepared", "-f", file.toString()));
+        for (String d : defines) {
+            cmd.add("-D");
+            cmd.add(d);
+        }
+        cmd.add(dbName);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).directory(dir.toFile());
+        pb.environment().put("PGPASSWORD", cfg.password());
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0 || out.contains("aborted")) throw new IllegalStateException("pgbench failed:\n" + out);
+        return find(out, "latency average = ([0-9.]+) ms").map(Double::parseDouble)
+                .orElseThrow(() -> new IllegalStateException("no latency in pgbench's output:\n" + out)) * 1000;
     }
 
     /** Replaces each {@code ?} in order; the count must match exactly. */

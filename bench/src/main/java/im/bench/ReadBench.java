@@ -6,7 +6,6 @@ import im.infra.identity.DevicePrincipal;
 import im.store.cursor.CursorSink;
 import im.store.cursor.ReadCursors;
 import im.store.directory.Directory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -18,8 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -192,28 +189,14 @@ public final class ReadBench implements Callable<Integer> {
                 PgbenchFloor.bind(ReadCursors.UPSERT, ":usr", ":conv", ":seq") + ";",
                 PgbenchFloor.bind(ReadCursors.UNREAD, ":conv", ":usr", ":seq", ":head") + ";",
                 "COMMIT;", "");
-        Path dir = Files.createDirectories(tmp.resolve("pgb-" + run));
-        Path file = dir.resolve("read.sql");
-        Files.writeString(file, script, StandardCharsets.UTF_8);
         long head;
         try (Database db = Database.open(pg.dbConfig(dbName, 1), "floor"); Connection c = db.dataSource().getConnection();
              Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT head_seq FROM conversations WHERE conv_id = '" + CONV + "'")) {
             rs.next();
             head = rs.getLong(1);
         }
-        var cfg = pg.dbConfig(dbName, 1);
-        Matcher port = Pattern.compile(":(\\d+)/").matcher(cfg.jdbcUrl());
-        if (!port.find()) throw new IllegalStateException("no port in " + cfg.jdbcUrl());
-        ProcessBuilder pb = new ProcessBuilder(pgbench, "-n", "-h", "127.0.0.1", "-p", port.group(1), "-U", cfg.user(), "-c", "1",
-                "-T", String.valueOf(pgbenchSeconds), "-M", "prepared", "-f", file.toString(), "-D", "head=" + head, dbName)
-                .redirectErrorStream(true).directory(dir.toFile());
-        pb.environment().put("PGPASSWORD", cfg.password());
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (p.waitFor() != 0) throw new IllegalStateException("pgbench failed:\n" + out);
-        Matcher avg = Pattern.compile("latency average = ([0-9.]+) ms").matcher(out);
-        if (!avg.find()) throw new IllegalStateException("no latency in pgbench's output:\n" + out);
-        return Double.parseDouble(avg.group(1)) * 1000;
+        return PgbenchFloor.averageLatencyMicros(pgbench, pg, dbName, Files.createDirectories(tmp.resolve("pgb-" + run)), script,
+                pgbenchSeconds, "head=" + head);
     }
 
     /** The sub's read states of one member in a page of conversations (each of 2 members and a few messages): ms per page, median of 20. */
