@@ -311,6 +311,7 @@ public final class LocalStore implements AutoCloseable {
                 st.execute("PRAGMA locking_mode = EXCLUSIVE");
                 st.execute("PRAGMA journal_mode = WAL");
                 st.execute("PRAGMA synchronous = FULL"); // fsync the WAL at every commit: what D3 and the outbox need
+                st.execute("PRAGMA secure_delete = ON"); // a recalled body's bytes are overwritten, not left in a free page
                 // Checkpoint (copy the WAL into the file, two more fsyncs) every 256 pages (1 MiB), about
                 // every 60 one-event batches. The WAL restarts at its start after a checkpoint and is then
                 // overwritten in place; while it grows, each commit's fsync also allocates blocks and

@@ -87,6 +87,12 @@ class LocalStoreEditRecallTest {
         s = store();
         assertEquals("", s.events("c").get(0).body(), "after a reopen, and the repeats were no-ops");
         assertEquals(List.of(), s.search("secret", null, null, 10));
+        open.close();
+        open = null;
+        for (Path f : java.nio.file.Files.list(dir).toList()) {   // the database and any WAL left
+            String raw = new String(java.nio.file.Files.readAllBytes(f), java.nio.charset.StandardCharsets.ISO_8859_1);
+            assertEquals(-1, raw.indexOf("the secret plan"), "no recalled text is left in " + f.getFileName() + " (secure_delete)");
+        }
     }
 
     @Test
