@@ -401,13 +401,15 @@ public final class ImClient implements AutoCloseable {
      * meanwhile are sent as one, with the highest of their seqs, when it is answered, and their
      * futures complete with that answer. Cancelling a future withdraws its call while it waits for
      * that follow-up (the follow-up then carries the highest seq of the others, or is not sent); a
-     * read already on the wire is not recalled. Not queued while offline.
+     * read already on the wire is not recalled. While offline (or when the connection ends before the
+     * answer) the call waits for the next connection, as a send waits in the outbox, but in memory only:
+     * it fails with {@link ConnectionLostException} when the client closes first.
      *
      * <p>The future fails with {@link ImErrorException} when the server refuses the read
      * ({@code NOT_MEMBER}, {@code CURSOR_AHEAD}: {@code seq} above the head; or {@code BAD_FIELD},
      * also found locally for a malformed {@code conv} or a negative {@code seq}),
      * {@link SendTimeoutException} when no answer came within the request timeout, and
-     * {@link ConnectionLostException} when not connected or the connection ended first.
+     * {@link ConnectionLostException} when the client closed before an answer.
      */
     public CompletableFuture<ReadStatus> markRead(String conv, long seq) {
         return core.receiving().markRead(conv, seq);

@@ -232,14 +232,27 @@ class ImClientReadStateTest {
     }
 
     @Test
-    void markReadWhileOfflineFailsAsOtherRequestsDo() throws Exception {
-        try (FakeGateway gw = new FakeGateway(this::script);
-             ImClient bo = ImClient.open(options(gw))) {
-            ExecutionException e = assertThrows(ExecutionException.class,
-                    () -> bo.markRead("c-ab", 3).get(10, TimeUnit.SECONDS));
-            assertInstanceOf(im.client.api.ConnectionLostException.class, e.getCause());
-            e = assertThrows(ExecutionException.class, () -> bo.markRead("c ab", 3).get(10, TimeUnit.SECONDS));
-            assertEquals(ErrorCode.BAD_FIELD, assertInstanceOf(ImErrorException.class, e.getCause()).code());
+    void markReadWhileOfflineWaitsForTheNextConnectAndFailsOnlyWhenTheClientCloses() throws Exception {
+        try (FakeGateway gw = new FakeGateway(this::script)) {
+            CompletableFuture<ReadStatus> waiting;
+            try (ImClient bo = ImClient.open(options(gw))) {
+                waiting = bo.markRead("c-ab", 3);
+                Thread.sleep(300);
+                assertFalse(waiting.isDone(), "queued while offline, as the TypeScript SDK does");
+                ExecutionException e = assertThrows(ExecutionException.class, () -> bo.markRead("c ab", 3).get(10, TimeUnit.SECONDS));
+                assertEquals(ErrorCode.BAD_FIELD, assertInstanceOf(ImErrorException.class, e.getCause()).code(), "refused locally at once");
+                bo.connect();
+                Await.until(WAIT, () -> reads(gw).size() == 1, "sent once connected");
+                assertEquals(3, reads(gw).get(0).seq());
+                gw.push(new ReadAck(reads(gw).get(0).rid(), "c-ab", new ReadState(3, 2, 5)));
+                assertEquals(3, waiting.get(10, TimeUnit.SECONDS).read(), "answered once connected");
+            }
+            CompletableFuture<ReadStatus> left;
+            try (ImClient bo = ImClient.open(options(gw))) {
+                left = bo.markRead("c-ab", 4);
+            }
+            ExecutionException e = assertThrows(ExecutionException.class, () -> left.get(10, TimeUnit.SECONDS));
+            assertInstanceOf(im.client.api.ConnectionLostException.class, e.getCause(), "the client closed before it could send it");
         }
     }
 }

@@ -56,6 +56,8 @@ final class ReadPath {
     /** Applies a read state on the lane (the receive path's rule) and returns the conversation's status after it. */
     private final BiFunction<String, ReadState, ReadStatus> apply;
     private final Map<String, Conv> convs = new HashMap<>();
+    /** Every call not completed yet, whatever its state: failed when the client closes. */
+    private final java.util.Set<CompletableFuture<ReadStatus>> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     ReadPath(ClientOptions options, Sessions sessions, PendingRequests.Rids rids, Lane lane, Executor waiters,
              BiFunction<String, ReadState, ReadStatus> apply) {
@@ -79,15 +81,32 @@ final class ReadPath {
             result.completeExceptionally(new ImErrorException(ErrorCode.BAD_FIELD, null, "seq: must not be negative, got " + seq));
             return result;
         }
+        open.add(result);
+        result.whenComplete((r, e) -> open.remove(result));
         try {
             lane.execute(() -> {
                 convs.computeIfAbsent(conv, k -> new Conv()).next.add(new Waiter(seq, result));
                 sendNext(conv);
             });
         } catch (RejectedExecutionException e) {
-            result.completeExceptionally(new IllegalStateException("client is closed"));
+            result.completeExceptionally(new ConnectionLostException("client is closed"));
         }
         return result;
+    }
+
+    /** A connection was installed (on the lane): the reads that waited for one are sent. */
+    void connected() {
+        for (String conv : List.copyOf(convs.keySet())) {
+            sendNext(conv);
+        }
+    }
+
+    /** The client closes: every call not answered fails. */
+    void closed() {
+        ConnectionLostException cause = new ConnectionLostException("client is closed");
+        for (CompletableFuture<ReadStatus> f : List.copyOf(open)) {
+            f.completeExceptionally(cause);
+        }
     }
 
     /** Sends the follow-up of {@code conv} if none is in flight: the highest seq of its callers that did not cancel. */
@@ -101,17 +120,15 @@ final class ReadPath {
             convs.remove(conv);
             return;
         }
-        List<Waiter> batch = List.copyOf(c.next);
-        c.next.clear();
-        long seq = batch.stream().mapToLong(Waiter::seq).max().orElseThrow();
         Connection conn;
         try {
             conn = sessions.current();
         } catch (ConnectionLostException e) {
-            fail(batch, e);
-            convs.remove(conv);
-            return;
+            return;   // offline: the calls wait for the next connection (connected())
         }
+        List<Waiter> batch = List.copyOf(c.next);
+        c.next.clear();
+        long seq = batch.stream().mapToLong(Waiter::seq).max().orElseThrow();
         c.inFlight = batch;
         Read frame = new Read(rids.next(), conv, seq);
         conn.submit(frame, false)
@@ -143,6 +160,12 @@ final class ReadPath {
             fail(batch, new ImErrorException(e));
         } else {
             Throwable cause = err instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : err;
+            if (cause instanceof ConnectionLostException) {
+                // The connection ended first: sent again on the next one (a read is idempotent: the cursor only moves up).
+                c.next.addAll(0, batch);
+                log.info("read of {} up to {} waits for the next connection: {}", conv, frame.seq(), cause.toString());
+                return;
+            }
             if (cause instanceof TimeoutException) {
                 cause = new SendTimeoutException("no reply to read of " + conv + " up to " + frame.seq() + " within "
                         + options.requestTimeout().toMillis() + " ms");

@@ -129,6 +129,7 @@ public final class ReceivePath {
     }
 
     void shutdown() {
+        reads.closed();
         receiver.shutdownNow();
     }
 
@@ -147,6 +148,7 @@ public final class ReceivePath {
         if (options.autoReceive()) {
             onReceiver(() -> startReceive(conn));
         }
+        onReceiver(reads::connected);   // the reads that waited for a connection
     }
 
     /** A frame answering no request: pushes are queued for the next batch, hints start a sync, read states are applied. */
