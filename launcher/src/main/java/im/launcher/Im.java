@@ -2,11 +2,15 @@ package im.launcher;
 
 import im.launcher.cli.AdminCommand;
 import im.launcher.cli.CliException;
+import im.launcher.cli.EditCommand;
 import im.launcher.cli.EventsCommand;
 import im.launcher.cli.LagCommand;
 import im.launcher.cli.ReadCommand;
+import im.launcher.cli.RecallCommand;
+import im.launcher.cli.ReceiptsCommand;
 import im.launcher.cli.SendCommand;
 import im.launcher.cli.TailCommand;
+import im.launcher.cli.TypingCommand;
 import im.launcher.cli.UnreadCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -18,15 +22,16 @@ import picocli.CommandLine.Command;
  *
  * <p>Two kinds of subcommands: <b>roles</b> (classes implementing {@link RoleCommand}: platform, gateway,
  * relay, delivery, sweeper) start long-running parts of the platform — the compose stack runs
- * exactly these; <b>clients</b> (admin, send, tail, read, unread, lag, events) talk to a running platform and
- * exit. A client command that fails prints one line on stderr and exits 1
+ * exactly these; <b>clients</b> (admin, send, edit, recall, receipts, typing, tail, read, unread, lag,
+ * events) talk to a running platform and exit. A client command that fails prints one line on stderr and exits 1
  * ({@link CliException}); a usage error prints the usage and exits 2.
  */
 @Command(name = "im", mixinStandardHelpOptions = true, version = "im 0.1.0",
         description = "Kafka-backed event-log messaging platform.",
         subcommands = {PlatformCommand.class, RoleCommands.Gateway.class, RoleCommands.Relay.class, RoleCommands.Delivery.class,
                 RoleCommands.Sweeper.class,
-                AdminCommand.class, SendCommand.class, TailCommand.class, ReadCommand.class, UnreadCommand.class, LagCommand.class, EventsCommand.class,
+                AdminCommand.class, SendCommand.class, EditCommand.class, RecallCommand.class, ReceiptsCommand.class, TypingCommand.class,
+                TailCommand.class, ReadCommand.class, UnreadCommand.class, LagCommand.class, EventsCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Im implements Runnable {
     @CommandLine.Spec

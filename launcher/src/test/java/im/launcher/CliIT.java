@@ -109,6 +109,15 @@ class CliIT {
         return r;
     }
 
+    private static void createUsers(String[] admin, String... users) {
+        for (String u : users) ok(im(with(new String[] {"admin", "user", "create", u}, admin)));
+    }
+
+    /** Registers a device with {@code im admin} and returns its token. */
+    private static String register(String[] admin, String user, String device) {
+        return ok(im(with(new String[] {"admin", "device", "register", user, device}, admin))).out().trim();
+    }
+
     private static int closedPort() throws Exception {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
@@ -285,12 +294,11 @@ class CliIT {
         Gateway gw = platform(stack, platformSettings(stack));
         String url = "http://127.0.0.1:" + gw.port();
         String[] admin = {"--admin-url", "http://127.0.0.1:" + gw.adminPort(), "--admin-token", ADMIN};
-        ok(im(with(new String[] {"admin", "user", "create", "u-ana"}, admin)));
-        ok(im(with(new String[] {"admin", "user", "create", "u-bo"}, admin)));
-        String ana = ok(im(with(new String[] {"admin", "device", "register", "u-ana", "d-ana"}, admin))).out().trim();
-        String bo = ok(im(with(new String[] {"admin", "device", "register", "u-bo", "d-bo"}, admin))).out().trim();
-        String bo2 = ok(im(with(new String[] {"admin", "device", "register", "u-bo", "d-bo2"}, admin))).out().trim();
-        String bo3 = ok(im(with(new String[] {"admin", "device", "register", "u-bo", "d-bo3"}, admin))).out().trim();
+        createUsers(admin, "u-ana", "u-bo");
+        String ana = register(admin, "u-ana", "d-ana");
+        String bo = register(admin, "u-bo", "d-bo");
+        String bo2 = register(admin, "u-bo", "d-bo2");
+        String bo3 = register(admin, "u-bo", "d-bo3");
         ok(im(with(new String[] {"admin", "conv", "create", "c-ab", "u-ana", "u-bo", "--kind", "direct"}, admin)));   // joins: seq 1, 2
         ok(im(with(new String[] {"admin", "conv", "create", "c-solo", "u-ana"}, admin)));
         for (String text : List.of("three", "four", "five")) ok(im("send", "--gateway", url, "--token", ana, "--conv", "c-ab", text));
@@ -349,6 +357,70 @@ class CliIT {
         fails(2, "SEQ: must be 0 or more", im("read", "--gateway", url, "--token", bo, "c-ab", "-1"));
         fails(2, "Missing required parameter: 'CONV'", im("read", "--gateway", url, "--token", bo));
         fails(1, "BAD_TOKEN: ", im("unread", "--gateway", url, "--token", "imt_not-a-token"));
+    }
+
+    @Test
+    void editRecallAndTypingAreSeenByTailAndReceiptsCountReadersAndDevices(TestStack stack) throws Exception {
+        Gateway gw = platform(stack, platformSettings(stack));
+        String url = "http://127.0.0.1:" + gw.port();
+        String[] admin = {"--admin-url", "http://127.0.0.1:" + gw.adminPort(), "--admin-token", ADMIN};
+        createUsers(admin, "u-ana", "u-bo");
+        String ana = register(admin, "u-ana", "d-ana");
+        String bo = register(admin, "u-bo", "d-bo");
+        register(admin, "u-bo", "d-bo2");
+        ok(im(with(new String[] {"admin", "conv", "create", "c-ab", "u-ana", "u-bo", "--kind", "direct"}, admin)));   // joins: seq 1, 2
+        ok(im("send", "--gateway", url, "--token", ana, "--conv", "c-ab", "helo bo"));   // seq 3
+        ok(im("send", "--gateway", url, "--token", ana, "--conv", "c-ab", "oops"));      // seq 4
+
+        // bo follows c-ab: the history, ana typing, then her edit and recall as they come
+        StringWriter tailOut = new StringWriter();
+        StringWriter tailErr = new StringWriter();
+        Future<Run> tail = background.submit(() ->
+                im(tailOut, tailErr, "tail", "--gateway", url, "--token", bo, "--conv", "c-ab", "--from", "1", "-n", "5"));
+        Await.until(Duration.ofSeconds(60), () -> tailOut.toString().contains("u-ana  oops"), "tail printed the history");
+        // typing is best effort (never repaired by the sweeper): say it again until the tail shows it
+        Await.until(Duration.ofSeconds(60), () -> {
+            Run typing = ok(im("typing", "--gateway", url, "--token", ana, "c-ab"));
+            assertEquals("typing in c-ab\n", typing.out(), typing.toString());
+            return tailOut.toString().contains("u-ana is typing in c-ab\n");
+        }, "tail showed ana typing");
+
+        Run edited = ok(im("edit", "--gateway", url, "--token", ana, "c-ab", "3", "hello bo"));
+        assertEquals("edited c-ab 3 (edit at seq 5)\n", edited.out(), edited.toString());
+        assertEquals("recalled c-ab 4 (recall at seq 6)\n", ok(im("recall", "--gateway", url, "--token", ana, "c-ab", "4")).out());
+        assertEquals("recalled c-ab 4 (recall at seq 6): it was already recalled\n",
+                ok(im("recall", "--gateway", url, "--token", ana, "c-ab", "4")).out());
+        Run tailed = ok(tail.get(60, TimeUnit.SECONDS));
+        List<String> lines = List.of(tailed.out().split("\n"));
+        assertTrue(lines.get(lines.size() - 2).matches("5  .*  u-ana  \\* edited #3: hello bo"), tailed.toString());
+        assertTrue(lines.get(lines.size() - 1).matches("6  .*  u-ana  \\* recalled #4"), tailed.toString());
+        assertTrue(lines.stream().filter(l -> l.equals("u-ana is typing in c-ab")).count() >= 1, "not an event, not counted: " + tailed);
+        assertEquals(5, lines.stream().filter(l -> l.matches("\\d+  .*")).count(), tailed.toString());
+        // synced afterwards, the recalled message is a tombstone
+        Run again = ok(im("tail", "--gateway", url, "--token", bo, "--conv", "c-ab", "--from", "3", "--no-ack", "-n", "4"));
+        assertTrue(again.out().matches("(?s)3  .*  u-ana  helo bo\n4  .*  u-ana  \\(recalled\\)\n5  .*\n6  .*\n"), again.toString());
+
+        // receipts of ana's message: bo's d-bo stored it (tail acked 6), d-bo2 did not; read once bo reads
+        String[] receipts = {"receipts", "--gateway", url, "--token", ana, "c-ab", "3"};
+        Await.until(Duration.ofSeconds(30), () -> ok(im(receipts)).out().matches("SEQ +READ/MEMBERS +DELIVERED/DEVICES\n3 +0/1 +1/2\n"),
+                "receipts count d-bo's ack");
+        ok(im("read", "--gateway", url, "--token", bo, "c-ab", "3"));
+        Run read = ok(im(receipts));
+        assertTrue(read.out().matches("SEQ +READ/MEMBERS +DELIVERED/DEVICES\n3 +1/1 +1/2\n"), read.toString());
+        assertTrue(ok(im(with(receipts, "--json"))).out().matches("\\{\"t\":\"receipts\",\"rid\":\"cli\\d+\",\"conv\":\"c-ab\","
+                + "\"receipts\":\\[\\{\"seq\":3,\"members\":1,\"read\":1,\"devices\":2,\"delivered\":1\\}\\]\\}\n"));
+        Run json = ok(im("edit", "--gateway", url, "--token", ana, "c-ab", "3", "hello again", "--json"));
+        assertTrue(json.out().matches("\\{\"t\":\"sent\",\"rid\":\"cli\\d+\",\"conv\":\"c-ab\",\"seq\":7,.*\"dup\":false.*\\}\n"), json.toString());
+
+        // refusals
+        fails(1, "NOT_SENDER: ", im("edit", "--gateway", url, "--token", bo, "c-ab", "3", "not mine"));
+        fails(1, "NOT_SENDER: ", im("recall", "--gateway", url, "--token", bo, "c-ab", "3"));
+        fails(1, "NOT_SENDER: ", im("receipts", "--gateway", url, "--token", bo, "c-ab", "3"));
+        fails(1, "NOT_A_MESSAGE: ", im("edit", "--gateway", url, "--token", ana, "c-ab", "1", "a join"));
+        fails(1, "RECALLED: ", im("edit", "--gateway", url, "--token", ana, "c-ab", "4", "back"));
+        fails(1, "NOT_MEMBER: ", im("typing", "--gateway", url, "--token", bo, "c-none"));
+        fails(2, "Missing required parameter: 'SEQ'", im("receipts", "--gateway", url, "--token", ana, "c-ab"));
+        fails(2, "SEQ: each seq at most once", im("receipts", "--gateway", url, "--token", ana, "c-ab", "3", "3"));
     }
 
     @Test

@@ -59,7 +59,7 @@ class CommandTreeTest {
             (cl.getCommand() instanceof RoleCommand ? roles : clients).add(name);
         });
         assertEquals(Set.of("platform", "gateway", "relay", "delivery", "sweeper"), roles);
-        assertEquals(Set.of("admin", "send", "tail", "read", "unread", "lag", "events"), clients);
+        assertEquals(Set.of("admin", "send", "edit", "recall", "receipts", "typing", "tail", "read", "unread", "lag", "events"), clients);
         assertFalse(clients.stream().anyMatch(roles::contains));
     }
 }

@@ -8,7 +8,7 @@ import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
-/** The device commands (send, tail) refuse bad options with a usage error before connecting. */
+/** The device commands (send, edit, recall, receipts, tail) refuse bad options with a usage error before connecting. */
 class DeviceCommandUsageTest {
     private static String run(int expectedExit, String... args) {
         CommandLine root = Im.commandLine();
@@ -56,5 +56,25 @@ class DeviceCommandUsageTest {
     void bothNeedTokenAndConv() {
         assertTrue(run(2, "send", "hi").contains("Missing required options: '--token=TOKEN', '--conv=CONV'"));
         assertTrue(run(2, "tail").contains("Missing required options: '--token=TOKEN', '--conv=CONV'"));
+    }
+
+    @Test
+    void editAndRecallNeedASeqOfAMessage() {
+        assertTrue(run(2, "edit", "--token", "t", "c", "0", "hi").contains("SEQ: must be at least 1, got 0"));
+        assertTrue(run(2, "recall", "--token", "t", "c", "x").contains("Invalid value for positional parameter at index 1 (SEQ): 'x'"));
+        assertTrue(run(2, "edit", "--token", "t", "c", "3").contains("Missing required parameter: 'TEXT'"));
+    }
+
+    @Test
+    void receiptsTakeOneToAHundredDistinctSeqs() {
+        String[] many = new String[105];
+        many[0] = "receipts";
+        many[1] = "--token";
+        many[2] = "t";
+        many[3] = "c";
+        for (int i = 4; i < many.length; i++) many[i] = Integer.toString(i);
+        assertTrue(run(2, many).contains("SEQ: at most 100 seqs, got 101"));
+        assertTrue(run(2, "receipts", "--token", "t", "c", "3", "3").contains("SEQ: each seq at most once"));
+        assertTrue(run(2, "receipts", "--token", "t", "c").contains("Missing required parameter: 'SEQ'"));
     }
 }

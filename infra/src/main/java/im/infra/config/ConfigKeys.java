@@ -134,7 +134,7 @@ public final class ConfigKeys {
     public static final ConfigKey<String> TLS_KEY = key("IM_TLS_KEY", "",
             "PEM file of the private key of IM_TLS_CERT (PKCS#8: BEGIN PRIVATE KEY; RSA or EC).");
     public static final ConfigKey<String> CA_FILE = key("IM_CA_FILE", "",
-            "CLI (send, tail, read, unread): PEM file of the CA certificates to trust for an https:// or wss:// --gateway instead of the JVM's trust store (what --ca-file sets; ignored for http://).");
+            "CLI (send, edit, recall, receipts, typing, tail, read, unread): PEM file of the CA certificates to trust for an https:// or wss:// --gateway instead of the JVM's trust store (what --ca-file sets; ignored for http://).");
 
     public static final ConfigKey<Integer> SEND_LANES = key("IM_SEND_LANES", "2", 0, 256,
             "Group commit: threads that commit sends, each owning the conversations that hash to it; concurrent sends of a lane commit in one transaction (0 = one transaction per send on the worker thread; 0-256).");

@@ -6,8 +6,9 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * The options of a command that acts as one device ({@code im send}, {@code im tail},
- * {@code im read}, {@code im unread}): where the gateway is and which CA to trust for it, and the
+ * The options of a command that acts as one device ({@code im send}, {@code im edit},
+ * {@code im recall}, {@code im receipts}, {@code im typing}, {@code im tail}, {@code im read},
+ * {@code im unread}): where the gateway is and which CA to trust for it, and the
  * device's token.
  */
 public final class DeviceLogin {

@@ -11,6 +11,7 @@ import im.protocol.FrameCodec;
 import im.protocol.Limits;
 import im.protocol.ProtocolException;
 import im.protocol.ReadAck;
+import im.protocol.ReceiptsReply;
 import im.protocol.Sent;
 import im.protocol.ServerFrame;
 import im.protocol.Sub;
@@ -36,8 +37,8 @@ import java.util.function.Predicate;
 /**
  * One device's WebSocket connection for the CLI, speaking the wire protocol through the shared
  * {@link FrameCodec}. Replies are matched to requests by rid; frames the server sends on its own
- * ({@code event}, {@code hint}, {@code unread}, an error without rid) and the end of the connection go to
- * {@link #inbox()} in arrival order, for a single-threaded caller to handle.
+ * ({@code event}, {@code hint}, {@code unread}, {@code typing}, an error without rid) and the end of
+ * the connection go to {@link #inbox()} in arrival order, for a single-threaded caller to handle.
  */
 final class DeviceSocket implements AutoCloseable {
     private static final FrameCodec CODEC = new FrameCodec();
@@ -115,13 +116,17 @@ final class DeviceSocket implements AutoCloseable {
      * "CODE: message".
      */
     ServerFrame request(ClientFrame frame) {
-        String rid = rid(frame);
+        return request(frame, timeout);
+    }
+
+    private ServerFrame request(ClientFrame frame, Duration replyWithin) {
+        String rid = frame.rid();
         CompletableFuture<ServerFrame> reply = new CompletableFuture<>();
         pending.put(rid, reply);
         try {
             if (closedWhy != null) throw new CliException(closedWhy);
             ws.sendText(CODEC.encode(frame), true).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            ServerFrame f = reply.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            ServerFrame f = reply.get(replyWithin.toMillis(), TimeUnit.MILLISECONDS);
             if (f instanceof ErrorFrame e) throw new CliException(e.code().wire() + ": " + e.msg());
             return f;
         } catch (TimeoutException e) {
@@ -134,6 +139,32 @@ final class DeviceSocket implements AutoCloseable {
             throw new CliException("interrupted");
         } finally {
             pending.remove(rid);
+        }
+    }
+
+    /**
+     * Sends a {@code send}, {@code edit} or {@code recall} ({@code what}: "message", "edit", "recall")
+     * and waits for its {@code sent}. Without a reply it may or may not be stored: the error says so
+     * and how to find out (the same cmid again is answered {@code dup=true} if it was).
+     */
+    Sent commit(ClientFrame frame, String cmid, String what) {
+        try {
+            return (Sent) request(frame);
+        } catch (NoReply e) {
+            throw new CliException(e.getMessage() + "; the " + what + " may or may not be stored: resend with --cmid " + cmid
+                    + " (a stored one is answered dup=true)");
+        }
+    }
+
+    /**
+     * Sends a request the server answers only when it refuses it ({@code typing}): an {@code error}
+     * within {@code wait} becomes a {@link CliException}; no reply by then means it was taken.
+     */
+    void post(ClientFrame frame, Duration wait) {
+        try {
+            request(frame, wait);
+        } catch (NoReply e) {
+            // nothing answers a request that was taken
         }
     }
 
@@ -159,16 +190,6 @@ final class DeviceSocket implements AutoCloseable {
         return CODEC.encode(f);
     }
 
-    private static String rid(ClientFrame f) {
-        if (f instanceof Auth a) return a.rid();
-        if (f instanceof im.protocol.Send s) return s.rid();
-        if (f instanceof im.protocol.Ack a) return a.rid();
-        if (f instanceof im.protocol.Sub s) return s.rid();
-        if (f instanceof im.protocol.Sync s) return s.rid();
-        if (f instanceof im.protocol.Read r) return r.rid();
-        throw new IllegalArgumentException("not a request: " + f);
-    }
-
     private static String rid(ServerFrame f) {
         if (f instanceof Authed a) return a.rid();
         if (f instanceof Sent s) return s.rid();
@@ -176,6 +197,7 @@ final class DeviceSocket implements AutoCloseable {
         if (f instanceof Subbed s) return s.rid();
         if (f instanceof Synced s) return s.rid();
         if (f instanceof ReadAck r) return r.rid();
+        if (f instanceof ReceiptsReply r) return r.rid();
         if (f instanceof ErrorFrame e) return e.rid();
         return null;
     }

@@ -38,13 +38,7 @@ public final class SendCommand implements Callable<Integer> {
         try (DeviceSocket s = login.connect(err)) {
             err.println("authenticated as " + s.authed().user() + " / " + s.authed().device() + "; sending cmid " + id);
             err.flush();
-            Sent sent;
-            try {
-                sent = (Sent) s.request(new Send(s.nextRid(), conv, id, text));
-            } catch (DeviceSocket.NoReply e) {
-                throw new CliException(e.getMessage() + "; the message may or may not be stored: resend with --cmid " + id
-                        + " (a stored one is answered dup=true)");
-            }
+            Sent sent = s.commit(new Send(s.nextRid(), conv, id, text), id, "message");
             PrintWriter out = login.gateway.out();
             out.println("sent " + sent.conv() + " seq=" + sent.seq() + " mid=" + sent.mid() + " dup=" + sent.dup());
             out.flush();

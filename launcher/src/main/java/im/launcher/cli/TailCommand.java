@@ -9,8 +9,10 @@ import im.protocol.EventPush;
 import im.protocol.Hint;
 import im.protocol.Limits;
 import im.protocol.ReadState;
+import im.protocol.ServerFrame;
 import im.protocol.Sync;
 import im.protocol.Synced;
+import im.protocol.TypingPush;
 import im.protocol.Unread;
 import java.io.PrintWriter;
 import java.time.Instant;
@@ -26,7 +28,8 @@ import picocli.CommandLine.Option;
  * after each batch it acks the contiguous cursor of what it printed, so {@code im lag} shows the
  * device caught up. It never acks what it did not print: with {@code --from} above the device's
  * cursor + 1 (events in between not shown) or {@code --no-ack} it only reads. An {@code unread}
- * push (another device of the user read the conversation) is printed as a line of its own.
+ * push (another device of the user read the conversation) and a {@code typing} push (another member
+ * is typing) are printed as lines of their own: not events, neither counted nor acked.
  */
 @Command(name = "tail", mixinStandardHelpOptions = true,
         description = "Print a conversation's events as a device: history from --from, then live pushes, acking what was printed.")
@@ -49,7 +52,7 @@ public final class TailCommand implements Callable<Integer> {
     @Option(names = {"-n", "--count"}, paramLabel = "N", description = "Stop after printing N events (default: follow until Ctrl-C).")
     Long count;
 
-    @Option(names = "--json", description = "Print each event as its JSON object (the wire format's ev), and each unread push as its wire frame, instead of text.")
+    @Option(names = "--json", description = "Print each event as its JSON object (the wire format's ev), and each unread or typing push as its wire frame, instead of text.")
     boolean json;
 
     private PrintWriter out;
@@ -115,6 +118,8 @@ public final class TailCommand implements Callable<Integer> {
                 if (!sync()) return;
             } else if (f instanceof Unread u && u.conv().equals(conv)) {
                 printUnread(u);
+            } else if (f instanceof TypingPush t && t.conv().equals(conv)) {
+                printNotice(t, t.user() + " is typing in " + t.conv());
             } else if (f instanceof ErrorFrame e) {
                 err.println("gateway: " + e.code().wire() + ": " + e.msg());
                 err.flush();
@@ -157,7 +162,12 @@ public final class TailCommand implements Callable<Integer> {
      */
     private void printUnread(Unread u) {
         ReadState r = u.state();
-        out.println(json ? DeviceSocket.json(u) : "unread " + u.conv() + ": " + r.unread() + " (read " + r.read() + ", head " + r.head() + ")");
+        printNotice(u, "unread " + u.conv() + ": " + r.unread() + " (read " + r.read() + ", head " + r.head() + ")");
+    }
+
+    /** A pushed frame that is not an event ({@code unread}, {@code typing}): {@code text}, or the frame with --json. */
+    private void printNotice(ServerFrame f, String text) {
+        out.println(json ? DeviceSocket.json(f) : text);
         out.flush();
     }
 
@@ -171,10 +181,15 @@ public final class TailCommand implements Callable<Integer> {
 
     /**
      * What an event says, on one line: the body (newlines as \n), or {@code * joined} /
-     * {@code * left}; a bulk join, {@code * joined with N others} (the list is not sent to devices).
+     * {@code * left}; a bulk join, {@code * joined with N others} (the list is not sent to devices);
+     * an edit {@code * edited #REF: new text}, a recall {@code * recalled #REF}; a recalled message
+     * (a tombstone) {@code (recalled)}.
      */
     static String text(Event e) {
         if (Event.JOIN.equals(e.kind()) && e.count() > 1) return "* joined with " + (e.count() - 1) + " others";
+        if (Event.EDIT.equals(e.kind())) return "* edited #" + e.ref() + (e.recalled() ? " (recalled)" : ": " + oneLine(e.body()));
+        if (Event.RECALL.equals(e.kind())) return "* recalled #" + e.ref();
+        if (e.recalled()) return "(recalled)";
         return text(e.kind(), e.body());
     }
 

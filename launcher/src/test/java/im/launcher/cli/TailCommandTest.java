@@ -22,4 +22,13 @@ class TailCommandTest {
         assertEquals("* joined", TailCommand.text(new im.protocol.Event("g", 2, "join", "m2", "u-bo", null, "", 0)));
         assertEquals("* left", TailCommand.text(new im.protocol.Event("g", 3, "leave", "m3", "u-bo", null, "", 0)));
     }
+
+    @Test
+    void editsAndRecallsNameTheMessageTheyChangeAndATombstoneSaysRecalled() {
+        im.protocol.Event edit = new im.protocol.Event("c", 9, "edit", "m9", "u-ana", "c9", "new\ntext", 0, 0, 7, false);
+        assertEquals("* edited #7: new\\ntext", TailCommand.text(edit));
+        assertEquals("* edited #7 (recalled)", TailCommand.text(new im.protocol.Event("c", 9, "edit", "m9", "u-ana", "c9", "", 0, 0, 7, true)));
+        assertEquals("* recalled #7", TailCommand.text(new im.protocol.Event("c", 10, "recall", "m10", "u-ana", "c10", "", 0, 0, 7, false)));
+        assertEquals("(recalled)", TailCommand.text(new im.protocol.Event("c", 7, "msg", "m7", "u-ana", "c7", "", 0, 0, 0, true)));
+    }
 }
