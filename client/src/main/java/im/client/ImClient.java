@@ -403,7 +403,11 @@ public final class ImClient implements AutoCloseable {
      * that follow-up (the follow-up then carries the highest seq of the others, or is not sent); a
      * read already on the wire is not recalled. While offline (or when the connection ends before the
      * answer) the call waits for the next connection, as a send waits in the outbox, but in memory only:
-     * it fails with {@link ConnectionLostException} when the client closes first.
+     * it fails with {@link ConnectionLostException} when the client closes first. A read that timed out,
+     * or was answered {@code UNAVAILABLE}, {@code RATE_LIMITED} or {@code INTERNAL} (at most
+     * {@link ClientOptions#maxInternalErrors()} times), fails its callers but is sent again in the
+     * background, with the reconnect backoff, until the server answers it: it may have committed with its
+     * answer lost, and this device's own read state must follow the server's.
      *
      * <p>The future fails with {@link ImErrorException} when the server refuses the read
      * ({@code NOT_MEMBER}, {@code CURSOR_AHEAD}: {@code seq} above the head; or {@code BAD_FIELD},

@@ -231,6 +231,37 @@ class ImClientReadStateTest {
         }
     }
 
+    /**
+     * The campaign's checker caught this: a read committed during a database fault whose readack was
+     * lost left the device's own read state behind for good (its unread count wrong) until the user
+     * read again. The caller still hears of the timeout, and the SDK sends the read again, with
+     * backoff, until the server answers it.
+     */
+    @Test
+    void aReadThatTimedOutIsSentAgainUntilAnsweredSoTheDevicesStateConverges() throws Exception {
+        try (FakeGateway gw = new FakeGateway(this::script);
+             ImClient bo = ImClient.open(options(gw).withRequestTimeout(Duration.ofMillis(300)))) {
+            bo.connect();
+            Await.until(WAIT, () -> bo.cursor("c-ab") == 5, "caught up to 5");
+            CompletableFuture<ReadStatus> lost = bo.markRead("c-ab", 4);
+            ExecutionException e = assertThrows(ExecutionException.class, () -> lost.get(10, TimeUnit.SECONDS));
+            assertInstanceOf(im.client.api.SendTimeoutException.class, e.getCause(), "the caller hears of the timeout");
+            Await.until(WAIT, () -> reads(gw).size() >= 2, "the same read sent again, nobody asking");
+            assertEquals(4, reads(gw).get(1).seq());
+            gw.push(new ReadAck(reads(gw).get(reads(gw).size() - 1).rid(), "c-ab", new ReadState(4, 1, 5)));
+            Await.until(WAIT, () -> {
+                try {
+                    return bo.readStatus("c-ab").read() == 4;
+                } catch (java.io.IOException x) {
+                    throw new java.io.UncheckedIOException(x);
+                }
+            }, "the device's read state follows the answer");
+            int sent = reads(gw).size();
+            Thread.sleep(1_500);
+            assertEquals(sent, reads(gw).size(), "answered: not sent again");
+        }
+    }
+
     @Test
     void markReadWhileOfflineWaitsForTheNextConnectAndFailsOnlyWhenTheClientCloses() throws Exception {
         try (FakeGateway gw = new FakeGateway(this::script)) {

@@ -46,6 +46,13 @@ final class ReadPath {
     private static final class Conv {
         List<Waiter> inFlight;
         final List<Waiter> next = new ArrayList<>();
+        /** A seq the server may not have taken yet (its read timed out or was answered UNAVAILABLE...): sent again until answered; 0: none. */
+        long owed;
+        /** Retriable failures in a row, for the backoff; INTERNAL answers among them, for the cap. */
+        int failures;
+        int internalErrors;
+        /** No read is sent before this (nanoTime) after a failure; the scheduled retry sends it. */
+        long backoffUntil;
     }
 
     private final ClientOptions options;
@@ -56,6 +63,7 @@ final class ReadPath {
     /** Applies a read state on the lane (the receive path's rule) and returns the conversation's status after it. */
     private final BiFunction<String, ReadState, ReadStatus> apply;
     private final Map<String, Conv> convs = new HashMap<>();
+    private final RetryRule retry;
     /** Every call not completed yet, whatever its state: failed when the client closes. */
     private final java.util.Set<CompletableFuture<ReadStatus>> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -67,6 +75,7 @@ final class ReadPath {
         this.lane = lane;
         this.waiters = waiters;
         this.apply = apply;
+        this.retry = RetryRule.of(options);
     }
 
     /** See {@link im.client.ImClient#markRead}. */
@@ -109,15 +118,21 @@ final class ReadPath {
         }
     }
 
-    /** Sends the follow-up of {@code conv} if none is in flight: the highest seq of its callers that did not cancel. */
+    /**
+     * Sends the follow-up of {@code conv} if none is in flight and no backoff runs: the highest seq of
+     * its callers that did not cancel, and of a read owed since a failure.
+     */
     private void sendNext(String conv) {
         Conv c = convs.get(conv);
-        if (c.inFlight != null) {
+        if (c == null || c.inFlight != null) {
             return;
         }
         c.next.removeIf(w -> w.future().isDone());   // cancelled: a withdrawn call does not raise the seq
-        if (c.next.isEmpty()) {
+        if (c.next.isEmpty() && c.owed == 0) {
             convs.remove(conv);
+            return;
+        }
+        if (System.nanoTime() < c.backoffUntil) {
             return;
         }
         Connection conn;
@@ -128,7 +143,7 @@ final class ReadPath {
         }
         List<Waiter> batch = List.copyOf(c.next);
         c.next.clear();
-        long seq = batch.stream().mapToLong(Waiter::seq).max().orElseThrow();
+        long seq = Math.max(c.owed, batch.stream().mapToLong(Waiter::seq).max().orElse(0));
         c.inFlight = batch;
         Read frame = new Read(rids.next(), conv, seq);
         conn.submit(frame, false)
@@ -149,6 +164,9 @@ final class ReadPath {
         Conv c = convs.get(conv);
         c.inFlight = null;
         if (r instanceof ReadAck ack) {
+            c.owed = 0;
+            c.failures = 0;
+            c.internalErrors = 0;
             try {
                 ReadStatus status = apply.apply(conv, ack.state());
                 complete(batch, status);
@@ -158,6 +176,13 @@ final class ReadPath {
         } else if (r instanceof ErrorFrame e) {
             log.info("read of {} up to {} refused: {} {}", conv, frame.seq(), e.code(), e.msg());
             fail(batch, new ImErrorException(e));
+            boolean givenUp = RetryRule.counts(e.code()) && retry.givesUpAfter(++c.internalErrors);
+            if (RetryRule.refusesRequest(e.code()) || givenUp) {
+                c.owed = 0;   // the read itself is refused: sending it again fails again
+            } else {
+                owe(conv, c, frame.seq());   // UNAVAILABLE, RATE_LIMITED, INTERNAL (capped): the server may take it later
+                return;
+            }
         } else {
             Throwable cause = err instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : err;
             if (cause instanceof ConnectionLostException) {
@@ -174,8 +199,28 @@ final class ReadPath {
             }
             log.info("read of {} up to {} failed: {}", conv, frame.seq(), cause.toString());
             fail(batch, cause);
+            if (cause instanceof SendTimeoutException) {
+                owe(conv, c, frame.seq());   // it may have committed, its answer lost: sent again (reads are idempotent)
+                return;
+            }
         }
         sendNext(conv);
+    }
+
+    /**
+     * The read up to {@code seq} of {@code conv} failed in a way that may pass: it is owed, and sent
+     * again (with what was asked meanwhile) after a backoff, until the server answers it; without that a
+     * read committed whose answer was lost would leave this device's read state behind for good.
+     */
+    private void owe(String conv, Conv c, long seq) {
+        c.owed = Math.max(c.owed, seq);
+        long wait = retry.backoffMillis(c.failures++);
+        c.backoffUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(wait);
+        try {
+            lane.schedule(() -> sendNext(conv), wait, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            log.debug("client closed; read of {} not sent again", conv);
+        }
     }
 
     private void complete(List<Waiter> batch, ReadStatus status) {
