@@ -32,7 +32,9 @@ import java.util.concurrent.locks.LockSupport;
  * pushes, synced pages, acked and subbed cursors, read states) is recorded by a {@link WireTap} per
  * device, per install epoch; {@code device_cursors} and {@code read_cursors} are read only as a
  * quiesce condition and once at the end. Senders also read now and then ({@code markRead}, seeded
- * like the sends), so the read-state rules have cursors moving on several devices of a user.
+ * like the sends), so the read-state rules have cursors moving on several devices of a user, and
+ * edit or recall one of their recent confirmed messages ({@link ChangeDriver}), recorded as sends of
+ * that kind.
  */
 public final class Campaign {
 
@@ -98,6 +100,7 @@ public final class Campaign {
     private final AtomicLong sendErrors = new AtomicLong();
     private final AtomicLong reads = new AtomicLong();
     private final AtomicLong readErrors = new AtomicLong();
+    private final ChangeDriver changes = new ChangeDriver();
     private final List<String> problems = new CopyOnWriteArrayList<>();
     private Stack stack;
     private Directory directory;
@@ -200,6 +203,7 @@ public final class Campaign {
             figures.put("send_calls_failed", sendErrors.get());
             figures.put("reads", reads.get());
             figures.put("reads_failed", readErrors.get());
+            changes.figures().forEach((k, v) -> figures.put("changes." + k, v));
             figures.put("devices", (long) devices.size());
             figures.put("conversations", (long) convs.size());
             figures.put("membership_changes", membership.done.get());
@@ -327,6 +331,7 @@ public final class Campaign {
             if (next > now) LockSupport.parkNanos((next - now) * 1_000_000L);
             else next = now;   // behind (an outage): no burst to catch up
             if (stopSenders.get()) return;
+            if (r.nextDouble() < ChangeDriver.CHANGE_CHANCE && changes.changeOne(d, membership.memberOf.get(d.user), r, k++)) continue;
             List<String> mine = new ArrayList<>(membership.memberOf.get(d.user));
             if (mine.isEmpty()) continue;
             java.util.Collections.sort(mine);

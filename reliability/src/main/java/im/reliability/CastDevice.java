@@ -11,8 +11,16 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /** One device of the campaign's cast: its client, what it attempted and every ack it saw. */
 final class CastDevice {
-    /** One send attempt, by the install epoch that made it. */
-    record Attempt(String cmid, String conv, String body, int epoch) {}
+    /**
+     * One send attempt, by the install epoch that made it: a message, or an edit or recall
+     * ({@code kind}) of the message at {@code ref}.
+     */
+    record Attempt(String cmid, String conv, String body, int epoch, String kind, long ref) {
+        /** A message. */
+        Attempt(String cmid, String conv, String body, int epoch) {
+            this(cmid, conv, body, epoch, im.protocol.Event.MSG, 0);
+        }
+    }
 
     /** What one install of a device was told and stored; for a replaced install also its state when it was closed. */
     static final class Install {
@@ -23,6 +31,7 @@ final class CastDevice {
         volatile long retiredAt;
         volatile Map<String, List<Long>> stored = Map.of();
         volatile Map<String, Long> local = Map.of();
+        volatile Map<String, Map<Long, String>> bodies = Map.of();
         volatile Set<String> pending = Set.of();
     }
 

@@ -31,12 +31,17 @@ import java.util.TreeSet;
  * log is the authority; the memberships table must agree with it). Each violation's detail names
  * the conversation, device, seq and cmid it concerns:
  * <ul>
- *   <li>{@link Kind#LOST_WRITE}: every SENT send is committed at its seq as kind {@code msg} with
- *       the same cmid, body and sender (D1, D6).</li>
+ *   <li>{@link Kind#LOST_WRITE}: every SENT send is committed at its seq as its kind ({@code msg},
+ *       {@code edit}, {@code recall}) with the same cmid, ref, body and sender (D1, D6). Edits and
+ *       recalls are sends: they go through the outbox with a cmid and are judged like messages. Two
+ *       exceptions: a message or edit a recall of the log emptied may have body {@code ""}, and a recall
+ *       of a message already recalled is answered with the first recall (all its replies {@code dup:true},
+ *       the seq holds a recall of the same message by the same sender with another cmid).</li>
  *   <li>{@link Kind#DUPLICATE_WRITE}: every {@code sent} reply of one cmid names the same seq, and
- *       at most one says {@code dup:false} (only one attempt can have inserted the row) (D2).</li>
- *   <li>{@link Kind#PHANTOM_WRITE}: every committed message is a recorded send of its sender, in
- *       the same conversation with the same body.</li>
+ *       at most one says {@code dup:false} (only one attempt can have inserted the row) (D2); the same
+ *       for messages, edits and recalls.</li>
+ *   <li>{@link Kind#PHANTOM_WRITE}: every committed message, edit and recall is a recorded send of its
+ *       sender, in the same conversation with the same kind, ref and body (emptied, if recalled).</li>
  *   <li>{@link Kind#SEQ_GAP}: each conversation's committed seqs are exactly 1..head.</li>
  *   <li>{@link Kind#NOT_ON_TOPIC}: every committed (conv, seq) is on the event topic at least once.</li>
  *   <li>{@link Kind#MEMBERSHIP_MISMATCH}: join/leave events alternate per user, their periods equal
@@ -61,6 +66,15 @@ import java.util.TreeSet;
  *       the user's final read cursor, and one install's {@code readack}s never decrease per
  *       conversation ({@link Kind#READ_REGRESSED}). Reports of different devices are not ordered by
  *       arrival time: the tap stamps arrival, not when the server took the state.</li>
+ *   <li>Edits and recalls ({@link ChangeChecks}): a recalled message or edit (the message a {@code recall}
+ *       event refers to, and every {@code edit} of it) may reach a device with its body as sent or
+ *       none ({@link Kind#CONTENT_MISMATCH} otherwise), but its events row is empty, no {@code synced}
+ *       or {@code caughtup} page answering a request the device's socket sent after the recaller
+ *       received the recall's {@code sent} carries its body, and no store at the end (online or a
+ *       snapshotted old install) holds its body once it holds the recall or its cursor passed it
+ *       ({@link Kind#RECALLED_BODY_SERVED}); an online install's SDK local query shows it as
+ *       {@code ""} ({@link Kind#RECALL_NOT_APPLIED}) and shows every other message as its latest edit
+ *       visible to the user, else its body ({@link Kind#EDIT_NOT_APPLIED}).</li>
  *   <li>Read state at the end: every online install's SDK {@code unread(conv)} equals the log's count
  *       of visible messages of others above the user's final read cursor ({@code read_cursors}), so
  *       all of a user's online installs agree ({@link Kind#UNREAD_DISAGREES}).</li>
@@ -91,8 +105,10 @@ public final class Checker {
             for (CommittedEvent e : nz(evs)) m.put(e.seq(), e);
         });
 
-        checkSends(sends, bySeq, out);
-        checkCommittedMessages(committed, sends, out);
+        ChangeChecks changes = ChangeChecks.of(bySeq, sends);
+        checkSends(sends, bySeq, changes, out);
+        checkCommittedMessages(committed, sends, changes, out);
+        changes.checkLog(bySeq, out);
         checkSeqs(bySeq, heads, out);
         checkTopic(committed, topic, out);
         Map<String, Map<String, List<Period>>> periods = periodsFromLog(bySeq, out);
@@ -108,7 +124,7 @@ public final class Checker {
             seenAll += nz(d.seen()).size();
             reports += nz(d.cursorReports()).size();
             readReports += nz(d.readReports()).size();
-            DeviceChecks.check(d, bySeq, heads, periods, readCursors, out);
+            DeviceChecks.check(d, bySeq, heads, periods, readCursors, changes, out);
         }
         ReadChecks.checkFinalUnread(devices, bySeq, periods, readCursors, out);
 
@@ -119,6 +135,7 @@ public final class Checker {
         figures.put("pending", count(sends, Outcome.PENDING));
         figures.put("committed messages", committed.values().stream()
                 .flatMap(l -> nz(l).stream()).filter(e -> "msg".equals(e.kind())).count());
+        changes.figures(figures);
         figures.put("topic records", (long) topic.size());
         figures.put("topic duplicates", (long) topic.size() - new HashSet<>(topic).size());
         // Resends answered from the existing row (cmid dedup, D2): duplicates the write path absorbed.
@@ -146,7 +163,7 @@ public final class Checker {
     // ---- writes -------------------------------------------------------------------------------
 
     private static void checkSends(List<SendRecord> sends, Map<String, Map<Long, CommittedEvent>> bySeq,
-                                   List<Violation> out) {
+                                   ChangeChecks changes, List<Violation> out) {
         for (SendRecord s : sends) {
             List<SentReply> replies = nz(s.replies());
             if (replies.isEmpty()) continue;
@@ -172,11 +189,10 @@ public final class Checker {
                     out.add(new Violation(Kind.LOST_WRITE, at + ": acknowledged by sent but no committed event has that seq"));
                     continue;
                 }
-                List<String> diffs = new ArrayList<>();
-                if (!"msg".equals(e.kind())) diffs.add("kind " + e.kind());
-                if (!Objects.equals(e.cmid(), s.cmid())) diffs.add("cmid " + e.cmid());
-                if (!Objects.equals(e.body(), s.body())) diffs.add("body " + abbreviate(e.body()) + " instead of " + abbreviate(s.body()));
-                if (!Objects.equals(e.sender(), s.user())) diffs.add("sender " + e.sender());
+                List<String> diffs = sendDiffs(s, e, changes);
+                // A recall of a message already recalled is answered with the first recall (dup:true, its seq).
+                boolean earlierRecall = "recall".equals(s.kind()) && replies.stream().allMatch(SentReply::dup);
+                if (!Objects.equals(e.cmid(), s.cmid()) && !earlierRecall) diffs.add("cmid " + e.cmid());
                 if (!diffs.isEmpty()) {
                     out.add(new Violation(Kind.LOST_WRITE, at + ": the committed event at that seq differs: " + String.join(", ", diffs)));
                 }
@@ -184,21 +200,37 @@ public final class Checker {
         }
     }
 
-    /** Every committed message is one of the recorded sends (same sender, cmid, conversation and body). */
+    /**
+     * How a committed event differs from the send it is said to be (kind, ref, body, sender); a recalled
+     * message's or edit's empty body is its body as sent.
+     */
+    private static List<String> sendDiffs(SendRecord s, CommittedEvent e, ChangeChecks changes) {
+        List<String> diffs = new ArrayList<>();
+        if (!Objects.equals(s.kind(), e.kind())) diffs.add("kind " + e.kind());
+        if (s.ref() != e.ref()) diffs.add("ref " + e.ref());
+        boolean emptied = changes.recalled(e.conv(), e.seq()) && emptyIfNull(e.body()).isEmpty();
+        if (!Objects.equals(e.body(), s.body()) && !emptied) {
+            diffs.add("body " + abbreviate(e.body()) + " instead of " + abbreviate(s.body()));
+        }
+        if (!Objects.equals(e.sender(), s.user())) diffs.add("sender " + e.sender());
+        return diffs;
+    }
+
+    /** Every committed message, edit and recall is one of the recorded sends (same sender, cmid, conversation, kind, ref and body). */
     private static void checkCommittedMessages(Map<String, List<CommittedEvent>> committed, List<SendRecord> sends,
-                                               List<Violation> out) {
+                                               ChangeChecks changes, List<Violation> out) {
         Map<List<String>, SendRecord> byKey = new HashMap<>();
         for (SendRecord s : sends) byKey.put(List.of(String.valueOf(s.user()), String.valueOf(s.cmid())), s);
         new TreeMap<>(committed).forEach((conv, evs) -> {
             for (CommittedEvent e : nz(evs)) {
-                if (!"msg".equals(e.kind())) continue;
+                if (e.cmid() == null) continue;   // join, leave
                 String where = "conv=" + conv + " seq=" + e.seq() + " sender=" + e.sender() + " cmid=" + e.cmid();
                 SendRecord s = byKey.get(List.of(String.valueOf(e.sender()), String.valueOf(e.cmid())));
                 if (s == null) {
                     out.add(new Violation(Kind.PHANTOM_WRITE, where + ": committed, but no client of that user sent this cmid"));
-                } else if (!Objects.equals(s.conv(), conv) || !Objects.equals(s.body(), e.body())) {
-                    out.add(new Violation(Kind.PHANTOM_WRITE, where + ": committed as " + abbreviate(e.body())
-                            + ", but the send with this cmid was conv=" + s.conv() + " body " + abbreviate(s.body())));
+                } else if (!Objects.equals(s.conv(), conv) || !sendDiffs(s, e, changes).isEmpty()) {
+                    out.add(new Violation(Kind.PHANTOM_WRITE, where + ": committed as " + e.kind() + " " + abbreviate(e.body())
+                            + ", but the send with this cmid was conv=" + s.conv() + " " + s.kind() + " body " + abbreviate(s.body())));
                 }
             }
         });

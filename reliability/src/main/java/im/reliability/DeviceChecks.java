@@ -34,9 +34,10 @@ final class DeviceChecks {
 
     static void check(DeviceRecord d, Map<String, Map<Long, CommittedEvent>> bySeq, Map<String, Long> heads,
                       Map<String, Map<String, List<Period>>> periods, Map<String, Map<String, Long>> readCursors,
-                      List<Violation> out) {
+                      ChangeChecks changes, List<Violation> out) {
         String dev = "device=" + d.device() + " epoch=" + d.epoch() + " user=" + d.user();
-        checkReceived(d, dev, bySeq, periods, out);
+        checkReceived(d, dev, bySeq, periods, changes, out);
+        changes.checkDevice(d, bySeq, periods, out);
         checkCursorReports(d, dev, heads, periods, out);
         ReadChecks.checkReports(d, dev, bySeq, heads, periods, readCursors, out);
 
@@ -97,7 +98,8 @@ final class DeviceChecks {
 
     /** Frames received and events stored: visible, as committed, stored once, not long after a reinstall. */
     private static void checkReceived(DeviceRecord d, String dev, Map<String, Map<Long, CommittedEvent>> bySeq,
-                                      Map<String, Map<String, List<Period>>> periods, List<Violation> out) {
+                                      Map<String, Map<String, List<Period>>> periods, ChangeChecks changes,
+                                      List<Violation> out) {
         Map<String, List<Long>> invisibleFrames = new TreeMap<>();
         Map<String, List<String>> wrongFrames = new TreeMap<>();
         Map<String, List<Long>> late = new TreeMap<>();
@@ -106,7 +108,7 @@ final class DeviceChecks {
             if (!isVisible(periods, e.conv(), d.user(), e.seq())) {
                 invisibleFrames.computeIfAbsent(e.conv(), k -> new ArrayList<>()).add(e.seq());
             }
-            String diff = contentDiff(e, bySeq);
+            String diff = contentDiff(e, bySeq, changes);
             if (diff != null) wrongFrames.computeIfAbsent(e.conv(), k -> new ArrayList<>()).add(e.seq() + " (" + s.source() + ": " + diff + ")");
             if (d.retiredMillis() > 0 && s.atMillis() > d.retiredMillis() + REVOCATION_BOUND_MILLIS) {
                 late.computeIfAbsent(e.conv(), k -> new ArrayList<>()).add(e.seq());
@@ -128,7 +130,7 @@ final class DeviceChecks {
             if (!isVisible(periods, e.conv(), d.user(), e.seq())) {
                 invisibleStored.computeIfAbsent(e.conv(), k -> new ArrayList<>()).add(e.seq());
             }
-            String diff = contentDiff(e, bySeq);
+            String diff = contentDiff(e, bySeq, changes);
             if (diff != null) wrongStored.computeIfAbsent(e.conv(), k -> new ArrayList<>()).add(e.seq() + " (" + diff + ")");
             if (!once.add(List.of(e.conv(), e.seq()))) twice.computeIfAbsent(e.conv(), k -> new ArrayList<>()).add(e.seq());
         }
@@ -168,8 +170,11 @@ final class DeviceChecks {
         return v;
     }
 
-    /** What differs between a received or stored event and the committed one; null if nothing does. */
-    private static String contentDiff(CommittedEvent got, Map<String, Map<Long, CommittedEvent>> bySeq) {
+    /**
+     * What differs between a received or stored event and the committed one; null if nothing does. A
+     * recalled message or edit may carry its body as sent, or none (see {@link ChangeChecks#bodyMatches}).
+     */
+    private static String contentDiff(CommittedEvent got, Map<String, Map<Long, CommittedEvent>> bySeq, ChangeChecks changes) {
         CommittedEvent c = bySeq.getOrDefault(got.conv(), Map.of()).get(got.seq());
         if (c == null) return "no such committed event";
         List<String> diffs = new ArrayList<>();
@@ -177,14 +182,19 @@ final class DeviceChecks {
         if (!Objects.equals(c.mid(), got.mid())) diffs.add("mid " + got.mid() + " instead of " + c.mid());
         if (!Objects.equals(c.sender(), got.sender())) diffs.add("sender " + got.sender() + " instead of " + c.sender());
         if (!Objects.equals(c.cmid(), got.cmid())) diffs.add("cmid " + got.cmid() + " instead of " + c.cmid());
-        if (!Objects.equals(emptyIfNull(c.body()), emptyIfNull(got.body()))) {
+        if (c.ref() != got.ref()) diffs.add("ref " + got.ref() + " instead of " + c.ref());
+        if (!changes.bodyMatches(c, got.body())) {
             diffs.add("body " + abbreviate(got.body()) + " instead of " + abbreviate(c.body()));
         }
         return diffs.isEmpty() ? null : String.join(", ", diffs);
     }
 
     private static boolean isVisible(Map<String, Map<String, List<Period>>> periods, String conv, String user, long seq) {
-        for (Period p : nz(nz(periods.get(conv)).get(user))) {
+        return isVisible(nz(nz(periods.get(conv)).get(user)), seq);
+    }
+
+    static boolean isVisible(List<Period> periods, long seq) {
+        for (Period p : periods) {
             if (p.from() <= seq && seq <= p.to()) return true;
         }
         return false;
@@ -194,12 +204,7 @@ final class DeviceChecks {
     static TreeSet<Long> visible(Collection<Long> committedSeqs, List<Period> periods) {
         TreeSet<Long> v = new TreeSet<>();
         for (long s : committedSeqs) {
-            for (Period p : periods) {
-                if (p.from() <= s && s <= p.to()) {
-                    v.add(s);
-                    break;
-                }
-            }
+            if (isVisible(periods, s)) v.add(s);
         }
         return v;
     }

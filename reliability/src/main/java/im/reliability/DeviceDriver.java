@@ -9,6 +9,7 @@ import im.client.api.PendingSend;
 import im.client.api.ReceivedEvent;
 import im.client.api.SentAck;
 import im.protocol.Acked;
+import im.protocol.CaughtUp;
 import im.protocol.ConvState;
 import im.protocol.Event;
 import im.protocol.EventPush;
@@ -51,8 +52,8 @@ final class DeviceDriver {
     void openClient(CastDevice d) throws IOException {
         d.tap = new WireTap(d.id, new java.net.InetSocketAddress("127.0.0.1", gatewayPorts[d.gateway]), new WireTap.Sink() {
             @Override
-            public void frame(int epoch, ServerFrame f, long at) {
-                record(d, epoch, f, at);
+            public void frame(int epoch, ServerFrame f, long at, long requestAt) {
+                record(d, epoch, f, at, requestAt);
             }
 
             @Override
@@ -72,38 +73,34 @@ final class DeviceDriver {
             public void onSent(SentAck ack) {
                 d.acked.putIfAbsent(ack.cmid(), ack.seq());
                 d.replies.computeIfAbsent(ack.cmid(), k -> new CopyOnWriteArrayList<>())
-                        .add(new History.SentReply(ack.seq(), ack.dup()));
+                        .add(new History.SentReply(ack.seq(), ack.dup(), System.currentTimeMillis()));
             }
 
             @Override
             public void onEvent(ReceivedEvent e) {
-                rec.storedEvents.add(committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body()));
+                rec.storedEvents.add(new History.CommittedEvent(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(),
+                        e.body(), null, e.ref()));
             }
         });
         d.client = c;
         connectWithRetry(d, 60_000);
     }
 
-    static List<Long> seqs(ImClient client, String conv) {
-        return client.events(conv).stream().map(ReceivedEvent::seq).toList();
+    static History.CommittedEvent committedOf(Event e) {
+        return new History.CommittedEvent(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body(), null, e.ref());
     }
 
-    static History.CommittedEvent committedOf(String conv, long seq, String kind, String mid, String sender,
-                                                     String cmid, String body) {
-        return new History.CommittedEvent(conv, seq, kind, mid, sender, cmid, body);
-    }
-
-    /** What the device's socket received: event frames for visibility and content, cursor replies for their history. */
-    private void record(CastDevice d, int epoch, ServerFrame f, long at) {
+    /**
+     * What the device's socket received: event frames (pushed, or in a {@code synced} or {@code caughtup}
+     * page with when its request left) for visibility and content, cursor replies for their history.
+     */
+    private void record(CastDevice d, int epoch, ServerFrame f, long at, long requestAt) {
         if (f instanceof EventPush p) {
-            Event e = p.ev();
-            d.install(epoch).seen.add(new History.Seen(History.Source.PUSH, at,
-                    committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body())));
+            d.install(epoch).seen.add(new History.Seen(History.Source.PUSH, at, committedOf(p.ev())));
         } else if (f instanceof Synced s) {
-            for (Event e : s.events()) {
-                d.install(epoch).seen.add(new History.Seen(History.Source.SYNC, at,
-                        committedOf(e.conv(), e.seq(), e.kind(), e.mid(), e.sender(), e.cmid(), e.body())));
-            }
+            for (Event e : s.events()) d.install(epoch).seen.add(new History.Seen(History.Source.SYNC, at, committedOf(e), requestAt));
+        } else if (f instanceof CaughtUp c) {
+            for (Event e : c.events()) d.install(epoch).seen.add(new History.Seen(History.Source.CATCHUP, at, committedOf(e), requestAt));
         } else if (f instanceof Acked a) {
             d.install(epoch).cursorReports.add(new History.CursorReport(a.conv(), a.delivered(), History.CursorSource.ACKED));
         } else if (f instanceof Subbed s) {
@@ -177,11 +174,12 @@ final class DeviceDriver {
         while (old.isConnected() && System.currentTimeMillis() < at + 3_000) LockSupport.parkNanos(50_000_000L);
         boolean stillOpen = old.isConnected();
         if (stillOpen) staleStillOpen.incrementAndGet();
-        StoreSnapshot snap = StoreSnapshot.read(convs, old::cursor, c -> seqs(old, c), e -> e.getValue() > 0);
+        StoreSnapshot snap = StoreSnapshot.read(convs, old::cursor, old::events, e -> e.getValue() > 0);
         Set<String> pending = new HashSet<>();
         for (PendingSend p : old.pending()) pending.add(p.cmid());
         rec.stored = snap.stored();
         rec.local = snap.local();
+        rec.bodies = snap.bodies();
         rec.pending = pending;
         int epoch = r.get("epoch").asInt();
         d.token = r.get("token").asText();

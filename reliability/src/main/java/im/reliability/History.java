@@ -12,7 +12,7 @@ import java.util.Map;
  * by sampling server tables: a rule about what a device was told can only fail if the record is
  * what the device was told.
  *
- * @param sends         every send a client attempted, with every {@code sent} reply it got
+ * @param sends         every send a client attempted (messages, edits and recalls), with every {@code sent} reply it got
  * @param committed     the message and membership events in PostgreSQL at the end, per conversation in seq order
  * @param heads         conversations.head_seq at the end
  * @param topic         the (conv, seq) of every record on the event topic, in partition order (duplicates allowed)
@@ -36,12 +36,26 @@ public record History(
     /** How a send ended, as far as its client knows: SENT once any {@code sent} arrived. */
     public enum Outcome { SENT, REJECTED, PENDING }
 
-    /** One {@code sent} reply as the sender received it. */
-    public record SentReply(long seq, boolean dup) {}
+    /** One {@code sent} reply as the sender received it, and when the SDK reported it ({@code onSent}; 0 if unknown). */
+    public record SentReply(long seq, boolean dup, long atMillis) {
+        public SentReply(long seq, boolean dup) {
+            this(seq, dup, 0);
+        }
+    }
 
-    /** One client send (one cmid) and every {@code sent} reply to it, in arrival order. */
+    /**
+     * One client send (one cmid) and every {@code sent} reply to it, in arrival order. {@code kind} is
+     * {@code msg}, {@code edit} or {@code recall}; {@code ref} the seq of the message an edit or a
+     * recall changes (0 for a message); a recall's body is {@code ""}.
+     */
     public record SendRecord(String device, String user, String conv, String cmid, String body, Outcome outcome,
-                             List<SentReply> replies) {
+                             List<SentReply> replies, String kind, long ref) {
+        /** A message. */
+        public SendRecord(String device, String user, String conv, String cmid, String body, Outcome outcome,
+                          List<SentReply> replies) {
+            this(device, user, conv, cmid, body, outcome, replies, "msg", 0);
+        }
+
         /** The seq of the first reply, 0 if none. */
         public long seq() {
             return replies == null || replies.isEmpty() ? 0 : replies.get(0).seq();
@@ -50,14 +64,28 @@ public record History(
 
     /**
      * One conversation event: a row of {@code events}, or the same fields as a device saw or stored
-     * them. {@code cmid} is null for join/leave; {@code body} may be null or empty for join/leave.
+     * them. {@code cmid} is null for join/leave; {@code body} may be null or empty for join/leave, and
+     * is empty for a recall and for a message or edit the log's recall emptied. {@code users} lists the
+     * users of a bulk join (null for every other event); {@code ref} is the seq of the message an edit
+     * or a recall changes (0 for every other kind).
      */
-    /** A committed row of {@code events}; {@code users} lists the users of a bulk join (null for every other event). */
     public record CommittedEvent(String conv, long seq, String kind, String mid, String sender, String cmid, String body,
-                                 List<String> users) {
+                                 List<String> users, long ref) {
         /** A single event: a message, or a join or leave of one user ({@code sender}). */
         public CommittedEvent(String conv, long seq, String kind, String mid, String sender, String cmid, String body) {
-            this(conv, seq, kind, mid, sender, cmid, body, null);
+            this(conv, seq, kind, mid, sender, cmid, body, null, 0);
+        }
+
+        /** A bulk join ({@code users}) or a single event. */
+        public CommittedEvent(String conv, long seq, String kind, String mid, String sender, String cmid, String body,
+                              List<String> users) {
+            this(conv, seq, kind, mid, sender, cmid, body, users, 0);
+        }
+
+        /** An edit or a recall of the message at {@code ref}. */
+        public static CommittedEvent change(String conv, long seq, String kind, String mid, String sender, String cmid,
+                                            String body, long ref) {
+            return new CommittedEvent(conv, seq, kind, mid, sender, cmid, body, null, ref);
         }
 
         /** The users a join or leave adds or removes: each of a bulk join's, else the sender. */
@@ -74,11 +102,19 @@ public record History(
     /** A membership change made by the campaign: {@code kind} join or leave, answered with event {@code seq}. */
     public record MembershipOp(String conv, String user, String kind, long seq, boolean changed) {}
 
-    /** How an event frame reached a device. */
-    public enum Source { PUSH, SYNC }
+    /** How an event frame reached a device: a push, a {@code synced} page, a {@code caughtup} page. */
+    public enum Source { PUSH, SYNC, CATCHUP }
 
-    /** An event a device received on its socket: a pushed {@code event} frame or one event of a {@code synced} page. */
-    public record Seen(Source source, long atMillis, CommittedEvent event) {}
+    /**
+     * An event a device received on its socket: a pushed {@code event} frame or one event of a
+     * {@code synced} or {@code caughtup} page; {@code requestAtMillis} is when the device's socket
+     * sent the request the page answers (0 for a push, or when the tap did not see the request).
+     */
+    public record Seen(Source source, long atMillis, CommittedEvent event, long requestAtMillis) {
+        public Seen(Source source, long atMillis, CommittedEvent event) {
+            this(source, atMillis, event, 0);
+        }
+    }
 
     /** Which reply carried a server cursor. */
     public enum CursorSource { ACKED, SUBBED }
@@ -113,6 +149,10 @@ public record History(
      * @param outboxLeft    what is left in its outbox
      * @param readReports   every read state the server told it, in arrival order
      * @param unread        its SDK's {@code unread(conv)} at the end per conversation of its user (online installs only)
+     * @param bodies        the body of every stored message and edit in its store at the end, per conversation, by seq
+     *                      (read in the same snapshot as {@code stored})
+     * @param shown         the text its SDK's local queries show ({@code eventsBefore}, {@code ReceivedEvent.text()})
+     *                      for every stored message at the end, per conversation, by seq (online installs only)
      */
     public record DeviceRecord(
             String device,
@@ -128,5 +168,16 @@ public record History(
             List<CursorReport> cursorReports,
             int outboxLeft,
             List<ReadReport> readReports,
-            Map<String, Long> unread) {}
+            Map<String, Long> unread,
+            Map<String, Map<Long, String>> bodies,
+            Map<String, Map<Long, String>> shown) {
+        /** An install whose store's bodies and shown texts were not read. */
+        public DeviceRecord(String device, int epoch, String user, boolean online, long retiredMillis,
+                            Map<String, List<Long>> stored, Map<String, Long> localCursor, Map<String, Long> serverCursor,
+                            List<Seen> seen, List<CommittedEvent> storedEvents, List<CursorReport> cursorReports,
+                            int outboxLeft, List<ReadReport> readReports, Map<String, Long> unread) {
+            this(device, epoch, user, online, retiredMillis, stored, localCursor, serverCursor, seen, storedEvents,
+                    cursorReports, outboxLeft, readReports, unread, Map.of(), Map.of());
+        }
+    }
 }

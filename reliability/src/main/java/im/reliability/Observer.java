@@ -2,6 +2,8 @@ package im.reliability;
 
 import im.client.ImClient;
 import im.client.api.PendingSend;
+import im.client.api.ReceivedEvent;
+import im.protocol.Event;
 import im.infra.kafka.KafkaClientConfig;
 import im.infra.kafka.KafkaClients;
 import im.topics.EventRecord;
@@ -106,15 +108,16 @@ final class Observer {
                 Set<String> pend = a.epoch() == d.epoch ? pending : d.install(a.epoch()).pending;
                 History.Outcome out = !rs.isEmpty() ? History.Outcome.SENT
                         : pend.contains(a.cmid()) ? History.Outcome.PENDING : History.Outcome.REJECTED;
-                sends.add(new History.SendRecord(d.id, d.user, a.conv(), a.cmid(), a.body(), out, rs));
+                sends.add(new History.SendRecord(d.id, d.user, a.conv(), a.cmid(), a.body(), out, rs, a.kind(), a.ref()));
             }
         }
         Map<String, List<History.CommittedEvent>> committed = new TreeMap<>();
-        db.query("SELECT conv_id, seq, kind, mid::text, sender, cmid, body, users FROM events ORDER BY conv_id, seq", rs -> {
+        db.query("SELECT conv_id, seq, kind, mid::text, sender, cmid, body, users, coalesce(ref_seq, 0) FROM events"
+                + " ORDER BY conv_id, seq", rs -> {
             java.sql.Array users = rs.getArray(8);
             committed.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(new History.CommittedEvent(
                     rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
-                    rs.getString(7), users == null ? null : List.of((String[]) users.getArray())));
+                    rs.getString(7), users == null ? null : List.of((String[]) users.getArray()), rs.getLong(9)));
         });
         Map<String, Long> heads = db.heads();
         Map<String, Map<String, List<History.Period>>> visibility = new TreeMap<>();
@@ -131,34 +134,51 @@ final class Observer {
         List<History.DeviceRecord> devs = new ArrayList<>();
         for (CastDevice d : devices) {
             ImClient client = d.client;
-            StoreSnapshot snap = StoreSnapshot.read(convs, client::cursor, c -> DeviceDriver.seqs(client, c),
+            StoreSnapshot snap = StoreSnapshot.read(convs, client::cursor, client::events,
                     e -> e.getValue() > 0 || visibility.getOrDefault(e.getKey(), Map.of()).containsKey(d.user));
             CastDevice.Install rec = d.install(d.epoch);
             boolean online = client.isConnected();
             Map<String, Long> unread = new TreeMap<>();
+            Map<String, Map<Long, String>> shown = new TreeMap<>();
             if (online) {
                 for (String conv : convs) {
                     if (!visibility.getOrDefault(conv, Map.of()).containsKey(d.user)) continue;
                     try {
                         unread.put(conv, client.unread(conv));
+                        shown.put(conv, shownTexts(client, conv));
                     } catch (IOException e) {
-                        problems.add(d.id + " unread(" + conv + ") failed: " + e);
+                        problems.add(d.id + " unread(" + conv + ") or eventsBefore failed: " + e);
                     }
                 }
             }
             devs.add(new History.DeviceRecord(d.id, d.epoch, d.user, online, 0, snap.stored(), snap.local(),
                     finalServer.getOrDefault(d.id, Map.of()), List.copyOf(rec.seen), List.copyOf(rec.storedEvents),
-                    List.copyOf(rec.cursorReports), d.client.pending().size(), List.copyOf(rec.readReports), unread));
+                    List.copyOf(rec.cursorReports), d.client.pending().size(), List.copyOf(rec.readReports), unread,
+                    snap.bodies(), shown));
             for (Map.Entry<Integer, CastDevice.Install> e : new TreeMap<>(d.installs).entrySet()) {
                 if (e.getKey() == d.epoch) continue;
                 CastDevice.Install old = e.getValue();
                 devs.add(new History.DeviceRecord(d.id, e.getKey(), d.user, false, old.retiredAt, old.stored, old.local,
                         Map.of(), List.copyOf(old.seen), List.copyOf(old.storedEvents), List.copyOf(old.cursorReports), 0,
-                        List.copyOf(old.readReports), Map.of()));
+                        List.copyOf(old.readReports), Map.of(), old.bodies, Map.of()));
             }
         }
         List<History.TopicRecord> topic = readTopic(heads);
         return new History(sends, committed, heads, topic, visibility, List.copyOf(membership.ops), devs, readCursors);
+    }
+
+    /** What the SDK's local query shows for each stored message of {@code conv} ({@code text()}), paging from the latest. */
+    private static Map<Long, String> shownTexts(ImClient client, String conv) throws IOException {
+        Map<Long, String> shown = new TreeMap<>();
+        long before = Long.MAX_VALUE;
+        while (true) {
+            List<ReceivedEvent> page = client.eventsBefore(conv, before, 1000);
+            for (ReceivedEvent e : page) {
+                if (Event.MSG.equals(e.kind())) shown.put(e.seq(), e.text() == null ? "" : e.text());
+            }
+            if (page.size() < 1000) return shown;
+            before = page.get(0).seq();
+        }
     }
 
     /** read_cursors per conversation, per user. */

@@ -1,5 +1,7 @@
 package im.reliability;
 
+import im.client.api.ReceivedEvent;
+import im.protocol.Event;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -20,27 +22,37 @@ import java.util.function.ToLongFunction;
  * then cursor) let a batch commit in between and reported its seq as missing below the cursor
  * (a false {@code STORE_MISSING} under load).
  *
+ * <p>Bodies come from the same read as the seqs: a recall and the emptying of what it recalls are one
+ * store transaction, so a snapshot that holds the recall holds the tombstones.
+ *
  * @param stored seqs in the store per conversation (conversations with none left out)
  * @param local  the local contiguous cursor per conversation (kept where {@code keep} says so)
+ * @param bodies the stored body of every message and edit per conversation, by seq
  */
-record StoreSnapshot(Map<String, List<Long>> stored, Map<String, Long> local) {
+record StoreSnapshot(Map<String, List<Long>> stored, Map<String, Long> local, Map<String, Map<Long, String>> bodies) {
 
     /**
      * @param convs   the conversations to read
      * @param cursor  the store's cursor of a conversation
-     * @param seqs    the seqs of a conversation's stored events
+     * @param events  a conversation's stored events, in seq order
      * @param keep    whether a conversation's cursor belongs in {@link #local} (given its value)
      */
-    static StoreSnapshot read(Collection<String> convs, ToLongFunction<String> cursor, Function<String, List<Long>> seqs,
+    static StoreSnapshot read(Collection<String> convs, ToLongFunction<String> cursor, Function<String, List<ReceivedEvent>> events,
                               Predicate<Map.Entry<String, Long>> keep) {
         Map<String, List<Long>> stored = new TreeMap<>();
         Map<String, Long> local = new TreeMap<>();
+        Map<String, Map<Long, String>> bodies = new TreeMap<>();
         for (String conv : convs) {
             long c = cursor.applyAsLong(conv); // first: see the class comment
-            List<Long> s = seqs.apply(conv);
-            if (!s.isEmpty()) stored.put(conv, List.copyOf(s));
+            List<ReceivedEvent> evs = events.apply(conv);
+            if (!evs.isEmpty()) stored.put(conv, evs.stream().map(ReceivedEvent::seq).toList());
+            for (ReceivedEvent e : evs) {
+                if (Event.MSG.equals(e.kind()) || Event.EDIT.equals(e.kind())) {
+                    bodies.computeIfAbsent(conv, k -> new TreeMap<>()).put(e.seq(), e.body() == null ? "" : e.body());
+                }
+            }
             if (keep.test(Map.entry(conv, c))) local.put(conv, c);
         }
-        return new StoreSnapshot(stored, local);
+        return new StoreSnapshot(stored, local, bodies);
     }
 }

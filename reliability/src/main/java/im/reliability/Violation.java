@@ -56,6 +56,17 @@ public record Violation(Kind kind, String detail) {
          * messages of others in (read, head], or at the end an online install's SDK unread is not the
          * number above the user's final read cursor (and so its user's devices may disagree).
          */
-        UNREAD_DISAGREES
+        UNREAD_DISAGREES,
+        /**
+         * A recalled message's or edit's body was served or kept after the recall: a {@code synced} or
+         * {@code caughtup} page answering a request sent after the recaller received the recall's
+         * {@code sent} carries it, the events row still holds it, or a store holds it next to the recall
+         * (or with its cursor past the recall).
+         */
+        RECALLED_BODY_SERVED,
+        /** At the end, an online install's SDK local query shows the text of a message whose recall it holds. */
+        RECALL_NOT_APPLIED,
+        /** At the end, an online install's SDK local query shows a message's text other than its latest edit visible to the user. */
+        EDIT_NOT_APPLIED
     }
 }

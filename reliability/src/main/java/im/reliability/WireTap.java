@@ -1,9 +1,14 @@
 package im.reliability;
 
 import im.protocol.Authed;
+import im.protocol.CatchUp;
+import im.protocol.CaughtUp;
+import im.protocol.ClientFrame;
 import im.protocol.FrameCodec;
 import im.protocol.ProtocolException;
 import im.protocol.ServerFrame;
+import im.protocol.Sync;
+import im.protocol.Synced;
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;
@@ -17,13 +22,18 @@ import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A TCP relay between one device's SDK and a gateway that records every WebSocket message the
  * server sends to that device, as the device receives it. Bytes are forwarded unchanged in both
- * directions (handshake, frames, close codes); the server-to-client stream is parsed on the side
- * (server frames are unmasked, and the JDK client negotiates no extension). A gateway killed or
+ * directions (handshake, frames, close codes); both streams are parsed on the side (server frames
+ * are unmasked, client frames masked, and the JDK client negotiates no extension). Of the client's
+ * frames only when each {@code sync} and {@code catchup} request left is kept, so that the
+ * {@code synced} or {@code caughtup} answering it (same rid, same connection) carries the time its
+ * request was sent: a rule about what a read served after some moment needs it. A gateway killed or
  * frozen looks the same to the SDK as without the tap: a reset upstream resets the device's
  * socket, a frozen upstream forwards nothing.
  *
@@ -33,9 +43,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 final class WireTap implements AutoCloseable {
     private static final FrameCodec CODEC = new FrameCodec();
 
-    /** Receives each decoded server frame with the install epoch of its connection (from {@code authed}). */
+    /**
+     * Receives each decoded server frame with the install epoch of its connection (from {@code authed}),
+     * when it arrived and, for a {@code synced} or {@code caughtup}, when its request was sent (0 otherwise).
+     */
     interface Sink {
-        void frame(int epoch, ServerFrame frame, long atMillis);
+        void frame(int epoch, ServerFrame frame, long atMillis, long requestAtMillis);
 
         /**
          * A text frame the codec refused (also recorded in {@link #problems}): a sink may still read
@@ -88,32 +101,60 @@ final class WireTap implements AutoCloseable {
             }
             open.add(down);
             open.add(up);
-            daemon("tap-up-" + name, () -> copy(down, up)).start();
-            daemon("tap-down-" + name, () -> parse(up, down)).start();
+            Map<String, Long> requests = new ConcurrentHashMap<>();   // rid -> when the read request left, this connection
+            daemon("tap-up-" + name, () -> parseRequests(down, up, requests)).start();
+            daemon("tap-down-" + name, () -> parse(up, down, requests)).start();
         }
     }
 
-    /** Client to server, raw. */
-    private void copy(Socket from, Socket to) {
-        byte[] buf = new byte[16 * 1024];
-        boolean reset = false;
-        try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-            int n;
-            while ((n = in.read(buf)) >= 0) out.write(buf, 0, n);
-        } catch (IOException e) {
-            reset = true;
-        } finally {
-            end(from, to, reset);
-        }
+    /** Client to server: forwards every byte as it is read, and notes when each read request ({@code sync}, {@code catchup}) left. */
+    private void parseRequests(Socket down, Socket up, Map<String, Long> requests) {
+        relay(down, up, (text, at) -> {
+            if (!text.contains("\"sync\"") && !text.contains("\"catchup\"")) return;
+            ClientFrame f;
+            try {
+                f = CODEC.decodeClient(text);
+            } catch (ProtocolException e) {
+                return;   // the server answers it with an error; no read to time
+            }
+            if (f instanceof Sync s) requests.put(s.rid(), at);
+            else if (f instanceof CatchUp c) requests.put(c.rid(), at);
+        });
     }
 
     /** Server to client: forwards every byte as it is read, and decodes the WebSocket messages on the way. */
-    private void parse(Socket up, Socket down) {
+    private void parse(Socket up, Socket down, Map<String, Long> requests) {
+        int[] epoch = {0};
+        relay(up, down, (s, at) -> {
+            ServerFrame f;
+            try {
+                f = CODEC.decodeServer(s);
+            } catch (ProtocolException e) {
+                problems.add(name + ": server frame that does not decode: " + e.getMessage());
+                sink.undecodable(epoch[0], s, at);
+                return;
+            }
+            if (f instanceof Authed a) epoch[0] = a.epoch();
+            String rid = f instanceof Synced sy ? sy.rid() : f instanceof CaughtUp c ? c.rid() : null;
+            Long requestAt = rid == null ? null : requests.remove(rid);
+            sink.frame(epoch[0], f, at, requestAt == null ? 0 : requestAt);
+        });
+    }
+
+    /** What a direction does with each complete text message, stamped when its last byte was read. */
+    private interface TextHandler {
+        void text(String text, long atMillis);
+    }
+
+    /**
+     * Copies {@code from} to {@code to} byte for byte and hands each complete text message to
+     * {@code handler} on the way (after its bytes were forwarded); the end of either side ends both.
+     */
+    private void relay(Socket from, Socket to, TextHandler handler) {
         boolean reset = false;
-        int epoch = 0;
         try {
-            OutputStream out = down.getOutputStream();
-            DataInputStream in = new DataInputStream(new BufferedInputStream(new Tee(up.getInputStream(), out), 64 * 1024));
+            OutputStream out = to.getOutputStream();
+            DataInputStream in = new DataInputStream(new BufferedInputStream(new Tee(from.getInputStream(), out), 64 * 1024));
             skipHttpHeader(in);
             java.io.ByteArrayOutputStream text = new java.io.ByteArrayOutputStream();
             while (true) {
@@ -136,29 +177,15 @@ final class WireTap implements AutoCloseable {
                 if (opcode >= 8) continue;   // close, ping, pong: forwarded, nothing to record
                 text.write(payload);
                 if (!fin) continue;
-                if (opcode == 1 || opcode == 0) {
-                    String s = text.toString(StandardCharsets.UTF_8);
-                    text.reset();
-                    ServerFrame f;
-                    try {
-                        f = CODEC.decodeServer(s);
-                    } catch (ProtocolException e) {
-                        problems.add(name + ": server frame that does not decode: " + e.getMessage());
-                        sink.undecodable(epoch, s, System.currentTimeMillis());
-                        continue;
-                    }
-                    if (f instanceof Authed a) epoch = a.epoch();
-                    sink.frame(epoch, f, System.currentTimeMillis());
-                } else {
-                    text.reset();
-                }
+                if (opcode == 1 || opcode == 0) handler.text(text.toString(StandardCharsets.UTF_8), System.currentTimeMillis());
+                text.reset();
             }
         } catch (EOFException e) {
-            // the gateway closed the connection
+            // the other side closed the connection
         } catch (IOException e) {
             reset = true;
         } finally {
-            end(up, down, reset);
+            end(from, to, reset);
         }
     }
 

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * SIGSTOP freezes of a gateway, the relay and a delivery node; the run lasts until each was
  * injected once), two membership changes,
  * one device offline from halfway until after the first check, senders marking conversations read
- * now and then; the checker must find no violation,
+ * and editing or recalling their recent messages now and then; the checker must find no violation,
  * before and after the offline device returns. Seed from {@code -Dcampaign.seed}, else fixed.
  *
  * <p>The second, smaller campaign runs the cluster: three Kafka nodes and PostgreSQL as a primary +
@@ -51,6 +51,8 @@ class CampaignIT {
         Set<Nemesis.Kind> injected = EnumSet.noneOf(Nemesis.Kind.class);
         r.faults().forEach(f -> injected.add(f.kind()));
         assertTrue(r.figures().get("sends.sent") > 100, "sends flowed: " + r.figures());
+        assertTrue(r.figures().getOrDefault("check.committed edits", 0L) > 0
+                && r.figures().getOrDefault("check.committed recalls", 0L) > 0, "edits and recalls committed: " + r.figures());
         assertEquals(EnumSet.copyOf(kinds), injected, "every selected kind injected");
         assertTrue(r.faults().stream().allMatch(f -> f.recoveryMillis() >= 0), "delivering again after every heal: " + r.faults());
         // With the classic kinds and the fixed seed the drop window hits pushes; another selection shifts

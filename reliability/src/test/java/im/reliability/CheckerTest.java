@@ -600,6 +600,184 @@ class CheckerTest {
         assertTrue(Checker.check(h).ok(), () -> "violations: " + Checker.check(h).violations());
     }
 
+    // ---- edits and recalls -------------------------------------------------------------------
+
+    /**
+     * {@link #valid()} with edits and recalls in c-1 (head 7): 5 ana's edit a4 of her 4 to "re!"; 6 bob's
+     * message b4 "oops"; 7 bob's recall b5 of 6, whose {@code sent} reached him at t=5000 (a second
+     * recall b6 of 6 was answered with 7, dup). The events row of 6 is empty. bob-1 was pushed 6 with its
+     * body at t=4000 (before the recall); ana-1 synced it with its body by a request sent at t=4900,
+     * answered at 5100. ana-1 and bob-1 hold 5..7 (6 as a tombstone) and show 4 as "re!", 6 as "";
+     * ana-2 epoch 2 is offline at 4 and may hold anything it had.
+     */
+    static History withChanges() {
+        History h = valid();
+        h.sends().addAll(List.of(
+                change("ana-1", "ana", "a4", "edit", 4, "re!", new SentReply(5, false, 3000)),
+                send("bob-1", "bob", "c-1", "b4", "oops", Outcome.SENT, new SentReply(6, false, 3500)),
+                change("bob-1", "bob", "b5", "recall", 6, "", new SentReply(7, false, 5000)),
+                change("bob-1", "bob", "b6", "recall", 6, "", new SentReply(7, true, 5200))));
+        h.committed().get("c-1").addAll(List.of(
+                CommittedEvent.change("c-1", 5, "edit", "m-c-1-5", "ana", "a4", "re!", 4),
+                msg("c-1", 6, "bob", "b4", ""),
+                CommittedEvent.change("c-1", 7, "recall", "m-c-1-7", "bob", "b5", "", 6)));
+        h.heads().put("c-1", 7L);
+        for (long s = 5; s <= 7; s++) h.topic().add(new TopicRecord("c-1", s));
+        Map<Long, String> bodies = Map.of(3L, "dm", 4L, "re", 5L, "re!", 6L, "");
+        Map<Long, String> shown = Map.of(3L, "dm", 4L, "re!", 6L, "");
+        for (String dev : List.of("ana-1", "bob-1")) {
+            DeviceRecord d = device(h, dev, 1);
+            for (long s = 5; s <= 7; s++) {
+                d.stored().get("c-1").add(s);
+                d.seen().add(new Seen(Source.PUSH, 4000 + s, event(h, "c-1", s)));
+                d.storedEvents().add(event(h, "c-1", s));
+            }
+            d.localCursor().put("c-1", 7L);
+            d.serverCursor().put("c-1", 7L);
+            replaceDevice(h, dev, 1, x -> withStore(x, Map.of("c-1", bodies), Map.of("c-1", shown)));
+        }
+        device(h, "bob-1", 1).seen().add(new Seen(Source.PUSH, 4000, msg("c-1", 6, "bob", "b4", "oops")));
+        device(h, "ana-1", 1).seen().add(new Seen(Source.SYNC, 5100, msg("c-1", 6, "bob", "b4", "oops"), 4900));
+        device(h, "ana-1", 1).unread().put("c-1", 1L); // bob's 6 counts, recalled or not
+        return h;
+    }
+
+    @Test
+    void historyWithEditsAndRecallsPasses() {
+        CheckReport r = Checker.check(withChanges());
+        assertTrue(r.ok(), () -> "violations: " + r.violations());
+        assertEquals(1L, r.figures().get("committed edits"));
+        assertEquals(1L, r.figures().get("committed recalls"));
+        assertEquals(1L, r.figures().get("recalled messages and edits"));
+    }
+
+    @Test
+    void recalledBodyServedWhenASyncRequestedAfterTheRecallWasConfirmedCarriesIt() {
+        History h = withChanges();
+        device(h, "bob-1", 1).seen().add(new Seen(Source.SYNC, 5300, msg("c-1", 6, "bob", "b4", "oops"), 5001));
+        assertNames(only(h, Kind.RECALLED_BODY_SERVED), "conv=c-1", "device=bob-1", "seq=6", "SYNC requested at 5001",
+                "recall 7 confirmed to its sender at 5000");
+    }
+
+    @Test
+    void recalledBodyServedWhenACatchUpCarriesAnEditOfARecalledMessage() {
+        History h = withChanges();
+        // an edit of 6 by bob, emptied by the recall with the message (the checker finds a message's edits by
+        // ref, wherever they are in the log; that the platform refuses an edit after the recall is not a rule here)
+        h.sends().add(change("bob-1", "bob", "b7", "edit", 6, "oops2", new SentReply(8, false, 4500)));
+        h.committed().get("c-1").add(CommittedEvent.change("c-1", 8, "edit", "m-c-1-8", "bob", "b7", "", 6));
+        h.heads().put("c-1", 8L);
+        h.topic().add(new TopicRecord("c-1", 8));
+        for (String dev : List.of("ana-1", "bob-1")) {
+            DeviceRecord d = device(h, dev, 1);
+            d.stored().get("c-1").add(8L);
+            d.storedEvents().add(event(h, "c-1", 8));
+            d.localCursor().put("c-1", 8L);
+            d.serverCursor().put("c-1", 8L);
+        }
+        device(h, "ana-1", 1).seen().add(new Seen(Source.CATCHUP, 6000,
+                CommittedEvent.change("c-1", 8, "edit", "m-c-1-8", "bob", "b7", "oops2", 6), 5900));
+        assertNames(only(h, Kind.RECALLED_BODY_SERVED), "device=ana-1", "seq=8", "CATCHUP");
+    }
+
+    @Test
+    void recalledBodyServedWhenTheEventsRowKeepsTheBody() {
+        History h = withChanges();
+        List<CommittedEvent> log = h.committed().get("c-1");
+        log.set(5, msg("c-1", 6, "bob", "b4", "oops"));
+        assertNames(only(h, Kind.RECALLED_BODY_SERVED), "conv=c-1", "seq=6", "recalled by seq 7", "events row");
+    }
+
+    @Test
+    void recalledBodyServedWhenAStoreHoldsTheBodyNextToTheRecall() {
+        History h = withChanges();
+        replaceDevice(h, "bob-1", 1, d -> withStore(d, Map.of("c-1", Map.of(3L, "dm", 4L, "re", 5L, "re!", 6L, "oops")), d.shown()));
+        assertNames(only(h, Kind.RECALLED_BODY_SERVED), "conv=c-1", "device=bob-1", "seq=6", "the store holds the body");
+    }
+
+    @Test
+    void anOfflineStoreBehindTheRecallMayKeepTheBodyButNotOncePastIt() {
+        History h = withChanges();
+        DeviceRecord off = device(h, "ana-2", 2);
+        off.stored().get("c-1").addAll(List.of(5L, 6L));
+        off.storedEvents().add(event(h, "c-1", 5));
+        off.localCursor().put("c-1", 6L); // stored 6 before the recall came: allowed
+        replaceDevice(h, "ana-2", 2, d -> withStore(d, Map.of("c-1", Map.of(6L, "oops")), Map.of()));
+        assertTrue(Checker.check(h).ok(), () -> "violations: " + Checker.check(h).violations());
+        device(h, "ana-2", 2).localCursor().put("c-1", 7L);
+        device(h, "ana-2", 2).stored().get("c-1").add(7L);
+        assertNames(only(h, Kind.RECALLED_BODY_SERVED), "device=ana-2 epoch=2", "seq=6");
+    }
+
+    @Test
+    void recallNotAppliedWhenAnOnlineDeviceStillShowsTheText() {
+        History h = withChanges();
+        replaceDevice(h, "ana-1", 1, d -> withStore(d, d.bodies(), Map.of("c-1", Map.of(3L, "dm", 4L, "re!", 6L, "oops"))));
+        assertNames(only(h, Kind.RECALL_NOT_APPLIED), "conv=c-1", "device=ana-1", "seq=6 shows \"oops\"");
+    }
+
+    @Test
+    void editNotAppliedWhenAnOnlineDeviceShowsTheOriginalText() {
+        History h = withChanges();
+        replaceDevice(h, "bob-1", 1, d -> withStore(d, d.bodies(), Map.of("c-1", Map.of(3L, "dm", 4L, "re", 6L, ""))));
+        assertNames(only(h, Kind.EDIT_NOT_APPLIED), "conv=c-1", "device=bob-1", "seq=4 shows \"re\" instead of \"re!\" (edit 5)");
+    }
+
+    @Test
+    void contentMismatchWhenARecalledMessageArrivesWithABodyItNeverHad() {
+        History h = withChanges();
+        device(h, "bob-1", 1).seen().add(new Seen(Source.PUSH, 4001, msg("c-1", 6, "bob", "b4", "oops!")));
+        assertNames(only(h, Kind.CONTENT_MISMATCH), "conv=c-1", "device=bob-1", "seq=6");
+    }
+
+    @Test
+    void lostWriteAndPhantomWhenAnEditIsCommittedWithAnotherText() {
+        History h = withChanges();
+        replaceSend(h, "a4", s -> new SendRecord(s.device(), s.user(), s.conv(), s.cmid(), "re?", s.outcome(), s.replies(),
+                s.kind(), s.ref()));
+        assertEquals(EnumSet.of(Kind.LOST_WRITE, Kind.PHANTOM_WRITE), kinds(h));
+        assertNames(first(h, Kind.LOST_WRITE), "cmid=a4", "seq=5", "body \"re!\" instead of \"re?\"");
+    }
+
+    @Test
+    void lostWriteWhenARecallIsAnsweredWithTheMessagesSeq() {
+        History h = withChanges();
+        replaceSend(h, "b5", s -> withReplies(s, new SentReply(6, false, 5000)));
+        assertNames(only(h, Kind.LOST_WRITE), "cmid=b5", "seq=6", "kind msg", "ref 0");
+    }
+
+    @Test
+    void lostWriteWhenAFreshRecallNamesAnotherSendersRecall() {
+        History h = withChanges();
+        // b6 said dup:false for seq 7, which holds b5: only an answer from the first recall (dup) may name it
+        replaceSend(h, "b6", s -> withReplies(s, new SentReply(7, false, 5200)));
+        assertNames(only(h, Kind.LOST_WRITE), "cmid=b6", "seq=7", "cmid b5");
+    }
+
+    @Test
+    void phantomWhenACommittedEditHasNoRecordedSend() {
+        History h = withChanges();
+        h.sends().removeIf(s -> s.cmid().equals("a4"));
+        assertNames(only(h, Kind.PHANTOM_WRITE), "conv=c-1", "seq=5", "cmid=a4");
+    }
+
+    @Test
+    void duplicateWhenTwoRepliesOfOneRecallSayFresh() {
+        History h = withChanges();
+        replaceSend(h, "b5", s -> withReplies(s, new SentReply(7, false, 5000), new SentReply(7, false, 5100)));
+        assertNames(only(h, Kind.DUPLICATE_WRITE), "cmid=b5", "2 sent replies said dup:false");
+    }
+
+    private static SendRecord change(String device, String user, String cmid, String kind, long ref, String body, SentReply... replies) {
+        return new SendRecord(device, user, "c-1", cmid, body, Outcome.SENT, new ArrayList<>(List.of(replies)), kind, ref);
+    }
+
+    private static DeviceRecord withStore(DeviceRecord d, Map<String, Map<Long, String>> bodies, Map<String, Map<Long, String>> shown) {
+        return new DeviceRecord(d.device(), d.epoch(), d.user(), d.online(), d.retiredMillis(), d.stored(), d.localCursor(),
+                d.serverCursor(), d.seen(), d.storedEvents(), d.cursorReports(), d.outboxLeft(), d.readReports(), d.unread(),
+                bodies, shown);
+    }
+
     // ---- helpers ------------------------------------------------------------------------------
 
     /** Asserts that the history has exactly one violation, of kind {@code k}, and returns it. */
@@ -631,7 +809,7 @@ class CheckerTest {
     }
 
     private static SendRecord withReplies(SendRecord s, SentReply... replies) {
-        return new SendRecord(s.device(), s.user(), s.conv(), s.cmid(), s.body(), s.outcome(), List.of(replies));
+        return new SendRecord(s.device(), s.user(), s.conv(), s.cmid(), s.body(), s.outcome(), List.of(replies), s.kind(), s.ref());
     }
 
     private static CommittedEvent msg(String conv, long seq, String sender, String cmid, String body) {
@@ -692,7 +870,7 @@ class CheckerTest {
 
     private static DeviceRecord withOutbox(DeviceRecord d, int n) {
         return new DeviceRecord(d.device(), d.epoch(), d.user(), d.online(), d.retiredMillis(), d.stored(), d.localCursor(),
-                d.serverCursor(), d.seen(), d.storedEvents(), d.cursorReports(), n, d.readReports(), d.unread());
+                d.serverCursor(), d.seen(), d.storedEvents(), d.cursorReports(), n, d.readReports(), d.unread(), d.bodies(), d.shown());
     }
 
     private static void replaceDevice(History h, String device, int epoch, java.util.function.UnaryOperator<DeviceRecord> f) {

@@ -3,6 +3,7 @@ package im.reliability;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import im.client.api.ReceivedEvent;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -29,16 +30,20 @@ class StoreSnapshotTest {
             return cursor;
         }
 
-        List<Long> seqs(String conv) {
+        List<ReceivedEvent> events(String conv) {
             maybeCommit();
-            return List.copyOf(events);
+            return msgs(conv, events);
         }
+    }
+
+    private static List<ReceivedEvent> msgs(String conv, List<Long> seqs) {
+        return seqs.stream().map(s -> new ReceivedEvent(conv, s, "msg", "m" + s, "u", "c" + s, "body " + s, 0)).toList();
     }
 
     @Test
     void aBatchCommittedBetweenTheTwoReadsNeverLooksLikeAGapBelowTheCursor() {
         StoreCommittingBetweenReads s = new StoreCommittingBetweenReads();
-        StoreSnapshot snap = StoreSnapshot.read(List.of("g0"), s::cursor, s::seqs, e -> true);
+        StoreSnapshot snap = StoreSnapshot.read(List.of("g0"), s::cursor, s::events, e -> true);
         long cursor = snap.local().get("g0");
         List<Long> stored = snap.stored().get("g0");
         for (long seq = 15; seq <= cursor; seq++) {
@@ -49,8 +54,9 @@ class StoreSnapshotTest {
     @Test
     void keepsOnlyTheCursorsItIsToldToAndLeavesEmptyStoresOut() {
         StoreSnapshot snap = StoreSnapshot.read(List.of("a", "b"), c -> c.equals("a") ? 3 : 0,
-                c -> c.equals("a") ? List.of(1L, 2L, 3L) : List.of(), e -> e.getValue() > 0);
+                c -> msgs(c, c.equals("a") ? List.of(1L, 2L, 3L) : List.of()), e -> e.getValue() > 0);
         assertEquals(Map.of("a", List.of(1L, 2L, 3L)), snap.stored());
         assertEquals(Map.of("a", 3L), snap.local());
+        assertEquals(Map.of("a", Map.of(1L, "body 1", 2L, "body 2", 3L, "body 3")), snap.bodies());
     }
 }
