@@ -379,6 +379,16 @@ public final class ImClient implements AutoCloseable {
     }
 
     /**
+     * The versions of the message at {@code seq} of {@code conv} this device holds, oldest first: the
+     * message as sent, then each of its edits (an {@code edit} event, its {@code body} the new text) in
+     * seq order; every body empty once it was recalled. Empty when the message is not held. From the
+     * local store, O(the message's edits).
+     */
+    public List<ReceivedEvent> editHistory(String conv, long seq) throws IOException {
+        return core.receiving().editHistory(conv, seq);
+    }
+
+    /**
      * Stored messages whose body holds every word of {@code text} (case-insensitive, whole words; the
      * last word also matches as a prefix), newest stored first. {@code conv} null searches every
      * conversation; {@code before} is the last hit of the previous page (null for the first). SQLite

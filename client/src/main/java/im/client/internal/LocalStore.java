@@ -960,6 +960,16 @@ public final class LocalStore implements AutoCloseable {
                 + " ORDER BY e.seq LIMIT ?", conv, afterSeq, limit);
     }
 
+    /**
+     * The versions of the message at {@code seq} of {@code conv} held here, oldest first: the message
+     * as sent, then each edit of it in seq order (empty bodies once recalled). Empty when the message
+     * is not held. O(its edits): index {@code events_ref}.
+     */
+    public synchronized List<ReceivedEvent> editHistory(String conv, long seq) throws IOException {
+        return queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.conv = ?"
+                + " AND ((e.seq = ? AND e.kind = 'msg') OR (e.ref = ?2 AND e.kind = 'edit')) ORDER BY e.seq LIMIT ?", conv, seq, MAX_PAGE);
+    }
+
     private List<ReceivedEvent> queryEvents(String sql, String conv, long seq, int limit) throws IOException {
         Objects.requireNonNull(conv, "conv");
         ensureOpen();

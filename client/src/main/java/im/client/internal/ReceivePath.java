@@ -204,6 +204,10 @@ public final class ReceivePath {
         return store.eventsBefore(conv, beforeSeq, limit);
     }
 
+    public List<ReceivedEvent> editHistory(String conv, long seq) throws IOException {
+        return store.editHistory(Objects.requireNonNull(conv, "conv"), seq);
+    }
+
     public List<ReceivedEvent> eventsAfter(String conv, long afterSeq, int limit) throws IOException {
         store.checkLimit(limit);
         return store.eventsAfter(conv, afterSeq, limit);

@@ -67,6 +67,9 @@ class LocalStoreEditRecallTest {
         assertEquals(List.of(1L), s.search("final", "c", null, 10).stream().map(ReceivedEvent::seq).toList(),
                 "a hit in an edit is its message");
         assertEquals(List.of(1L), s.search("hello", null, null, 10).stream().map(ReceivedEvent::seq).toList(), "listed once");
+        assertEquals(List.of("helo wrld", "hello world", "hello world, final"), s.editHistory("c", 1).stream().map(ReceivedEvent::body).toList(),
+                "the history: as sent, then each edit in seq order");
+        assertEquals(List.of(), s.editHistory("c", 9), "not held");
     }
 
     @Test
