@@ -231,3 +231,25 @@ test('edit and recall: bo sees the new text, then the tombstone, also from a syn
   assert.equal(bo2.unreadCount(conv), 1, 'the message, not its edit or recall');
   await ana.close(); await bo2.close();
 });
+
+test('typing reaches the other member, not the typer; receipts count bo\'s read and store, NOT_SENDER for his seq', { skip }, async () => {
+  const { conv, open } = await cast();
+  const ana = await open(0);
+  const bo = await open(1);
+  await ana.connect();
+  await bo.connect();
+  const typing: string[] = [];
+  ana.on('typing', (c, user) => typing.push(`ana sees ${c} ${user}`));
+  bo.on('typing', (c, user) => typing.push(`bo sees ${c} ${user}`));
+  assert.equal(bo.typing(conv), true);
+  assert.equal(bo.typing(conv), false, 'throttled');
+  await until(() => typing.length > 0, 'ana is told');
+  const m = await ana.send(conv, 'read me');
+  await until(() => bo.cursor(conv) >= m.seq, 'bo stores it');
+  await bo.markRead(conv, m.seq);
+  await until(async () => (await ana.receipts(conv, [m.seq]))[0]!.delivered === 1, 'bo\'s device acked it');
+  assert.deepEqual(await ana.receipts(conv, [m.seq]), [{ seq: m.seq, members: 1, read: 1, devices: 1, delivered: 1 }]);
+  await assert.rejects(ana.receipts(conv, [1]), (e: Error & { code?: string }) => e.code === 'NOT_SENDER');
+  assert.deepEqual(typing, [`ana sees ${conv} ${bo.identity!.user}`], 'never the typer\'s own devices');
+  await ana.close(); await bo.close();
+});
