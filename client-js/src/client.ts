@@ -1,8 +1,9 @@
-import type { ConvState, ErrorCode, Event, ImError, ReadState } from './protocol.js';
+import type { ConvState, ErrorCode, Event, ImError, ReadState, Receipt } from './protocol.js';
 import type { FailedEntry, Loaded, OutboxEntry, Storage } from './storage.js';
 import { Acks } from './internal/acks.js';
 import { Connection } from './internal/connection.js';
 import { Core, settings } from './internal/core.js';
+import { Ephemeral } from './internal/ephemeral.js';
 import { LocalStore, type ConversationSummary } from './internal/local-store.js';
 import { Reads } from './internal/reads.js';
 import { ReceivePath } from './internal/receive-path.js';
@@ -27,6 +28,7 @@ export class ImClient {
   private readonly sendPath: SendPath;
   private readonly receive: ReceivePath;
   private readonly reads: Reads;
+  private readonly ephemeral: Ephemeral;
 
   private constructor(
     options: ClientOptions,
@@ -39,6 +41,7 @@ export class ImClient {
     this.sendPath = new SendPath(this.core);
     this.receive = new ReceivePath(this.core, acks);
     this.reads = new Reads(this.core);
+    this.ephemeral = new Ephemeral(this.core);
     this.connection = new Connection(this.core, this.sendPath, this.receive, acks, this.reads);
   }
 
@@ -146,6 +149,28 @@ export class ImClient {
    */
   markRead(conv: string, seq: number, options: { signal?: AbortSignal } = {}): Promise<ConvReadState> {
     return this.reads.markRead(conv, seq, options.signal);
+  }
+
+  /**
+   * Tells the other members' online devices of `conv` that the user is typing (their `typing` event). Call it on
+   * every keystroke: a frame is written at most once per 2 s per conversation (`Limits.TYPING_EVERY_MS`), and only
+   * while online; true when one was written. One-way and best effort: nothing is stored, resent or answered (a
+   * refusal such as `NOT_MEMBER` is not reported).
+   */
+  typing(conv: string): boolean {
+    return this.ephemeral.typing(conv);
+  }
+
+  /**
+   * The receipts of the user's own messages at `seqs` of `conv` (1 to 100 distinct seqs), in the order asked: per
+   * message, how many of the other members who may see it have read it, and how many of their devices stored it,
+   * as the server's cursors say now (docs/protocol.md, "Receipts"; nothing is pushed when they change: ask again).
+   * Rejects with an {@link ImError}: the server's code (`NOT_SENDER` for a seq that is not a message of the user's,
+   * `NOT_MEMBER`, ...), `TIMEOUT` after `requestTimeoutMs`, `CLOSED` when not online; not retried. Bad `seqs`
+   * reject with a `RangeError`.
+   */
+  receipts(conv: string, seqs: readonly number[]): Promise<Receipt[]> {
+    return this.ephemeral.receipts(conv, seqs);
   }
 
   /** Entries not yet committed. */

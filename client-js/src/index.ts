@@ -1,3 +1,3 @@
 export { ImClient, type ClientOptions, type SentResult, type ClientEvents, type ConnectionState, type StateDetail, type Recovery, type ConversationSummary, type ConvReadState, type Identity, type EventSource, type SocketLike, type WebSocketCtor } from './client.js';
 export { MemoryStorage, asciiLower, type Storage, type StoreOp, type Loaded, type ConvRecord, type PageQuery, type SearchQuery, type OutboxEntry, type FailedEntry } from './storage.js';
-export { ImError, Limits, RETRIABLE, CLOSES, checkBody, parseServerFrame, type Event, type ErrorCode, type ServerFrame, type ClientFrame, type ConvState, type ReadState } from './protocol.js';
+export { ImError, Limits, RETRIABLE, CLOSES, checkBody, parseServerFrame, type Event, type ErrorCode, type ServerFrame, type ClientFrame, type ConvState, type ReadState, type Receipt } from './protocol.js';

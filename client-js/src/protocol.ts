@@ -10,6 +10,12 @@ export const Limits = {
   SUB_MAX_LIMIT: 1000,
   CATCHUP_DEFAULT_LIMIT: 500,
   CATCHUP_MAX_LIMIT: 1000,
+  /** Seqs one `receipts` request may ask about. */
+  RECEIPTS_MAX_SEQS: 100,
+  /** The SDK writes at most one `typing` per conversation in this window (the gateway's default throttle). */
+  TYPING_EVERY_MS: 2000,
+  /** How long to show "… is typing" after a `typing` push, unless a message of that user arrives first. */
+  TYPING_SHOW_MS: 6000,
 } as const;
 
 export type ErrorCode =
@@ -56,6 +62,13 @@ export interface ConvState { conv: string; head: number; delivered: number; read
  */
 export interface ReadState { read: number; unread: number; head: number }
 
+/**
+ * How far one of the user's own messages got (docs/protocol.md, "Receipts"), from the server's cursors when asked:
+ * of the `members` other than the sender who may see `seq`, `read` have read it; of their `devices`, `delivered`
+ * have stored it.
+ */
+export interface Receipt { seq: number; members: number; read: number; devices: number; delivered: number }
+
 /** What a `caughtup` page holds of one conversation: every visible event with `after < seq <= upTo`. */
 export interface CaughtUpRange { conv: string; after: number; upTo: number }
 
@@ -70,6 +83,8 @@ export type ServerFrame =
   | { t: 'synced'; rid: string; conv: string; events: Event[]; more: boolean; head: number }
   | { t: 'event'; ev: Event }
   | { t: 'hint'; conv: string; head: number; why: string }
+  | { t: 'receipts'; rid: string; conv: string; receipts: Receipt[] }
+  | { t: 'typing'; conv: string; user: string }
   | { t: 'error'; rid?: string; code: ErrorCode; msg: string };
 
 export type ClientFrame =
@@ -81,7 +96,9 @@ export type ClientFrame =
   | { t: 'read'; rid: string; conv: string; seq: number }
   | { t: 'sub'; rid: string; after?: string; limit?: number }
   | { t: 'catchup'; rid: string; after?: string; limit?: number }
-  | { t: 'sync'; rid: string; conv: string; after: number; limit?: number };
+  | { t: 'sync'; rid: string; conv: string; after: number; limit?: number }
+  | { t: 'receipts'; rid: string; conv: string; seqs: number[] }
+  | { t: 'typing'; rid: string; conv: string };
 
 /** An error frame's code and message; `retriable` per the protocol's table. */
 export class ImError extends Error {
@@ -116,7 +133,9 @@ export function checkBody(body: string): void {
  * `edit` or `recall` event whose `ref` is not a seq below its own is dropped (a pushed one: the frame is null). The
  * read-state frames are checked strictly: a `readack` or `unread` whose `conv` is not a string or whose `read`,
  * `unread` or `head` is not an integer 0 … MAX_SEQ is dropped (null), and so is a `subbed` entry's read state
- * (`read`, `unread`: both or neither) when it is not such a pair; unknown fields are ignored.
+ * (`read`, `unread`: both or neither) when it is not such a pair; so is a `typing` push without a string `conv` and
+ * `user`, and a `receipts` reply whose entries are not all receipts (five integers 0 … MAX_SEQ). Unknown fields are
+ * ignored.
  */
 export function parseServerFrame(text: string): ServerFrame | null {
   let f: unknown;
@@ -132,6 +151,10 @@ export function parseServerFrame(text: string): ServerFrame | null {
   if (t === 'readack' || t === 'unread') {
     if (typeof o.conv !== 'string' || !isSeq(o.read) || !isSeq(o.unread) || !isSeq(o.head)) return null;
     if (t === 'readack' && typeof o.rid !== 'string') return null;
+  } else if (t === 'typing') {
+    if (typeof o.conv !== 'string' || typeof o.user !== 'string' || o.rid !== undefined) return null;
+  } else if (t === 'receipts') {
+    if (typeof o.rid !== 'string' || typeof o.conv !== 'string' || !Array.isArray(o.receipts) || !o.receipts.every(isReceipt)) return null;
   } else if (t === 'event') {
     if (!validChange(o.ev)) return null;
   } else if ((t === 'synced' || t === 'caughtup') && Array.isArray(o.events)) {
@@ -156,7 +179,14 @@ function validChange(e: unknown): boolean {
   return isSeq(ev.ref) && isSeq(ev.seq) && ev.ref < ev.seq;
 }
 
-const KNOWN = new Set(['authed', 'sent', 'acked', 'readack', 'unread', 'subbed', 'synced', 'caughtup', 'event', 'hint', 'error']);
+const KNOWN = new Set(['authed', 'sent', 'acked', 'readack', 'unread', 'subbed', 'synced', 'caughtup', 'event', 'hint', 'receipts',
+  'typing', 'error']);
+
+function isReceipt(r: unknown): r is Receipt {
+  if (typeof r !== 'object' || r === null) return false;
+  const o = r as Record<string, unknown>;
+  return isSeq(o.seq) && isSeq(o.members) && isSeq(o.read) && isSeq(o.devices) && isSeq(o.delivered);
+}
 
 /** A JSON integer 0 … MAX_SEQ (a seq, a cursor, a count). */
 function isSeq(x: unknown): x is number {

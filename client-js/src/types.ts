@@ -99,6 +99,11 @@ export interface ClientEvents {
    * copy of it is stored without its text). Told once durable, after the recall's `event`.
    */
   recalled: (conv: string, seq: number) => void;
+  /**
+   * `user` (another member) is typing in `conv`: show it for `Limits.TYPING_SHOW_MS` (6 s) unless another `typing`
+   * or a message of that user comes first. Ephemeral: nothing is stored.
+   */
+  typing: (conv: string, user: string) => void;
   /** An outbox entry is durable (before its first attempt). */
   queued: (entry: OutboxEntry) => void;
   /** An outbox entry was committed by the server (also for entries restored from storage). */

@@ -207,6 +207,9 @@ export class Connection {
       case 'unread':   // another device of the user moved the read cursor
         void this.receive.onReadState(f.conv, { read: f.read, unread: f.unread, head: f.head });
         break;
+      case 'typing':   // another member is typing
+        this.core.listeners.emit('typing', f.conv, f.user);
+        break;
       case 'error':   // unsolicited (STALE_INSTALL before the close)
         if (f.code === 'STALE_INSTALL' || f.code === 'BAD_TOKEN') this.fail(new ImError(f.code, f.msg));
         break;

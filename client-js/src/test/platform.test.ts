@@ -59,6 +59,16 @@ async function cast() {
   return { conv, open, delivered, head, users, tokens };
 }
 
+/** {@link cast} with ana's and bo's clients open and connected. */
+async function online() {
+  const c = await cast();
+  const ana = await c.open(0);
+  const bo = await c.open(1);
+  await ana.connect();
+  await bo.connect();
+  return { ...c, ana, bo };
+}
+
 const nextSent = (c: ImClient) => new Promise<SentResult>((r) => { const off = c.on('sent', (s) => { off(); r(s); }); });
 
 test('offline catch-up: a device that was away syncs what it missed and acks it', { skip }, async () => {
@@ -204,11 +214,7 @@ test('a hint: with every push lost, the sweeper hints and the SDK syncs', { skip
 });
 
 test('edit and recall: bo sees the new text, then the tombstone, also from a sync after a restart; refusals are terminal', { skip }, async () => {
-  const { conv, open } = await cast();
-  const ana = await open(0);
-  const bo = await open(1);
-  await ana.connect();
-  await bo.connect();
+  const { conv, open, ana, bo } = await online();
   const told: string[] = [];
   bo.on('edited', (c, seq, body) => told.push(`edited ${seq} ${body}`));
   bo.on('recalled', (c, seq) => told.push(`recalled ${seq}`));
@@ -230,4 +236,22 @@ test('edit and recall: bo sees the new text, then the tombstone, also from a syn
   assert.deepEqual(await bo2.search('meet'), []);
   assert.equal(bo2.unreadCount(conv), 1, 'the message, not its edit or recall');
   await ana.close(); await bo2.close();
+});
+
+test('typing reaches the other member, not the typer; receipts count bo\'s read and store, NOT_SENDER for his seq', { skip }, async () => {
+  const { conv, ana, bo } = await online();
+  const typing: string[] = [];
+  ana.on('typing', (c, user) => typing.push(`ana sees ${c} ${user}`));
+  bo.on('typing', (c, user) => typing.push(`bo sees ${c} ${user}`));
+  assert.equal(bo.typing(conv), true);
+  assert.equal(bo.typing(conv), false, 'throttled');
+  await until(() => typing.length > 0, 'ana is told');
+  const m = await ana.send(conv, 'read me');
+  await until(() => bo.cursor(conv) >= m.seq, 'bo stores it');
+  await bo.markRead(conv, m.seq);
+  await until(async () => (await ana.receipts(conv, [m.seq]))[0]!.delivered === 1, 'bo\'s device acked it');
+  assert.deepEqual(await ana.receipts(conv, [m.seq]), [{ seq: m.seq, members: 1, read: 1, devices: 1, delivered: 1 }]);
+  await assert.rejects(ana.receipts(conv, [1]), (e: Error & { code?: string }) => e.code === 'NOT_SENDER');
+  assert.deepEqual(typing, [`ana sees ${conv} ${bo.identity!.user}`], 'never the typer\'s own devices');
+  await ana.close(); await bo.close();
 });

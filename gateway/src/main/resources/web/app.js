@@ -3,11 +3,13 @@
 // hint sync, acks only after the store is durable, reconnect with backoff, terminal vs retriable errors,
 // the INTERNAL cap) is the TypeScript SDK's (client-js/), whose browser build is committed under generated-sdk/
 // (`cd client-js && npm run build:web`; see docs/web-client.md), and so are the user's read cursor and the
-// unread counts (the SDK's markRead, unreadCount, totalUnread and `unread` callback). Per-device delivery
-// state is read from GET /api/conversations/{conv}/delivery.
-import { ImClient, IndexedDbStorage, checkBody } from './generated-sdk/browser.js';
+// unread counts (the SDK's markRead, unreadCount, totalUnread and `unread` callback), typing (`typing` and its
+// callback) and the receipts of one's own messages (`receipts`). Per-device delivery state is read from
+// GET /api/conversations/{conv}/delivery.
+import { ImClient, IndexedDbStorage, Limits, checkBody } from './generated-sdk/browser.js';
 
 const DELIVERY_POLL_MS = 1500;   // delivery state refresh while the page is visible
+const RECEIPTS_POLL_MS = 5000;   // receipts of one's own messages on screen, while the page is visible (docs/protocol.md)
 const TOKEN_KEY = 'im.web.token';
 const STORE_PREFIX = 'im.web.';  // IndexedDB database per device install: im.web.<user>.<device>.<epoch>
 // Reconnect after 0.5 s doubling to 10 s, with jitter; the SDK retries an INTERNAL answer with the same
@@ -20,6 +22,13 @@ const TITLE = document.title;    // with the total unread in front while there i
 const CHANGE_WINDOW_MS = 24 * 3600 * 1000;
 
 const $ = (id) => document.getElementById(id);
+/** `fn` run 300 ms after the first of a burst of calls, once for the burst. */
+const soon = (fn) => {
+  let timer = null;
+  return () => {
+    if (timer === null) timer = setTimeout(() => { timer = null; fn(); }, 300);
+  };
+};
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -42,6 +51,8 @@ const ui = {
   shownUpTo: new Map(),     // conv -> the newest stored seq on screen (what markRead may read up to)
   readRefused: new Map(),   // conv -> a seq whose markRead was refused for good (not asked again)
   editing: null,            // {conv, seq} of the own message the composer edits; null: it sends
+  typing: new Map(),        // conv -> Map(user -> timer hiding "user is typing…" TYPING_SHOW_MS after the last push)
+  receipts: new Map(),      // conv -> Map(seq -> the receipt last fetched of one's own message)
   storeName: null,          // the IndexedDB database of the signed-in device (deleted at sign-out)
   clearing: Promise.resolve(),   // a deletion of the last session's store, which a new sign-in waits for
 };
@@ -91,6 +102,7 @@ async function start(session) {
     refreshDelivery();
   });
   on('event', (e, source) => {
+    if (e.kind === 'msg') stopTyping(e.conv, e.sender);   // their message came: no longer typing it
     ui.via.set(`${e.conv}#${e.seq}`, source);
     ui.convs.add(e.conv);
     if (e.cmid) ui.sentNotStored.delete(e.cmid);
@@ -104,6 +116,7 @@ async function start(session) {
     renderSoon();
   });
   on('queued', renderSoon);
+  on('typing', startTyping);
   // A message's latest text or its tombstone: read from the store by the render (edits are not messages).
   on('edited', renderSoon);
   on('recalled', (conv, seq) => {
@@ -194,16 +207,89 @@ function recallMessage(ev) {
   ui.client.recall(ev.conv, ev.seq).catch(() => { /* reported by sendFailed */ });
 }
 
+// ------------------------------------------------------------------ typing
+
+/** The composer is being typed into: the SDK writes at most one `typing` per 2 s per conversation. */
+function onComposerInput() {
+  if (ui.client && ui.selected && $('body').value) ui.client.typing(ui.selected);
+}
+
+/** A `typing` push: "user is typing…" for TYPING_SHOW_MS, renewed by the next one. */
+function startTyping(conv, user) {
+  const users = ui.typing.get(conv) || new Map();
+  ui.typing.set(conv, users);
+  clearTimeout(users.get(user));
+  users.set(user, setTimeout(() => stopTyping(conv, user), Limits.TYPING_SHOW_MS));
+  renderTyping();
+}
+
+function stopTyping(conv, user) {
+  const users = ui.typing.get(conv);
+  if (!users || !users.has(user)) return;
+  clearTimeout(users.get(user));
+  users.delete(user);
+  renderTyping();
+}
+
+function renderTyping() {
+  const users = [...(ui.selected && ui.typing.get(ui.selected) || new Map()).keys()].sort();
+  const line = $('typing');
+  line.textContent = users.length ? `${users.join(', ')} ${users.length === 1 ? 'is' : 'are'} typing…` : '';
+  line.dataset.users = users.join(' ');
+}
+
+function clearTyping() {
+  for (const users of ui.typing.values()) for (const t of users.values()) clearTimeout(t);
+  ui.typing.clear();
+}
+
+// ------------------------------------------------------------------ receipts
+
+/** The seqs of one's own messages on screen (stored or committed), newest last. */
+function ownSeqsShown() {
+  return [...$('messages').querySelectorAll('li.msg.mine[data-seq]')].map((li) => Number(li.dataset.seq));
+}
+
+/** Fetches soon the receipts of one's own messages on screen (once for a burst of renders). */
+const refreshReceiptsSoon = soon(() => refreshReceipts());
+
+/** Asks the server how far one's own messages on screen got (the newest RECEIPTS_MAX_SEQS of them). */
+async function refreshReceipts() {
+  const client = ui.client;
+  const conv = ui.selected;
+  if (!client || !ui.me || !conv || client.connectionState !== 'online' || document.visibilityState !== 'visible') return;
+  const seqs = ownSeqsShown().slice(-Limits.RECEIPTS_MAX_SEQS);
+  if (!seqs.length) return;
+  let list;
+  try {
+    list = await client.receipts(conv, seqs);
+  } catch (err) {
+    // Asked again at the next poll; a refusal for good (NOT_SENDER, …) is shown.
+    if (client === ui.client && !err.retriable && err.code !== 'TIMEOUT') showError(`Receipts of ${conv} refused (${err.message})`);
+    return;
+  }
+  if (client !== ui.client) return;
+  const known = ui.receipts.get(conv) || new Map();
+  ui.receipts.set(conv, known);
+  for (const r of list) known.set(r.seq, r);
+  renderReceipts();
+}
+
+/** Under each own message: "seen by K of M · delivered N of D" (the other members, their devices). */
+function renderReceipts() {
+  const known = ui.selected && ui.receipts.get(ui.selected);
+  for (const li of $('messages').querySelectorAll('li.msg.mine[data-seq]')) {
+    const r = known && known.get(Number(li.dataset.seq));
+    const box = li.querySelector('.rcpt');
+    if (!box) continue;
+    box.textContent = r ? `seen by ${r.read} of ${r.members} · delivered ${r.delivered} of ${r.devices}` : '';
+    box.dataset.read = r ? String(r.read) : '';
+  }
+}
+
 // ------------------------------------------------------------------ delivery state
 
-let deliverySoon = null;
-function refreshDeliverySoon() {
-  if (deliverySoon) return;
-  deliverySoon = setTimeout(() => {
-    deliverySoon = null;
-    refreshDelivery();
-  }, 300);
-}
+const refreshDeliverySoon = soon(() => refreshDelivery());
 
 async function refreshDelivery() {
   if (!ui.token || !ui.me || !ui.selected || document.visibilityState !== 'visible') return;
@@ -277,6 +363,10 @@ async function render() {
   if (mine !== renders || client !== ui.client || conv !== ui.selected) return;
   renderConvs();
   renderMessages(events);
+  renderTyping();
+  renderReceipts();
+  const known = ui.receipts.get(conv);
+  if (ownSeqsShown().some((seq) => !known || !known.has(seq))) refreshReceiptsSoon();   // just opened, or a new own message
   // The newest stored event on screen: what the user has read once the page is visible and focused.
   const last = events.filter((e) => !ui.sentNotStored.has(e.cmid)).at(-1);
   if (last) ui.shownUpTo.set(conv, last.seq);
@@ -379,6 +469,7 @@ function renderMessages(events) {
       const body = ev.recalled ? el('div', 'body tombstone', 'message recalled') : el('div', 'body', ev.body);
       if (!ev.recalled && ev.edited) body.append(el('span', 'edited', ' (edited)'));
       li.append(meta, body, el('div', 'dlv'));
+      if (mine) li.append(el('div', 'rcpt'));
       if (mine && !ev.recalled && ev.at && Date.now() - ev.at < CHANGE_WINDOW_MS && !ui.sentNotStored.has(ev.cmid)) {
         li.append(actionButton('edit', 'Edit', () => startEditing(ev)), actionButton('recall', 'Recall', () => recallMessage(ev)));
       }
@@ -500,6 +591,8 @@ function signOut({ clearStore = false } = {}) {
   ui.delivery.clear();
   ui.shownUpTo.clear();
   ui.readRefused.clear();
+  ui.receipts.clear();
+  clearTyping();
   stopEditing();
   sessionStorage.removeItem(TOKEN_KEY);
   $('whoami').textContent = '';
@@ -527,6 +620,7 @@ $('signin').addEventListener('submit', (e) => {
   $('token').value = '';
 });
 $('composer').addEventListener('submit', compose);
+$('body').addEventListener('input', onComposerInput);
 $('cancel-edit').addEventListener('click', stopEditing);
 $('offline').addEventListener('click', toggleOnline);
 $('signout').addEventListener('click', () => {
@@ -535,10 +629,12 @@ $('signout').addEventListener('click', () => {
 });
 document.addEventListener('visibilitychange', () => {
   refreshDelivery();
+  refreshReceipts();
   markShownRead();
 });
 window.addEventListener('focus', markShownRead);
 setInterval(refreshDelivery, DELIVERY_POLL_MS);
+setInterval(refreshReceipts, RECEIPTS_POLL_MS);
 let token = sessionStorage.getItem(TOKEN_KEY);
 if (location.hash.startsWith('#token=')) {
   token = decodeURIComponent(location.hash.slice('#token='.length));

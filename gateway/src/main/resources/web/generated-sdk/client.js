@@ -2,6 +2,7 @@
 import { Acks } from './internal/acks.js';
 import { Connection } from './internal/connection.js';
 import { Core, settings } from './internal/core.js';
+import { Ephemeral } from './internal/ephemeral.js';
 import { LocalStore } from './internal/local-store.js';
 import { Reads } from './internal/reads.js';
 import { ReceivePath } from './internal/receive-path.js';
@@ -22,12 +23,14 @@ export class ImClient {
     sendPath;
     receive;
     reads;
+    ephemeral;
     constructor(options, loaded, storage, pickStorage) {
         this.core = new Core(settings(options), new LocalStore(loaded, storage, pickStorage));
         const acks = new Acks(this.core, (conv) => this.receive.syncConv(conv));
         this.sendPath = new SendPath(this.core);
         this.receive = new ReceivePath(this.core, acks);
         this.reads = new Reads(this.core);
+        this.ephemeral = new Ephemeral(this.core);
         this.connection = new Connection(this.core, this.sendPath, this.receive, acks, this.reads);
     }
     /**
@@ -125,6 +128,26 @@ export class ImClient {
      */
     markRead(conv, seq, options = {}) {
         return this.reads.markRead(conv, seq, options.signal);
+    }
+    /**
+     * Tells the other members' online devices of `conv` that the user is typing (their `typing` event). Call it on
+     * every keystroke: a frame is written at most once per 2 s per conversation (`Limits.TYPING_EVERY_MS`), and only
+     * while online; true when one was written. One-way and best effort: nothing is stored, resent or answered (a
+     * refusal such as `NOT_MEMBER` is not reported).
+     */
+    typing(conv) {
+        return this.ephemeral.typing(conv);
+    }
+    /**
+     * The receipts of the user's own messages at `seqs` of `conv` (1 to 100 distinct seqs), in the order asked: per
+     * message, how many of the other members who may see it have read it, and how many of their devices stored it,
+     * as the server's cursors say now (docs/protocol.md, "Receipts"; nothing is pushed when they change: ask again).
+     * Rejects with an {@link ImError}: the server's code (`NOT_SENDER` for a seq that is not a message of the user's,
+     * `NOT_MEMBER`, ...), `TIMEOUT` after `requestTimeoutMs`, `CLOSED` when not online; not retried. Bad `seqs`
+     * reject with a `RangeError`.
+     */
+    receipts(conv, seqs) {
+        return this.ephemeral.receipts(conv, seqs);
     }
     /** Entries not yet committed. */
     outbox() {

@@ -10,6 +10,12 @@ export const Limits = {
     SUB_MAX_LIMIT: 1000,
     CATCHUP_DEFAULT_LIMIT: 500,
     CATCHUP_MAX_LIMIT: 1000,
+    /** Seqs one `receipts` request may ask about. */
+    RECEIPTS_MAX_SEQS: 100,
+    /** The SDK writes at most one `typing` per conversation in this window (the gateway's default throttle). */
+    TYPING_EVERY_MS: 2000,
+    /** How long to show "… is typing" after a `typing` push, unless a message of that user arrives first. */
+    TYPING_SHOW_MS: 6000,
 };
 /** Codes after which the same request may succeed unchanged; INTERNAL only a bounded number of times. */
 export const RETRIABLE = new Set(['RATE_LIMITED', 'UNAVAILABLE', 'INTERNAL']);
@@ -49,7 +55,9 @@ export function checkBody(body) {
  * `edit` or `recall` event whose `ref` is not a seq below its own is dropped (a pushed one: the frame is null). The
  * read-state frames are checked strictly: a `readack` or `unread` whose `conv` is not a string or whose `read`,
  * `unread` or `head` is not an integer 0 … MAX_SEQ is dropped (null), and so is a `subbed` entry's read state
- * (`read`, `unread`: both or neither) when it is not such a pair; unknown fields are ignored.
+ * (`read`, `unread`: both or neither) when it is not such a pair; so is a `typing` push without a string `conv` and
+ * `user`, and a `receipts` reply whose entries are not all receipts (five integers 0 … MAX_SEQ). Unknown fields are
+ * ignored.
  */
 export function parseServerFrame(text) {
     let f;
@@ -69,6 +77,14 @@ export function parseServerFrame(text) {
         if (typeof o.conv !== 'string' || !isSeq(o.read) || !isSeq(o.unread) || !isSeq(o.head))
             return null;
         if (t === 'readack' && typeof o.rid !== 'string')
+            return null;
+    }
+    else if (t === 'typing') {
+        if (typeof o.conv !== 'string' || typeof o.user !== 'string' || o.rid !== undefined)
+            return null;
+    }
+    else if (t === 'receipts') {
+        if (typeof o.rid !== 'string' || typeof o.conv !== 'string' || !Array.isArray(o.receipts) || !o.receipts.every(isReceipt))
             return null;
     }
     else if (t === 'event') {
@@ -99,7 +115,14 @@ function validChange(e) {
         return true;
     return isSeq(ev.ref) && isSeq(ev.seq) && ev.ref < ev.seq;
 }
-const KNOWN = new Set(['authed', 'sent', 'acked', 'readack', 'unread', 'subbed', 'synced', 'caughtup', 'event', 'hint', 'error']);
+const KNOWN = new Set(['authed', 'sent', 'acked', 'readack', 'unread', 'subbed', 'synced', 'caughtup', 'event', 'hint', 'receipts',
+    'typing', 'error']);
+function isReceipt(r) {
+    if (typeof r !== 'object' || r === null)
+        return false;
+    const o = r;
+    return isSeq(o.seq) && isSeq(o.members) && isSeq(o.read) && isSeq(o.devices) && isSeq(o.delivered);
+}
 /** A JSON integer 0 … MAX_SEQ (a seq, a cursor, a count). */
 function isSeq(x) {
     return typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;

@@ -45,7 +45,8 @@ import org.openqa.selenium.chrome.ChromeOptions;
  * the other device's delivery state reaching each message, a browser that goes offline catches
  * up in seq order without duplicates, both reconnect by themselves after a gateway restart, a
  * reload restores the local store, and signing out deletes it. A message the server keeps answering {@code INTERNAL} is
- * retried with backoff, then shown as not sent and never resent, until dismissed. Everything is read
+ * retried with backoff, then shown as not sent and never resent, until dismissed. Edits and recalls, typing
+ * indicators and receipts show on the other browser without a reload. Everything is read
  * from the rendered page. The page's protocol logic is the TypeScript SDK's browser build (client-js/).
  */
 @ExtendWith(ImStackExtension.class)
@@ -269,10 +270,8 @@ class WebClientIT {
         Fixture fx = new Fixture(stack);
         try (Pipeline p = new Pipeline(stack, Map.of())) {
             String site = site(p, "gw-web-edit", "");
-            List<Page> pages = Page.startAll(tmp, "ana", "bo");
+            List<Page> pages = Page.anaAndBo(tmp, site, fx);
             try (Page ana = pages.get(0); Page bo = pages.get(1)) {
-                ana.open(site + "#token=" + fx.anaToken);
-                bo.open(site + "#token=" + fx.boToken);
                 for (Page x : pages) x.await("online in c-ab", y -> y.state().equals("online") && y.attr("messages", "data-conv").equals("c-ab"));
                 ana.send("meet at 5");
                 long seq = bo.awaitMessage("meet at 5").seq();
@@ -300,6 +299,44 @@ class WebClientIT {
                 assertTrue(!html.contains("meet at 5") && !html.contains("meet at 6"), "no text of the recalled message on bo's page: " + bo.dump());
                 Item shown = bo.items().stream().filter(i -> i.seq() == seq).findFirst().orElseThrow();
                 assertEquals("true", shown.recalled(), bo.dump());
+            }
+        }
+    }
+
+    /**
+     * Typing and receipts (docs/protocol.md, "Typing" and "Receipts") in a group of ana, bo and cy: bo types
+     * and ana's page shows "u-bo is typing…" until it expires; ana's message shows "seen by 0 of 2" while bo
+     * looks at another conversation, and once bo opens the group (read) "seen by 1 of 2 · delivered 1 of 2" on
+     * ana's page without a reload (cy's device never connects).
+     */
+    @Test
+    void typingShowsOnTheOtherBrowserAndReceiptsCountWhoReadTheMessage(TestStack stack, @TempDir Path tmp) throws Exception {
+        Fixture fx = new Fixture(stack);
+        fx.dir.createConversation("g-abc", "group", List.of("u-ana", "u-bo", "u-cy"));
+        try (Pipeline p = new Pipeline(stack, Map.of())) {
+            String site = site(p, "gw-web-typing", "");
+            List<Page> pages = Page.anaAndBo(tmp, site, fx);
+            try (Page ana = pages.get(0); Page bo = pages.get(1)) {
+                for (Page x : pages) {
+                    x.await("online", y -> y.state().equals("online") && y.unread("g-abc") == 0);
+                    x.openConv("g-abc");
+                    x.await("g-abc open", y -> y.attr("messages", "data-conv").equals("g-abc"));
+                }
+                bo.driver.findElement(By.id("body")).sendKeys("hel");
+                ana.await("bo is typing", x -> x.text("typing").equals("u-bo is typing…"));
+                assertEquals("", bo.text("typing"), "never on the typer's own page");
+                ana.await("the indicator expired", x -> x.text("typing").isEmpty());
+
+                bo.openConv("c-ab");   // bo looks elsewhere: ana's message stays unread
+                bo.await("c-ab open", y -> y.attr("messages", "data-conv").equals("c-ab"));
+                ana.send("lunch at noon?");
+                long seq = ana.awaitMessage("lunch at noon?").seq();
+                ana.await("not seen yet", x -> x.receipt(seq).startsWith("seen by 0 of 2"));
+                bo.await("unread in g-abc", y -> y.unread("g-abc") == 1);
+                bo.openConv("g-abc");
+                bo.awaitMessage("lunch at noon?");
+                ana.await("seen by bo, delivered to his device", x -> x.receipt(seq).equals("seen by 1 of 2 · delivered 1 of 2"));
+                assertEquals("", bo.receipt(seq), "no receipt under another user's message");
             }
         }
     }
@@ -348,6 +385,19 @@ class WebClientIT {
             return starting.stream().map(CompletableFuture::join).toList();
         }
 
+        /** Browsers for ana and bo, each opening the site signed in by a demo link. */
+        static List<Page> anaAndBo(Path tmp, String site, Fixture fx) {
+            List<Page> pages = startAll(tmp, "ana", "bo");
+            try {
+                pages.get(0).open(site + "#token=" + fx.anaToken);
+                pages.get(1).open(site + "#token=" + fx.boToken);
+            } catch (RuntimeException e) {
+                pages.forEach(Page::close);
+                throw e;
+            }
+            return pages;
+        }
+
         void open(String url) {
             driver.get(url);
         }
@@ -382,9 +432,10 @@ class WebClientIT {
             return String.valueOf(js("var e = document.getElementById(arguments[0]); return e ? e.value : '';", id));
         }
 
-        /** Opens a conversation from the list. */
+        /** Opens a conversation from the list (clicked in the page: the list may be redrawn between a find and a click). */
         void openConv(String conv) {
-            driver.findElement(By.cssSelector("#convs button[data-conv='" + conv + "']")).click();
+            await(conv + " listed", x -> Boolean.TRUE.equals(x.js("var b = document.querySelector(\"#convs button[data-conv='\" + arguments[0] + \"']\");"
+                    + " if (b) b.click(); return !!b;", conv)));
         }
 
         /** The unread badge of a conversation in the list (-1 when it is not listed). */
@@ -412,6 +463,13 @@ class WebClientIT {
 
         boolean visible(String id) {
             return Boolean.TRUE.equals(js("var e = document.getElementById(arguments[0]); return !!e && e.offsetParent !== null;", id));
+        }
+
+        /** The receipt line under the message with this seq ('' when none is shown). */
+        String receipt(long seq) {
+            Object v = js("var r = document.querySelector(\"#messages li[data-seq='\" + arguments[0] + \"'] .rcpt\"); return r ? r.textContent : '';",
+                    String.valueOf(seq));
+            return v == null ? "" : v.toString();
         }
 
         /** Every list item of the open conversation, as rendered, top to bottom. */
@@ -484,7 +542,9 @@ class WebClientIT {
         /** What the user sees, for failure messages. */
         String dump() {
             return name + " page: status=" + state() + " '" + text("status") + "' error='" + text("error")
-                    + "' delivery='" + text("delivery-summary") + "' items=" + items();
+                    + "' delivery='" + text("delivery-summary") + "' typing='" + text("typing") + "' receipts="
+                    + js("return Array.from(document.querySelectorAll('#messages .rcpt')).map(e => e.textContent).join('|');")
+                    + " items=" + items();
         }
 
         private Object js(String script, Object... args) {

@@ -28,6 +28,21 @@ export class PendingRequests {
             ws.send(JSON.stringify(frame));
         });
     }
+    /**
+     * Writes a frame that is answered only when refused (`typing`): no pending entry, no timeout, and the error that
+     * may answer it is ignored as a reply nobody waits for. False when not connected (nothing was written).
+     */
+    write(frame) {
+        const ws = this.current();
+        if (!ws || ws.readyState !== 1)
+            return false;
+        ws.send(JSON.stringify(frame));
+        return true;
+    }
+    /** How many requests await their reply. */
+    get size() {
+        return this.pending.size;
+    }
     /** Settles the request a frame answers; false for a frame without a rid (a push, a hint). */
     reply(f) {
         if (!('rid' in f) || f.rid === undefined)
