@@ -27,7 +27,7 @@ import picocli.CommandLine.Option;
  * in one group of {@code --members} members whose log holds N messages, N doubling; a read moves
  * one member's cursor to a random seq of the log, so the unread count it answers spans up to the
  * whole history. Its cost should stay flat as N doubles: the unread count's statement
- * ({@code unread_visible}: running counts, four index probes per membership period; "unread SQL") is timed apart, beside
+ * ({@code ReadCursors.UNREAD}: running counts, four index probes per membership period; "unread SQL") is timed apart, beside
  * counting the messages above the cursor ("naive count", the same ranges), which grows with N. The floor is the same statements of one read through {@code pgbench}
  * (one client, closed loop) on the same database; and the sub's read states of a page of
  * {@code --page} conversations. Prints one row per N.
