@@ -407,9 +407,10 @@ public final class ImClient implements AutoCloseable {
      * conversation's {@link ReadStatus} once the server answered ({@code readack}, applied by the
      * unread rule; the cursor may be above {@code seq}, moved by another device).
      *
-     * <p>Coalesced like acks: at most one {@code read} per conversation is in flight; the calls made
-     * meanwhile are sent as one, with the highest of their seqs, when it is answered, and their
-     * futures complete with that answer. Cancelling a future withdraws its call while it waits for
+     * <p>Coalesced like acks: at most one {@code read} per conversation is in flight, and at most one
+     * is sent per second per conversation; the calls made meanwhile are sent as one, with the highest of
+     * their seqs, when it is answered and the second has passed, and their futures complete with that
+     * answer (so an app may call this for every message the user sees). Cancelling a future withdraws its call while it waits for
      * that follow-up (the follow-up then carries the highest seq of the others, or is not sent); a
      * read already on the wire is not recalled. While offline (or when the connection ends before the
      * answer) the call waits for the next connection, as a send waits in the outbox, but in memory only:

@@ -37,6 +37,12 @@ import org.slf4j.LoggerFactory;
  */
 final class ReadPath {
     private static final Logger log = LoggerFactory.getLogger(ReadPath.class);
+    /**
+     * At most one read per conversation is sent per this interval: the calls made meanwhile merge
+     * into the follow-up, sent when it has passed. A user reading as messages arrive in a busy
+     * group then costs the server one read transaction a second per device, not one per message.
+     */
+    static final long READ_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** One {@code markRead} call. */
     private record Waiter(long seq, CompletableFuture<ReadStatus> future) {
@@ -51,7 +57,7 @@ final class ReadPath {
         /** Retriable failures in a row, for the backoff; INTERNAL answers among them, for the cap. */
         int failures;
         int internalErrors;
-        /** No read is sent before this (nanoTime) after a failure; the scheduled retry sends it. */
+        /** No read is sent before this (nanoTime): after a failure, or within READ_INTERVAL of the last; a scheduled task sends it. */
         long backoffUntil;
     }
 
@@ -145,6 +151,7 @@ final class ReadPath {
         c.next.clear();
         long seq = Math.max(c.owed, batch.stream().mapToLong(Waiter::seq).max().orElse(0));
         c.inFlight = batch;
+        c.backoffUntil = System.nanoTime() + READ_INTERVAL_NANOS;   // the next read of conv waits for the interval
         Read frame = new Read(rids.next(), conv, seq);
         conn.submit(frame, false)
                 .orTimeout(options.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
@@ -204,7 +211,21 @@ final class ReadPath {
                 return;
             }
         }
+        wakeAfterInterval(conv, c);   // calls made meanwhile go once the interval since this read has passed
         sendNext(conv);
+    }
+
+    /** Schedules the follow-up of {@code conv} for when its read interval has passed (if any call waits by then). */
+    private void wakeAfterInterval(String conv, Conv c) {
+        long wait = c.backoffUntil - System.nanoTime();
+        if (wait <= 0) {
+            return;
+        }
+        try {
+            lane.schedule(() -> sendNext(conv), wait, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            log.debug("client closed; no follow-up read of {}", conv);
+        }
     }
 
     /**
