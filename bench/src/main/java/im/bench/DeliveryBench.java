@@ -583,7 +583,6 @@ public final class DeliveryBench implements Callable<Integer> {
                     fs.add(pool.submit(() -> {
                         ClientOptions o = ClientOptions.of(uri, token, dir).withAutoReconnect(false).withRequestTimeout(Duration.ofSeconds(30));
                         ImClient c = runtime == null ? ImClient.open(o) : ImClient.open(o, runtime);
-                        ImClient[] holder = {c};
                         c.addListener(new ClientListener() {
                             @Override
                             public void onPush(ServerFrame frame) {
@@ -595,7 +594,7 @@ public final class DeliveryBench implements Callable<Integer> {
                             public void onEvent(ReceivedEvent e) {
                                 if (Event.MSG.equals(e.kind())) run.stored(e.cmid(), System.nanoTime());
                                 if (reads && Event.MSG.equals(e.kind())) {
-                                    holder[0].markRead(e.conv(), e.seq()).whenComplete((st, err) -> {
+                                    c.markRead(e.conv(), e.seq()).whenComplete((st, err) -> {
                                         if (err == null) run.readsAnswered.incrementAndGet();
                                         else run.error("read: " + err);
                                     });

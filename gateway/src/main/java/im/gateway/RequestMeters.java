@@ -23,14 +23,23 @@ final class RequestMeters {
     final Counter rejected;
     final Counter unavailable;
     final Counter error;
-    private final MeterRegistry meters;
-    private final String gatewayId;
+    /** im.typing by outcome, and im.changes by kind and outcome, registered once (typing frames come at typing pace). */
+    private final java.util.Map<String, Counter> typingByOutcome = new java.util.HashMap<>();
+    private final java.util.Map<String, Counter> changesByKindAndOutcome = new java.util.HashMap<>();
     private final Timer latency;
     private final Timer ackedLatency;
 
     RequestMeters(MeterRegistry meters, String gatewayId) {
-        this.meters = meters;
-        this.gatewayId = gatewayId;
+        for (String outcome : java.util.List.of("published", "throttled", "refused")) {
+            typingByOutcome.put(outcome, Counter.builder("im.typing").description("typing frames by outcome")
+                    .tag("gateway", gatewayId).tag("outcome", outcome).register(meters));
+        }
+        for (String kind : java.util.List.of("edit", "recall")) {
+            for (String outcome : java.util.List.of("sent", "dup", "rejected", "failed")) {
+                changesByKindAndOutcome.put(kind + "/" + outcome, Counter.builder("im.changes").description("edit and recall frames by outcome")
+                        .tag("gateway", gatewayId).tag("kind", kind).tag("outcome", outcome).register(meters));
+            }
+        }
         sent = outcome(meters, gatewayId, "sent");
         dup = outcome(meters, gatewayId, "dup");
         rejected = outcome(meters, gatewayId, "rejected");
@@ -49,14 +58,12 @@ final class RequestMeters {
 
     /** Counts a typing frame by its outcome: published, throttled or refused. */
     void typing(String outcome) {
-        Counter.builder("im.typing").description("typing frames by outcome")
-                .tag("gateway", gatewayId).tag("outcome", outcome).register(meters).increment();
+        typingByOutcome.get(outcome).increment();
     }
 
     /** Counts an edit or a recall ({@code kind}) by its outcome: sent, dup, rejected or failed. */
     void change(String kind, String outcome) {
-        Counter.builder("im.changes").description("edit and recall frames by outcome")
-                .tag("gateway", gatewayId).tag("kind", kind).tag("outcome", outcome).register(meters).increment();
+        changesByKindAndOutcome.get(kind + "/" + outcome).increment();
     }
 
     /** A {@code sent} reply was written for a frame received at {@code receivedNanos} ({@link System#nanoTime()}). */

@@ -29,8 +29,6 @@ import javax.sql.DataSource;
  * so they take a transaction each rather than the send lanes' group commit.
  */
 public final class MessageChanges {
-    private static final String UNIQUE_VIOLATION = "23505";
-
     /**
      * The message a change refers to, read under the conversation's lock: its kind, sender and time,
      * the seq, mid and time of the recall that took it back (NULLs if none), and whether the sender
@@ -97,7 +95,7 @@ public final class MessageChanges {
     private SendResult change(SendRules.Appending a) {
         try {
             return attempt(a);
-        } catch (CmidRace race) {
+        } catch (SendService.CmidRace race) {
             return attempt(a);   // a concurrent request with the same cmid committed first: now its dup
         }
     }
@@ -151,7 +149,7 @@ public final class MessageChanges {
                 at = rs.getTimestamp(1).toInstant();
             }
         } catch (SQLException e) {
-            if (UNIQUE_VIOLATION.equals(e.getSQLState()) && String.valueOf(e.getMessage()).contains("events_sender_cmid")) throw new CmidRace();
+            if (SendService.isCmidRace(e)) throw new SendService.CmidRace();
             throw e;
         }
         if (Event.RECALL.equals(a.kind())) {
@@ -204,10 +202,4 @@ public final class MessageChanges {
         }
     }
 
-    /** Internal signal: the (sender, cmid) unique key was taken by a concurrent transaction. */
-    private static final class CmidRace extends RuntimeException {
-        CmidRace() {
-            super(null, null, false, false);
-        }
-    }
 }

@@ -239,7 +239,8 @@ public final class SendService implements AutoCloseable {
         SendBatch.failAll(todo, e);
     }
 
-    private static boolean isCmidRace(SQLException e) {
+    /** Whether {@code e} says the (sender, cmid) unique key was taken by a concurrent transaction (also for {@link MessageChanges}). */
+    static boolean isCmidRace(SQLException e) {
         return UNIQUE_VIOLATION.equals(e.getSQLState()) && String.valueOf(e.getMessage()).contains("events_sender_cmid");
     }
 
@@ -307,8 +308,8 @@ public final class SendService implements AutoCloseable {
         }
     }
 
-    /** Internal signal: the (sender, cmid) unique key was taken by a concurrent transaction. */
-    private static final class CmidRace extends RuntimeException {
+    /** Internal signal: the (sender, cmid) unique key was taken by a concurrent transaction (also for {@link MessageChanges}). */
+    static final class CmidRace extends RuntimeException {
         CmidRace() {
             super(null, null, false, false);
         }
