@@ -112,10 +112,10 @@ public final class ReadBench implements Callable<Integer> {
                                 naiveCount = rs.getLong(1);
                             }
                             long t2 = System.nanoTime();
-                            byCounts.setString(1, CONV);
-                            byCounts.setString(2, d.userId());
-                            byCounts.setLong(3, m.state().read());
-                            byCounts.setLong(4, head);
+                            byCounts.setArray(1, c.createArrayOf("text", new Object[] {CONV}));
+                            byCounts.setArray(2, c.createArrayOf("text", new Object[] {d.userId()}));
+                            byCounts.setArray(3, c.createArrayOf("int8", new Object[] {m.state().read()}));
+                            byCounts.setArray(4, c.createArrayOf("int8", new Object[] {head}));
                             try (ResultSet rs = byCounts.executeQuery()) {
                                 rs.next();
                             }
@@ -184,10 +184,10 @@ public final class ReadBench implements Callable<Integer> {
                 "\\set seq random(1, :head)",
                 "\\set conv " + CONV,
                 "BEGIN;",
-                // ids are digits only, so pgbench's integer variables carry them (-M prepared: typed by their columns)
-                PgbenchFloor.bind(ReadCursors.CHECK, ":conv", ":dev") + ";",
-                PgbenchFloor.bind(ReadCursors.UPSERT, ":usr", ":conv", ":seq") + ";",
-                PgbenchFloor.bind(ReadCursors.UNREAD, ":conv", ":usr", ":seq", ":head") + ";",
+                // a batch of one read, as the gateway writes a read alone (ids are digits only, so pgbench's integer variables carry them)
+                PgbenchFloor.bind(ReadCursors.CHECK, "ARRAY[:dev::text]", "ARRAY[:dev::text]", "ARRAY[:conv::text]") + ";",
+                PgbenchFloor.bind(ReadCursors.UPSERT, "ARRAY[:usr::text]", "ARRAY[:conv::text]", "ARRAY[:seq::bigint]") + ";",
+                PgbenchFloor.bind(ReadCursors.UNREAD, "ARRAY[:conv::text]", "ARRAY[:usr::text]", "ARRAY[:seq::bigint]", "ARRAY[:head::bigint]") + ";",
                 "COMMIT;", "");
         long head;
         try (Database db = Database.open(pg.dbConfig(dbName, 1), "floor"); Connection c = db.dataSource().getConnection();

@@ -31,6 +31,7 @@ import im.store.send.MessageChanges;
 import im.store.send.SendResult;
 import im.store.send.SendService;
 import java.net.InetAddress;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -123,6 +124,10 @@ final class FrameDispatcher {
             ack(conn, (Ack) frame);   // batched by the cursor writer; completes asynchronously
             return;
         }
+        if (frame instanceof Read r) {
+            read(conn, r);   // batched by the read writer; completes asynchronously
+            return;
+        }
         if (frame instanceof Sync || frame instanceof Sub || frame instanceof CatchUp) {
             // replies that can be large start only when the connection's held bytes leave room
             conn.withAllowance(allowance -> execute(conn, frame, received, allowance));
@@ -172,8 +177,6 @@ final class FrameDispatcher {
             } else if (frame instanceof Typing t) {
                 ErrorFrame refused = typing.typing(conn, t);
                 if (refused != null) conn.reply(refused);
-            } else if (frame instanceof Read) {
-                conn.reply(reads.read(conn.principal(), (Read) frame));
             } else if (frame instanceof Sub) {
                 conn.reply(reads.subscribe(conn, (Sub) frame));
             } else if (frame instanceof Sync) {
@@ -225,6 +228,22 @@ final class FrameDispatcher {
                 } else {
                     ErrorMapper.Answer r = ErrorMapper.answer(error, ErrorMapper.Door.SOCKET, "ack again", "ack");
                     refuse(conn, a.rid(), r.code(), r.message());
+                }
+            } finally {
+                conn.endRequest();
+            }
+        });
+    }
+
+    private void read(DeviceConnection conn, Read r) {
+        reads.read(conn.principal(), r).whenComplete((answer, error) -> {
+            try {
+                if (error == null) {
+                    conn.reply(answer);
+                } else {
+                    Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+                    ErrorMapper.Answer a = ErrorMapper.answer(cause, ErrorMapper.Door.SOCKET, "read again", "read");
+                    refuse(conn, r.rid(), a.code(), a.message());
                 }
             } finally {
                 conn.endRequest();

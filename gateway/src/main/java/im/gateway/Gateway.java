@@ -13,6 +13,7 @@ import im.store.cursor.CursorSink;
 import im.store.cursor.CursorWriter;
 import im.store.cursor.KafkaCursorSink;
 import im.store.cursor.ReadCursors;
+import im.store.cursor.ReadWriter;
 import im.store.directory.Directory;
 import im.store.directory.DirectoryListing;
 import im.store.read.ConversationReader;
@@ -86,6 +87,7 @@ public final class Gateway implements AutoCloseable {
     private WebSocketEndpoint endpoint;
     private PushHub push;
     private CursorWriter cursorWriter;
+    private ReadWriter readWriter;
     private CursorSink cursorSink;
     private CredentialWatch credentialWatch;
     private ConnectionLimits limits;
@@ -174,6 +176,8 @@ public final class Gateway implements AutoCloseable {
                 .orElse(CursorSink.NONE);
         cursorWriter = new CursorWriter(new CursorService(db, cursorSink, meters, Tags.of("gateway", cfg.gatewayId())), cfg.ackBatchDelay(), cfg.ackBatchMax(),
                 cfg.ackWriters(), cfg.ackThrottle()).start();
+        ReadCursors readCursors = new ReadCursors(db, cursorSink);
+        readWriter = new ReadWriter(readCursors, cfg.ackBatchDelay(), cfg.ackBatchMax(), cfg.ackWriters(), cfg.readThrottle()).start();
         sendService = new SendService(db, faults, clock, cfg.sendLanes(), cfg.sendBatchMax());
         limits = new ConnectionLimits(cfg);
         Audit audit = new Audit(meters, cfg.gatewayId());
@@ -181,7 +185,7 @@ public final class Gateway implements AutoCloseable {
         RequestMeters requestMeters = new RequestMeters(meters, cfg.gatewayId());
         TypingPath typing = new TypingPath(push, cfg.typingInterval(), requestMeters, clock);
         FrameDispatcher dispatcher = new FrameDispatcher(directory, sendService, changes, typing,
-                cursorWriter, new ReadPath(reader, new ReadCursors(db, cursorSink), push, new MessageReceipts(db)), workers, faults, cfg,
+                cursorWriter, new ReadPath(reader, readCursors, readWriter, push, new MessageReceipts(db)), workers, faults, cfg,
                 requestMeters, limits, audit);
         endpoint = new WebSocketEndpoint(dispatcher, cfg, timers, push, limits);
         timers.scheduleWithFixedDelay(() -> limits.prune(System.nanoTime()), 1, 1, TimeUnit.MINUTES);
@@ -287,6 +291,12 @@ public final class Gateway implements AutoCloseable {
                 .description("acks received").tags(gw).register(meters);
         FunctionCounter.builder("im.cursor.transactions", cursorWriter, CursorWriter::transactions)
                 .description("cursor transactions (batches of acks) committed").tags(gw).register(meters);
+        FunctionCounter.builder("im.reads", readWriter, ReadWriter::reads)
+                .description("reads received (written or refused)").tags(gw).register(meters);
+        FunctionCounter.builder("im.reads.held", readWriter, ReadWriter::held)
+                .description("reads that waited for IM_READ_THROTTLE_MS (written with the next write of their user and conversation)").tags(gw).register(meters);
+        FunctionCounter.builder("im.read.transactions", readWriter, ReadWriter::transactions)
+                .description("read-cursor transactions (batches of reads) committed").tags(gw).register(meters);
         Gauge.builder("im.connections.open", endpoint, WebSocketEndpoint::openConnections)
                 .description("open WebSocket connections").tags(gw).register(meters);
         OutboundMeters out = endpoint.outbound;
@@ -440,6 +450,7 @@ public final class Gateway implements AutoCloseable {
         if (adminServer != null) adminServer.stop();
         if (push != null) push.close();
         if (cursorWriter != null) cursorWriter.close();
+        if (readWriter != null) readWriter.close();
         if (cursorSink != null) cursorSink.close();   // after the writer: its last batches publish first
         if (workers != null) {
             workers.shutdown();

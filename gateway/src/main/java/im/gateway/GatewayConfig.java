@@ -45,6 +45,7 @@ public record GatewayConfig(
         int ackBatchMax,
         int ackWriters,
         Duration ackThrottle,
+        Duration readThrottle,
         Duration tokenTtl,
         int maxGroupMembers,
         Duration installCheck,
@@ -97,6 +98,7 @@ public record GatewayConfig(
                 s.get(ConfigKeys.ACK_BATCH_MAX),
                 s.get(ConfigKeys.ACK_WRITERS),
                 s.get(ConfigKeys.ACK_THROTTLE_MS),
+                s.get(ConfigKeys.READ_THROTTLE_MS),
                 s.get(ConfigKeys.TOKEN_TTL_S),
                 s.get(ConfigKeys.MAX_GROUP_MEMBERS),
                 // at most 1 s, so that a reinstall reaches open sockets within the documented 2 s

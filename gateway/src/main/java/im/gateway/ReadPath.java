@@ -14,6 +14,7 @@ import im.protocol.Subbed;
 import im.protocol.Sync;
 import im.protocol.Synced;
 import im.store.cursor.ReadCursors;
+import im.store.cursor.ReadWriter;
 import im.store.read.CatchUpPage;
 import im.store.read.ConvCursor;
 import im.store.read.ConvPage;
@@ -25,6 +26,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * {@code sub}, {@code sync}, {@code catchup}, {@code read} and {@code receipts}: the read side of the gateway,
@@ -33,12 +35,14 @@ import java.util.Map;
 final class ReadPath {
     private final ConversationReader reader;
     private final ReadCursors readCursors;
+    private final ReadWriter readWriter;
     private final PushHub push;   // null without Kafka: sub then only reports heads and cursors
     private final MessageReceipts receipts;
 
-    ReadPath(ConversationReader reader, ReadCursors readCursors, PushHub push, MessageReceipts receipts) {
+    ReadPath(ConversationReader reader, ReadCursors readCursors, ReadWriter readWriter, PushHub push, MessageReceipts receipts) {
         this.reader = reader;
         this.readCursors = readCursors;
+        this.readWriter = readWriter;
         this.push = push;
         this.receipts = receipts;
     }
@@ -74,14 +78,15 @@ final class ReadPath {
     }
 
     /**
-     * {@code read}: moves the user's read cursor and answers its read state; when it moved, the
-     * user's other connections, on every gateway, get it as an {@code unread} push through the
-     * notices topic.
+     * {@code read}: moves the user's read cursor (batched and throttled by the {@link ReadWriter},
+     * off the worker pool) and answers its read state; when it moved, the user's other connections,
+     * on every gateway, get it as an {@code unread} push through the notices topic.
      */
-    ReadAck read(DevicePrincipal who, Read r) {
-        ReadCursors.Marked m = readCursors.markRead(who, r.conv(), r.seq());
-        if (m.moved() && push != null) push.publishRead(new ReadNotice(r.conv(), who.userId(), who.deviceId(), m.state()));
-        return new ReadAck(r.rid(), r.conv(), m.state());
+    CompletableFuture<ReadAck> read(DevicePrincipal who, Read r) {
+        return readWriter.read(who, r.conv(), r.seq()).thenApply(m -> {
+            if (m.moved() && push != null) push.publishRead(new ReadNotice(r.conv(), who.userId(), who.deviceId(), m.state()));
+            return new ReadAck(r.rid(), r.conv(), m.state());
+        });
     }
 
     /** A page of {@code s}, cut short ({@code more}) once its events' bytes would pass {@code maxBytes}. */

@@ -147,11 +147,13 @@ public final class ConfigKeys {
     public static final ConfigKey<Integer> ACK_BATCH_MAX = key("IM_ACK_BATCH_MAX", "256", 1, 10_000,
             "Most acks in one cursor transaction (1-10000).");
     public static final ConfigKey<Integer> ACK_WRITERS = key("IM_ACK_WRITERS", "2", 1, 64,
-            "Threads that write cursor transactions, each holding a pool connection while it writes (1-64; keep it below IM_PG_POOL_SIZE).");
+            "Threads that write cursor transactions, each holding a pool connection while it writes, and as many again for read cursors (1-64; keep twice it below IM_PG_POOL_SIZE).");
     public static final ConfigKey<Duration> TYPING_INTERVAL_MS = ms("IM_TYPING_INTERVAL_MS", "2000", 0, 60_000,
             "Least time between two typing frames of one connection and conversation that are passed on; the ones in between are dropped (counted in im_typing_total{outcome=\"throttled\"}; 0 = no throttle; 0-60000).");
     public static final ConfigKey<Duration> ACK_THROTTLE_MS = ms("IM_ACK_THROTTLE_MS", "400", 0, 5_000,
             "Least time between two cursor writes of one (device, conversation): the first ack after a quiet spell is written at once, later ones wait together for the rest of the interval (0 = no throttle; 0-5000; keep it well below IM_SWEEP_MS).");
+    public static final ConfigKey<Duration> READ_THROTTLE_MS = ms("IM_READ_THROTTLE_MS", "500", 0, 5_000,
+            "Least time between two read-cursor writes of one (user, conversation): the first read after a quiet spell is written at once, later ones (from any of the user's devices) wait together for the rest of the interval and are answered then (0 = no throttle; 0-5000). Reads are batched like acks (IM_ACK_BATCH_MS, IM_ACK_BATCH_MAX).");
 
     // --- Delivery
     public static final ConfigKey<Duration> GATEWAY_HEARTBEAT_MS = ms("IM_GATEWAY_HEARTBEAT_MS", "2000", 100, 60_000,
