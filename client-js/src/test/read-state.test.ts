@@ -13,6 +13,7 @@ import { ImClient, ImError, MemoryStorage, parseServerFrame, type ClientOptions,
 import { SqliteStorage } from '../node.js';
 import { IndexedDbStorage } from '../browser.js';
 import { FakeReads, FakeServer, msg } from './fake-server.js';
+import { READ_INTERVAL_MS } from '../internal/reads.js';
 
 const base = (server: FakeServer, storage: Storage = new MemoryStorage()): ClientOptions => ({ url: server.url, token: 't', storage,
   webSocket: WebSocket as never, reconnectMinMs: 5, reconnectMaxMs: 20, requestTimeoutMs: 1000 });
@@ -65,7 +66,7 @@ test('markRead is coalesced: one read in flight per conversation, calls meanwhil
   await server.until(() => server.of('read').length === 2, 'the read of the other conversation');
   await c.syncNow('c-ab');   // a request after the calls: anything they sent would have arrived before it
   assert.deepEqual(server.of('read').map((f) => `${f.conv}@${f.seq}`), ['c-ab@3', 'c-cd@1'], 'nothing more while a read is in flight');
-  held.shift()!();
+  for (const release of held.splice(0)) release();   // c-ab@3 and c-cd@1 (within the request timeout: the follow-up waits 1 s)
   assert.deepEqual(await first, { conv: 'c-ab', read: 3, unread: 3, head: 6 });
   await server.until(() => server.of('read').length === 3, 'the follow-up');
   assert.deepEqual(server.of('read').map((f) => `${f.conv}@${f.seq}`), ['c-ab@3', 'c-cd@1', 'c-ab@5'], 'one follow-up, with the highest seq');
@@ -77,6 +78,26 @@ test('markRead is coalesced: one read in flight per conversation, calls meanwhil
   assert.equal(c.totalUnread(), 1);
   assert.deepEqual(await c.markRead('c-ab', 4), { conv: 'c-ab', read: 5, unread: 1, head: 6 }, 'covered: resolved at once');
   assert.equal(server.of('read').length, 3);
+  await c.close(); await server.close();
+});
+
+test('markRead: at most one read per conversation per interval, also for a call made after the answer', async () => {
+  const server = await FakeServer.start();
+  const reads = new FakeReads();
+  reads.add(ev('c-ab', 1), ev('c-ab', 2), ev('c-ab', 3));
+  server.handler = (f, reply) => {
+    if (f.t === 'sub') reply({ t: 'subbed', rid: f.rid, convs: [reads.entry('c-ab', 3)] });
+    if (f.t === 'read') reply(reads.readack(f));
+  };
+  const c = await ImClient.open(base(server));
+  await c.connect();
+  const t0 = performance.now();
+  assert.deepEqual(await c.markRead('c-ab', 1), { conv: 'c-ab', read: 1, unread: 2, head: 3 });
+  const second = c.markRead('c-ab', 2);
+  await server.until(() => server.of('read').length === 2, 'the second read, once the interval has passed');
+  const elapsed = performance.now() - t0;
+  assert.ok(elapsed >= READ_INTERVAL_MS, `sent ${Math.round(elapsed)} ms after the first call: not before the interval since the first read`);
+  assert.deepEqual(await second, { conv: 'c-ab', read: 2, unread: 1, head: 3 });
   await c.close(); await server.close();
 });
 

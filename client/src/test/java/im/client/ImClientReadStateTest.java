@@ -214,6 +214,33 @@ class ImClientReadStateTest {
         }
     }
 
+    /**
+     * At most one read per conversation per interval, also when the next call comes after the answer:
+     * the SDK forgot the conversation once its read was answered with nothing waiting, so a call
+     * made then was sent at once, and a recipient calling markRead per message received sent a read
+     * per message (the capacity benchmark with reads on: 12 reads a second per conversation).
+     */
+    @Test
+    void aCallAfterTheAnswerWithinTheIntervalWaitsForTheIntervalsEnd() throws Exception {
+        try (FakeGateway gw = new FakeGateway(this::script);
+             ImClient bo = ImClient.open(options(gw))) {
+            bo.connect();
+            Await.until(WAIT, () -> bo.cursor("c-ab") == 5, "caught up to 5");
+            long t0 = System.nanoTime();
+            CompletableFuture<ReadStatus> first = bo.markRead("c-ab", 3);
+            Await.until(WAIT, () -> reads(gw).size() == 1, "the first read");
+            gw.push(new ReadAck(reads(gw).get(0).rid(), "c-ab", new ReadState(3, 1, 5)));
+            assertEquals(new ReadStatus("c-ab", 3, 1), first.get(10, TimeUnit.SECONDS));
+            CompletableFuture<ReadStatus> second = bo.markRead("c-ab", 5);
+            Await.until(WAIT, () -> reads(gw).size() == 2, "the second read, once the interval has passed");
+            long elapsed = System.nanoTime() - t0;
+            assertTrue(elapsed >= TimeUnit.SECONDS.toNanos(1),   // ReadPath.READ_INTERVAL_NANOS
+                    "sent " + elapsed / 1_000_000 + " ms after the first call: not before the interval since the first read");
+            gw.push(new ReadAck(reads(gw).get(1).rid(), "c-ab", new ReadState(5, 0, 5)));
+            assertEquals(new ReadStatus("c-ab", 5, 0), second.get(10, TimeUnit.SECONDS));
+        }
+    }
+
     @Test
     void aReadWithoutAnAnswerTimesOutAndTheCallsMeanwhileAreSentAfterIt() throws Exception {
         try (FakeGateway gw = new FakeGateway(this::script);

@@ -59,6 +59,9 @@ final class ReadPath {
         int internalErrors;
         /** No read is sent before this (nanoTime): after a failure, or within READ_INTERVAL of the last; a scheduled task sends it. */
         long backoffUntil;
+        /** When the scheduled {@link #sendNext} runs (nanoTime); meaningful while {@code wakeScheduled}. */
+        long wakeAt;
+        boolean wakeScheduled;
     }
 
     private final ClientOptions options;
@@ -134,11 +137,16 @@ final class ReadPath {
             return;
         }
         c.next.removeIf(w -> w.future().isDone());   // cancelled: a withdrawn call does not raise the seq
+        long wait = c.backoffUntil - System.nanoTime();
         if (c.next.isEmpty() && c.owed == 0) {
-            convs.remove(conv);
+            // Within the interval the entry stays, so that a call meanwhile waits for the interval's end
+            // (removed, the next call would start afresh and send at once); after it, nothing is left to do.
+            if (wait > 0) wake(conv, c, wait);
+            else convs.remove(conv);
             return;
         }
-        if (System.nanoTime() < c.backoffUntil) {
+        if (wait > 0) {
+            wake(conv, c, wait);
             return;
         }
         Connection conn;
@@ -211,18 +219,26 @@ final class ReadPath {
                 return;
             }
         }
-        wakeAfterInterval(conv, c);   // calls made meanwhile go once the interval since this read has passed
-        sendNext(conv);
+        sendNext(conv);   // calls made meanwhile go once the interval since this read has passed
     }
 
-    /** Schedules the follow-up of {@code conv} for when its read interval has passed (if any call waits by then). */
-    private void wakeAfterInterval(String conv, Conv c) {
-        long wait = c.backoffUntil - System.nanoTime();
-        if (wait <= 0) {
+    /**
+     * Makes {@link #sendNext} of {@code conv} run in {@code waitNanos} (or sooner, if one is scheduled
+     * for sooner already): whatever ends a wait (the read interval, a backoff, a reconnect within
+     * either) then sends what is waiting.
+     */
+    private void wake(String conv, Conv c, long waitNanos) {
+        long at = System.nanoTime() + waitNanos;
+        if (c.wakeScheduled && c.wakeAt - at <= 0) {
             return;
         }
+        c.wakeScheduled = true;
+        c.wakeAt = at;
         try {
-            lane.schedule(() -> sendNext(conv), wait, TimeUnit.NANOSECONDS);
+            lane.schedule(() -> {
+                if (c.wakeAt == at) c.wakeScheduled = false;   // a later-scheduled sooner wake supersedes this one
+                sendNext(conv);
+            }, waitNanos, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             log.debug("client closed; no follow-up read of {}", conv);
         }
@@ -235,13 +251,9 @@ final class ReadPath {
      */
     private void owe(String conv, Conv c, long seq) {
         c.owed = Math.max(c.owed, seq);
-        long wait = retry.backoffMillis(c.failures++);
-        c.backoffUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(wait);
-        try {
-            lane.schedule(() -> sendNext(conv), wait, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            log.debug("client closed; read of {} not sent again", conv);
-        }
+        long wait = TimeUnit.MILLISECONDS.toNanos(retry.backoffMillis(c.failures++));
+        c.backoffUntil = System.nanoTime() + wait;
+        wake(conv, c, wait);
     }
 
     private void complete(List<Waiter> batch, ReadStatus status) {
