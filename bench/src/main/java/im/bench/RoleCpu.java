@@ -129,7 +129,7 @@ final class RoleCpu {
         if (t.contains("sweeper")) return "sweeper";
         if (t.contains("debezium") || t.startsWith("relay") || t.startsWith("pool-") || t.contains("change-event-source")
                 || t.contains("im-relay")) return "relay";
-        if (t.startsWith("xnio") || t.startsWith("gw-") || t.startsWith("send-lane") || t.startsWith("cursor-")
+        if (t.startsWith("xnio") || t.startsWith("gw-") || t.startsWith("send-lane") || t.startsWith("cursor-") || t.startsWith("read-")
                 || t.startsWith("gateway") || t.startsWith("install-")) return "gateway";
         if (t.contains("kafka") || t.contains("raft") || t.contains("quorum") || t.contains("controller")
                 || t.contains("reaper") || t.startsWith("executor-") || t.contains("log-cleaner") || t.contains("broker")

@@ -20,6 +20,8 @@ import im.store.directory.Onboarding;
 import im.store.directory.Page;
 import im.store.directory.UserSummary;
 import im.protocol.Limits;
+import im.store.send.MessageChanges;
+import im.store.send.SendResult;
 import io.undertow.server.HttpHandler;
 import io.undertow.server.HttpServerExchange;
 import io.undertow.util.Headers;
@@ -53,19 +55,23 @@ final class AdminApi implements HttpHandler {
     private static final Pattern MEMBERS = Pattern.compile("/admin/conversations/([^/]+)/members");
     private static final Pattern USER_DEVICES = Pattern.compile("/admin/users/([^/]+)/devices");
     private static final Pattern CURSORS = Pattern.compile("/admin/conversations/([^/]+)/cursors");
+    private static final Pattern RECALL = Pattern.compile("/admin/conversations/([^/]+)/messages/([^/]+)/recall");
     /** Page size of the listings when the request gives no {@code limit}. */
     static final int DEFAULT_LIMIT = 100;
 
     private final Directory directory;
     private final DirectoryListing listing;
+    private final MessageChanges changes;
     private final List<byte[]> adminTokens = new ArrayList<>();
     /** Items one bulk request may carry (IM_ADMIN_BULK_MAX). */
     private final int bulkMax;
     private final ConnectionLimits limits;
     private final Audit audit;
 
-    AdminApi(Directory directory, DirectoryListing listing, List<String> adminTokens, int bulkMax, ConnectionLimits limits, Audit audit) {
+    AdminApi(Directory directory, DirectoryListing listing, MessageChanges changes, List<String> adminTokens, int bulkMax,
+             ConnectionLimits limits, Audit audit) {
         this.directory = directory;
+        this.changes = changes;
         this.bulkMax = bulkMax;
         this.listing = listing;
         for (String t : adminTokens) this.adminTokens.add(t.getBytes(StandardCharsets.US_ASCII));
@@ -250,6 +256,12 @@ final class AdminApi implements HttpHandler {
             ArrayNode ds = o.putArray("devices");
             for (DeviceCursor d : cc.devices()) cursor(ds.addObject(), d);
             respond(ex, 200, o);
+        } else if ((m = RECALL.matcher(path)).matches()) {
+            requireMethod(method, Methods.POST);
+            long seq = positiveSeq(m.group(2));
+            SendResult r = changes.recallAsAdmin(m.group(1), seq);
+            respond(ex, 200, JSON.createObjectNode().put("conv", r.conv()).put("recalled", seq)
+                    .put("seq", r.seq()).put("mid", r.mid()).put("dup", r.dup()));
         } else if (path.equals("/admin/lag")) {
             requireMethod(method, Methods.GET);
             int top = intParam(ex, "top", 10);
@@ -313,6 +325,17 @@ final class AdminApi implements HttpHandler {
         } catch (NumberFormatException e) {
             throw new BadRequest(400, "INVALID", name + ": must be an integer from 1 to " + DirectoryListing.MAX_PAGE);
         }
+    }
+
+    /** A seq in a path: 1 to 2^63-1. */
+    private static long positiveSeq(String v) {
+        try {
+            long seq = Long.parseLong(v);
+            if (seq >= 1) return seq;
+        } catch (NumberFormatException e) {
+            // answered below
+        }
+        throw new BadRequest(400, "INVALID", "seq: must be an integer from 1 to " + Long.MAX_VALUE);
     }
 
     private static ObjectNode next(ObjectNode o, Page<?> p) {

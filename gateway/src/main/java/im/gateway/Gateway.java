@@ -199,7 +199,7 @@ public final class Gateway implements AutoCloseable {
                 .addPrefixPath("/app", hsts(WebApp.assets()));
         // The admin listener (IM_ADMIN_HOST, loopback by default): operators and the metrics scraper.
         PathHandler adminRoutes = Handlers.path()
-                .addPrefixPath("/admin", new AdminApi(directory, new DirectoryListing(db), cfg.adminTokens(), cfg.adminBulkMax(), limits, audit))
+                .addPrefixPath("/admin", new AdminApi(directory, new DirectoryListing(db), changes, cfg.adminTokens(), cfg.adminBulkMax(), limits, audit))
                 .addExactPath("/healthz", ex -> AdminApi.respond(ex, 200, JSON.createObjectNode().put("status", "ok")))
                 .addExactPath("/readyz", readiness())
                 .addExactPath("/metrics", ex -> {

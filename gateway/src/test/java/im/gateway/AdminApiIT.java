@@ -88,6 +88,38 @@ class AdminApiIT {
     }
 
     @Test
+    void anAdminRecallsAMessageAndEveryReadReturnsTheTombstone() throws Exception {
+        admin("POST", "/admin/users", "{\"user\":\"u-ana\"}");
+        admin("POST", "/admin/users", "{\"user\":\"u-bo\"}");
+        String token = admin("POST", "/admin/devices", "{\"user\":\"u-ana\",\"device\":\"d-ana\"}").body().get("token").asText();
+        admin("POST", "/admin/conversations", "{\"conv\":\"g\",\"kind\":\"group\",\"members\":[\"u-ana\",\"u-bo\"]}");
+        try (RawSocket s = new RawSocket(gw.ws())) {
+            s.auth(token);
+            long seq = s.request("{\"t\":\"send\",\"rid\":\"r1\",\"conv\":\"g\",\"cmid\":\"m1\",\"body\":\"spam\"}").get("seq").asLong();
+            Reply r = admin("POST", "/admin/conversations/g/messages/" + seq + "/recall", null);
+            assertEquals(200, r.status(), r.body().toString());
+            assertEquals(List.of("g", seq, seq + 1, false), List.of(r.body().get("conv").asText(), r.body().get("recalled").asLong(),
+                    r.body().get("seq").asLong(), r.body().get("dup").asBoolean()));
+            Reply again = admin("POST", "/admin/conversations/g/messages/" + seq + "/recall", null);
+            assertEquals(List.of(200, seq + 1, true), List.of(again.status(), again.body().get("seq").asLong(), again.body().get("dup").asBoolean()));
+            JsonNode synced = s.request("{\"t\":\"sync\",\"rid\":\"r2\",\"conv\":\"g\",\"after\":0,\"limit\":10}");
+            JsonNode tomb = synced.get("events").get(1);
+            assertEquals(List.of(seq, "", true), List.of(tomb.get("seq").asLong(), tomb.get("body").asText(), tomb.get("recalled").asBoolean()));
+            assertEquals("recall", synced.get("events").get(2).get("kind").asText());
+
+            assertEquals(List.of(404, "NOT_A_MESSAGE"), status(admin("POST", "/admin/conversations/g/messages/1/recall", null)), "the join");
+            assertEquals(List.of(404, "UNKNOWN_CONV"), status(admin("POST", "/admin/conversations/nope/messages/1/recall", null)));
+            assertEquals(List.of(400, "INVALID"), status(admin("POST", "/admin/conversations/g/messages/0/recall", null)));
+            assertEquals(List.of(400, "INVALID"), status(admin("POST", "/admin/conversations/g/messages/x2/recall", null)));
+            assertEquals(List.of(405, "METHOD_NOT_ALLOWED"), status(admin("GET", "/admin/conversations/g/messages/2/recall", null)));
+        }
+    }
+
+    private static List<Object> status(Reply r) {
+        return List.of(r.status(), r.body().get("error").asText());
+    }
+
+    @Test
     void withoutTheAdminTokenEverythingIs401AndNothingIsWritten() throws Exception {
         for (String token : new String[] {null, "wrong-token-wrong-token", Fixture.ADMIN_TOKEN + "x"}) {
             Reply r = call("POST", "/admin/users", "{\"user\":\"u-mallory\"}", token);

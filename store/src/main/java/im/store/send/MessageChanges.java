@@ -14,6 +14,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
@@ -58,6 +59,9 @@ public final class MessageChanges {
      */
     static final String EMPTY_RECALLED =
             "UPDATE events SET body = '', recalled_by = ? WHERE conv_id = ? AND (seq = ? OR (ref_seq = ? AND kind = 'edit'))";
+
+    /** The cmid of an admin's recall: this prefix and a random UUID. */
+    public static final String ADMIN_CMID_PREFIX = "admin.";
 
     private final DataSource db;
     private final Faults faults;
@@ -130,20 +134,62 @@ public final class MessageChanges {
                 decideTarget(a, user, rs.next() ? rs : null);
             }
         }
+        return append(c, a.conv(), seq, a.kind(), user, a.who().deviceId(), a.cmid(), a.body(), a.ref(), a.who().installEpoch());
+    }
+
+    /**
+     * Recalls the message at {@code seq} for an admin (moderation, {@code POST
+     * /admin/conversations/{conv}/messages/{seq}/recall}): a recall event like the sender's, in the
+     * sender's name (the log's rule "a recall is its message's sender's" holds for every consumer),
+     * with no device ({@code device} null on the event topic: no device of the sender asked for it)
+     * and a cmid of its own ({@link #ADMIN_CMID_PREFIX}). Neither the sender's membership nor the
+     * recall window applies. A message already recalled is answered with its recall (a dup).
+     *
+     * @throws SendRejectedException {@code UNKNOWN_CONV}, or {@code NOT_A_MESSAGE} when {@code seq} is no message
+     */
+    public SendResult recallAsAdmin(String conv, long seq) {
+        try {
+            return Transactions.run(db, "admin recall", c -> {
+                long at = ConversationLog.nextSeq(c, conv).orElseThrow(() -> SendRules.unknownConv(conv));
+                String sender;
+                try (PreparedStatement ps = c.prepareStatement(TARGET)) {
+                    ps.setString(1, conv);
+                    ps.setString(2, conv);
+                    ps.setLong(3, seq);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (!rs.next() || !Event.MSG.equals(rs.getString(1))) {
+                            throw new SendRejectedException(ErrorCode.NOT_A_MESSAGE, "no message at seq " + seq + " in " + conv);
+                        }
+                        if (rs.getObject(4) != null) {
+                            throw new AnsweredBy(new SendResult(conv, rs.getLong(4), rs.getString(5), true, 0, rs.getTimestamp(6).toInstant()));
+                        }
+                        sender = rs.getString(2);
+                    }
+                }
+                return append(c, conv, at, Event.RECALL, sender, null, ADMIN_CMID_PREFIX + UUID.randomUUID(), "", seq, 0);
+            });
+        } catch (AnsweredBy answer) {
+            return answer.result;
+        }
+    }
+
+    /** Inserts the change at {@code seq} (allocated by the caller) and, for a recall, empties what it takes back. */
+    private SendResult append(Connection c, String conv, long seq, String kind, String user, String device, String cmid, String body,
+                              long ref, int epoch) throws SQLException {
         faults.maybeHalt(FaultPoint.SEND_BEFORE_INSERT);
         faults.maybeFail(FaultPoint.SEND_BEFORE_INSERT);
         String mid = ConversationLog.newEventId(clock);
         Instant at;
         try (PreparedStatement ps = c.prepareStatement(INSERT_CHANGE)) {
-            ps.setString(1, a.conv());
+            ps.setString(1, conv);
             ps.setLong(2, seq);
-            ps.setString(3, a.kind());
+            ps.setString(3, kind);
             ps.setString(4, mid);
             ps.setString(5, user);
-            ps.setString(6, a.who().deviceId());
-            ps.setString(7, a.cmid());
-            ps.setString(8, a.body());
-            ps.setLong(9, a.ref());
+            ps.setString(6, device);
+            ps.setString(7, cmid);
+            ps.setString(8, body);
+            ps.setLong(9, ref);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 at = rs.getTimestamp(1).toInstant();
@@ -152,17 +198,17 @@ public final class MessageChanges {
             if (SendService.isCmidRace(e)) throw new SendService.CmidRace();
             throw e;
         }
-        if (Event.RECALL.equals(a.kind())) {
+        if (Event.RECALL.equals(kind)) {
             try (PreparedStatement ps = c.prepareStatement(EMPTY_RECALLED)) {
                 ps.setLong(1, seq);
-                ps.setString(2, a.conv());
-                ps.setLong(3, a.ref());
-                ps.setLong(4, a.ref());
+                ps.setString(2, conv);
+                ps.setLong(3, ref);
+                ps.setLong(4, ref);
                 ps.executeUpdate();
             }
         }
         faults.maybeHalt(FaultPoint.SEND_BEFORE_COMMIT);
-        return new SendResult(a.conv(), seq, mid, false, a.who().installEpoch(), at);
+        return new SendResult(conv, seq, mid, false, epoch, at);
     }
 
     /**

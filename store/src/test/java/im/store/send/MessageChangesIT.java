@@ -152,6 +152,36 @@ class MessageChangesIT {
         refused(ErrorCode.NOT_MEMBER, () -> changes.recall(ana, "g", "cm-13", other), "a former member changes nothing");
     }
 
+    /**
+     * Moderation: an admin recalls any message, whoever sent it, after the window and after its
+     * sender left; the recall is in the sender's name with no device, and the message is a
+     * tombstone on every read path as after the sender's own recall.
+     */
+    @Test
+    void anAdminRecallsAnyMessageAtAnyTimeInTheSendersNameWithNoDevice() throws SQLException {
+        long msg = sends.send(ana, "g", "cm-1", "something awful").seq();
+        dir.removeMember("g", "u-ana");
+        Clock later = Clock.fixed(Instant.now().plus(WINDOW).plusSeconds(60), ZoneOffset.UTC);
+        MessageChanges late = new MessageChanges(db, Faults.none(), later, WINDOW, WINDOW);
+        SendResult recall = late.recallAsAdmin("g", msg);
+        assertEquals(List.of(head(), false), List.of(recall.seq(), recall.dup()));
+        List<Event> log = reader.sync(bo, "g", 0, 100).events();
+        Event tomb = log.stream().filter(e -> e.seq() == msg).findFirst().orElseThrow();
+        Event last = log.get(log.size() - 1);
+        assertEquals(List.of("", true), List.of(tomb.body(), tomb.recalled()));
+        assertEquals(List.of(Event.RECALL, msg, "u-ana"), List.of(last.kind(), last.ref(), last.sender()));
+        assertEquals(true, last.cmid().startsWith(MessageChanges.ADMIN_CMID_PREFIX), last.cmid());
+        assertEquals(1, count("SELECT count(*) FROM events WHERE kind = 'recall' AND sender_device IS NULL"), "no device asked for it");
+        assertEquals(0, count("SELECT count(*) FROM events WHERE body LIKE '%awful%'"));
+
+        SendResult again = changes.recallAsAdmin("g", msg);
+        assertEquals(List.of(recall.seq(), recall.mid(), true), List.of(again.seq(), again.mid(), again.dup()), "a second one is its dup");
+        refused(ErrorCode.NOT_A_MESSAGE, () -> changes.recallAsAdmin("g", 1), "seq 1 is the join");
+        refused(ErrorCode.NOT_A_MESSAGE, () -> changes.recallAsAdmin("g", recall.seq()), "a recall is no message");
+        refused(ErrorCode.NOT_A_MESSAGE, () -> changes.recallAsAdmin("g", 1000), "above the head");
+        refused(ErrorCode.UNKNOWN_CONV, () -> changes.recallAsAdmin("nope", 1));
+    }
+
     private void refused(ErrorCode code, Supplier<SendResult> change) {
         refused(code, change, code.name());
     }
