@@ -421,6 +421,14 @@ class CliIT {
         fails(1, "NOT_MEMBER: ", im("typing", "--gateway", url, "--token", bo, "c-none"));
         fails(2, "Missing required parameter: 'SEQ'", im("receipts", "--gateway", url, "--token", ana, "c-ab"));
         fails(2, "SEQ: each seq at most once", im("receipts", "--gateway", url, "--token", ana, "c-ab", "3", "3"));
+
+        // moderation: an admin recalls ana's message (edited twice) in her name, once
+        assertEquals("recalled c-ab 3 (recall at seq 8)\n", ok(im(with(new String[] {"admin", "message", "recall", "c-ab", "3"}, admin))).out());
+        assertEquals("recalled c-ab 3 (recall at seq 8): it was already recalled\n",
+                ok(im(with(new String[] {"admin", "message", "recall", "c-ab", "3"}, admin))).out());
+        Run tomb = ok(im("tail", "--gateway", url, "--token", bo, "--conv", "c-ab", "--from", "3", "--no-ack", "-n", "1"));
+        assertTrue(tomb.out().matches("3  .*  u-ana  \\(recalled\\)\n"), tomb.toString());
+        fails(1, "admin API: 404 NOT_A_MESSAGE", im(with(new String[] {"admin", "message", "recall", "c-ab", "1"}, admin)));
     }
 
     @Test

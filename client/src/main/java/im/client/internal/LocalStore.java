@@ -148,8 +148,9 @@ public final class LocalStore implements AutoCloseable {
      * {@code convs_synced} is the event id up to which they reflect them. They are written, and the
      * mark moved to the highest event id, by a batch that leaves this many events unreflected, by every
      * sync or catch-up page (its cursor jumps cannot be derived from the events), before the
-     * conversation list is read, with a read state applied (its recount reflects every event), before
-     * the device's user changes, and at close. At open the events above the mark (at most this many,
+     * conversation list is read, by the first batch after a read state was applied (the state is
+     * written with the rows, its recount reflecting every event), before the device's user changes,
+     * and at close. At open the events above the mark (at most this many,
      * plus one batch) are applied to the rows in memory as their batches applied them: the cursor
      * moves over stored seqs, last message, unread count above the row's {@code read_head}.
      */
@@ -201,6 +202,8 @@ public final class LocalStore implements AutoCloseable {
         long unread;
         /** The row in the database is behind these values (see {@link #CONV_SYNC_CHUNK}). */
         boolean dirty;
+        /** Of those, the read state's columns: applied since the row was last written (see {@link #applyReadStates}). */
+        boolean readDirty;
 
         Conv copy() {
             Conv c = new Conv();
@@ -213,6 +216,7 @@ public final class LocalStore implements AutoCloseable {
             c.readKnown = readKnown;
             c.unread = unread;
             c.dirty = dirty;
+            c.readDirty = readDirty;
             return c;
         }
     }
@@ -225,6 +229,8 @@ public final class LocalStore implements AutoCloseable {
     private long maxEventId;
     /** Events with id &le; this are reflected in the conversation rows (meta {@code convs_synced}). */
     private long convsSynced;
+    /** Some conversation's read state was applied in memory and is not in its row yet. */
+    private boolean readStatesWaiting;
     private final PreparedStatement saveSynced;
     private final PreparedStatement indexChunk;
     private final PreparedStatement saveIndexed;
@@ -233,6 +239,8 @@ public final class LocalStore implements AutoCloseable {
     private final PreparedStatement insertEvent;
     private final PreparedStatement insertConv;
     private final PreparedStatement updateConv;
+    private final PreparedStatement updateRead;
+    private final PreparedStatement countAbove;
     private final PreparedStatement seqsAbove;
     private final PreparedStatement hasEvent;
     /** Whether a recall of a seq is stored; a recall's emptying of its message and edits, out of the index first. */
@@ -271,6 +279,9 @@ public final class LocalStore implements AutoCloseable {
         this.insertConv = db.prepareStatement("INSERT OR IGNORE INTO convs (conv) VALUES (?)");
         this.updateConv = db.prepareStatement(
                 "UPDATE convs SET cursor = ?, last_seq = ?, last_at = ?, unread = ? WHERE conv = ?");
+        this.updateRead = db.prepareStatement(
+                "UPDATE convs SET read_seq = ?, read_unread = ?, read_head = ?, read_known = 1 WHERE conv = ?");
+        this.countAbove = db.prepareStatement("SELECT count(*) FROM events WHERE conv = ? AND seq > ? AND kind = 'msg' AND sender IS NOT ?");
         this.seqsAbove = db.prepareStatement("SELECT seq FROM events WHERE conv = ? AND seq > ? ORDER BY seq");
         this.hasEvent = db.prepareStatement("SELECT 1 FROM events WHERE conv = ? AND seq = ?");
         this.withRecalls = new java.util.HashSet<>();
@@ -644,7 +655,9 @@ public final class LocalStore implements AutoCloseable {
                 }
                 // A sync or catch-up page may move cursors over seqs that are not stored: not derivable
                 // from the events, so the rows are written now (all of them, see CONV_SYNC_CHUNK).
-                boolean syncRows = !ranges.isEmpty() || maxEventId - convsSynced >= CONV_SYNC_CHUNK;
+                // Read states applied since the last row write go with this batch's transaction (no
+                // transaction of their own, see applyReadStates).
+                boolean syncRows = !ranges.isEmpty() || maxEventId - convsSynced >= CONV_SYNC_CHUNK || readStatesWaiting;
                 if (syncRows) {
                     writeRows(next);
                     wrote = true;
@@ -681,6 +694,24 @@ public final class LocalStore implements AutoCloseable {
      * of the batch under way) and moves {@code convs_synced} to the highest event id. Memory is marked
      * clean by {@link #syncedInMemory} once the transaction committed.
      */
+    /** Rows this store's connection has inserted, updated or deleted since it opened (SQLite's {@code total_changes()}; tests). */
+    synchronized long rowsWritten() throws SQLException {
+        try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery("SELECT total_changes()")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** Messages of other users stored above {@code head} in {@code conv}. */
+    private long countAbove(String conv, long head) throws SQLException {
+        countAbove.setString(1, conv);
+        countAbove.setLong(2, head);
+        countAbove.setString(3, selfUser);
+        try (ResultSet rs = countAbove.executeQuery()) {
+            return rs.next() ? rs.getLong(1) : 0;
+        }
+    }
+
     private void writeRows(Map<String, Conv> next) throws SQLException {
         Map<String, Conv> all = new HashMap<>(convs);
         all.putAll(next);
@@ -688,6 +719,14 @@ public final class LocalStore implements AutoCloseable {
             Conv c = en.getValue();
             if (!c.dirty) {
                 continue;
+            }
+            if (c.readDirty) {
+                insertConv(en.getKey());   // a conversation the server told of before any of its events is stored
+                updateRead.setLong(1, c.read);
+                updateRead.setLong(2, c.readUnread);
+                updateRead.setLong(3, c.readHead);
+                updateRead.setString(4, en.getKey());
+                updateRead.executeUpdate();
             }
             updateConv.setLong(1, c.cursor);
             updateConv.setLong(2, c.lastSeq);
@@ -702,8 +741,12 @@ public final class LocalStore implements AutoCloseable {
 
     /** After the commit of {@link #writeRows}: the rows now reflect every stored event. */
     private void syncedInMemory() {
-        convs.values().forEach(c -> c.dirty = false);
+        convs.values().forEach(c -> {
+            c.dirty = false;
+            c.readDirty = false;
+        });
         convsSynced = maxEventId;
+        readStatesWaiting = false;
     }
 
     /** Some conversation row in the database is behind memory. */
@@ -1052,18 +1095,18 @@ public final class LocalStore implements AutoCloseable {
     /**
      * Applies the read state {@code state} of {@code conv} from the server if it is the latest (the
      * highest {@code read}; for an equal {@code read}, the highest {@code head}; any one replaces a
-     * state the server did not give), durably, and recounts the messages of other users stored above
-     * its head: O(those messages). Returns false (nothing written) when an applied state is as late.
+     * state the server did not give), and recounts the messages of other users stored above its head:
+     * O(those messages), none read when nothing is stored above it. Returns false when an applied state
+     * is as late. Applied in memory at once and written with the conversation rows by the next batch's
+     * transaction (or the next row write): no transaction of its own. A state lost to a kill before
+     * that is given again by the server (every {@code subbed}); the store then shows the one before.
      */
     public synchronized boolean applyReadState(String conv, ReadState state) throws IOException {
         Objects.requireNonNull(conv, "conv");
         return !applyReadStates(Map.of(conv, Objects.requireNonNull(state, "state"))).isEmpty();
     }
 
-    /**
-     * {@link #applyReadState} of each entry, in one transaction (a {@code subbed} page: one fsync, not
-     * one per conversation). Returns the conversations whose state was applied.
-     */
+    /** {@link #applyReadState} of each entry. Returns the conversations whose state was applied. */
     public synchronized java.util.Set<String> applyReadStates(Map<String, ReadState> states) throws IOException {
         ensureOpen();
         Map<String, ReadState> newer = new LinkedHashMap<>();
@@ -1077,53 +1120,27 @@ public final class LocalStore implements AutoCloseable {
         if (newer.isEmpty()) {
             return java.util.Set.of();
         }
-        Map<String, Long> counts = new HashMap<>();
-        boolean syncing = rowsLag();
-        try (PreparedStatement ps = db.prepareStatement("UPDATE convs SET read_seq = ?, read_unread = ?, read_head = ?,"
-                + " read_known = 1, unread = (SELECT count(*) FROM events WHERE conv = ? AND seq > ? AND kind = 'msg'"
-                + " AND sender IS NOT ?) WHERE conv = ? RETURNING unread")) {
-            begin.execute();
-            try {
-                // The recount reflects every stored event: so must the other rows and convs_synced, or
-                // open would add the events above convs_synced to this count a second time.
-                if (syncing) {
-                    writeRows(Map.of());
-                }
-                for (Map.Entry<String, ReadState> e : newer.entrySet()) {
-                    String conv = e.getKey();
-                    ReadState state = e.getValue();
-                    insertConv(conv);   // a conversation the server told of before any of its events is stored
-                    ps.setLong(1, state.read());
-                    ps.setLong(2, state.unread());
-                    ps.setLong(3, state.head());
-                    ps.setString(4, conv);
-                    ps.setLong(5, state.head());
-                    ps.setString(6, selfUser);
-                    ps.setString(7, conv);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        counts.put(conv, rs.next() ? rs.getLong(1) : 0);
-                    }
-                }
-                commitTx.execute();
-            } catch (SQLException | RuntimeException e) {
-                rollbackQuietly();
-                throw e;
+        // Memory only: the state is written with the conversation rows, by the next batch's transaction
+        // or the next row write (CONV_SYNC_CHUNK, a sync page, the conversation list, close). A state
+        // lost to a kill is the server's to give again (every subbed carries it); what the rows hold
+        // stays consistent (they are written together with convs_synced, so open replays nothing twice).
+        try {
+            for (Map.Entry<String, ReadState> e : newer.entrySet()) {
+                String conv = e.getKey();
+                ReadState state = e.getValue();
+                Conv c = convs.computeIfAbsent(conv, k -> new Conv());
+                c.unread = state.head() >= c.lastSeq ? 0 : countAbove(conv, state.head());   // nothing stored above the head: no read
+                c.readHead = state.head();
+                c.read = state.read();
+                c.readUnread = state.unread();
+                c.readKnown = true;
+                c.dirty = true;
+                c.readDirty = true;
             }
         } catch (SQLException e) {
-            throw error(file, "cannot store the read state of " + newer.keySet(), e);
+            throw error(file, "cannot count the messages above the read state of " + newer.keySet(), e);
         }
-        // Committed: now memory.
-        if (syncing) {
-            syncedInMemory();
-        }
-        newer.forEach((conv, state) -> {
-            Conv now = convs.computeIfAbsent(conv, k -> new Conv());
-            now.readHead = state.head();
-            now.read = state.read();
-            now.readUnread = state.unread();
-            now.readKnown = true;
-            now.unread = counts.get(conv);
-        });
+        readStatesWaiting = true;
         return newer.keySet();
     }
 

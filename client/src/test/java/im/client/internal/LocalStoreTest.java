@@ -418,6 +418,40 @@ class LocalStoreTest {
     }
 
     /**
+     * A read state costs no transaction of its own (the capacity bench's recipients, reading what
+     * they receive, spent a SQLite transaction per {@code readack}): it is applied in memory and
+     * written with the rows by the next batch. A kill before that shows the state before, with
+     * counts that agree with it (the server gives the newer one again at the next {@code subbed}).
+     */
+    @Test
+    void aReadStateIsWrittenWithTheNextBatchAndAKillBeforeThatShowsTheOneBefore() throws Exception {
+        LocalStore s = store();
+        s.selfUser("u-me");
+        s.applyPushes(List.of(from("u-bob", "a", 1), from("u-bob", "a", 2), from("u-bob", "a", 3)));
+        assertTrue(s.applyReadState("a", new ReadState(1, 2, 3)));
+        s.applyPushes(List.of(from("u-bob", "a", 4)));   // writes the rows with the state
+        long version = dataVersion(s);
+        assertTrue(s.applyReadState("a", new ReadState(3, 0, 3)));
+        assertTrue(s.applyReadState("b", new ReadState(5, 1, 6)), "a conversation with nothing stored yet");
+        assertEquals(version, dataVersion(s), "nothing written: no transaction for a read state");
+        assertEquals(new ReadStatus("a", 3, 1), s.readStatus("a"), "4 is above the new state's head");
+        assertEquals(new ReadStatus("b", 5, 1), s.readStatus("b"));
+        try (LocalStore r = LocalStore.open(crashCopy("before"))) {
+            assertEquals(new ReadStatus("a", 1, 3), r.readStatus("a"), "the state before, and 4 counted once on it");
+            assertEquals(new ReadStatus("b", 0, 0), r.readStatus("b"));
+        }
+        s.applyPushes(List.of(from("u-bob", "a", 5)));
+        try (LocalStore r = LocalStore.open(crashCopy("after"))) {
+            assertEquals(new ReadStatus("a", 3, 2), r.readStatus("a"), "written with the batch: 4 and 5 above its head");
+            assertEquals(new ReadStatus("b", 5, 1), r.readStatus("b"));
+        }
+    }
+
+    private static long dataVersion(LocalStore s) throws Exception {
+        return s.rowsWritten();
+    }
+
+    /**
      * The unread count now (the state's unread + messages of others above its head) after a kill: the
      * rows lag the events (written every CONV_SYNC_CHUNK events and with a read state), open adds the
      * rest above convs_synced with the head of the state in the row, and a second kill before the rows
@@ -441,7 +475,8 @@ class LocalStoreTest {
         // The rows were written at the chunk's end, and lag the 44 events since: a state applied now
         // recounts above its head and writes every row, or open would add 281..300 to c a second time.
         assertTrue(s.applyReadState("c", new ReadState(200, 30, 280)));
-        s.applyPushes(List.of(from("u-bob", "d", 2))); // 1 missing
+        s.applyPushes(List.of(from("u-bob", "d", 2))); // 1 missing; its transaction writes the rows with c's state
+        s.applyPushes(List.of(from("u-me", "c", n + 1))); // this one does not: the rows lag again
         Path killed = crashCopy("lagging");
         Map<String, ReadStatus> statuses = s.readStatuses();
         assertEquals(Map.of("a", new ReadStatus("a", 2, 3), "c", new ReadStatus("c", 200, 30 + 18),

@@ -18,7 +18,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "admin", mixinStandardHelpOptions = true,
         description = "Manage users, devices, conversations and membership of a running platform (admin API).",
         subcommands = {AdminCommand.User.class, AdminCommand.Device.class, AdminCommand.Conv.class, AdminCommand.Member.class,
-                ImportCommand.class})
+                AdminCommand.Message.class, ImportCommand.class})
 public final class AdminCommand {
 
     /**
@@ -367,6 +367,33 @@ public final class AdminCommand {
         @Override
         void print(JsonNode r) {
             out().println(user + " left " + conv + " at seq " + r.get("seq").asLong());
+        }
+    }
+
+    @Command(name = "message", aliases = "messages", mixinStandardHelpOptions = true,
+            description = "Moderate messages.", subcommands = {MessageRecall.class})
+    static final class Message {
+    }
+
+    @Command(name = "recall", mixinStandardHelpOptions = true,
+            description = "Recall a message for every member, whoever sent it and whenever (a recall event in the sender's name;"
+                    + " the message's text is gone from every read path). Recalling it again changes nothing.")
+    static final class MessageRecall extends Leaf {
+        @Parameters(index = "0", paramLabel = "CONV", description = "Conversation id.")
+        String conv;
+
+        @Parameters(index = "1", paramLabel = "SEQ", description = "The message's seq.")
+        long seq;
+
+        @Override
+        JsonNode request(AdminClient client) {
+            return client.post("/admin/conversations/" + AdminClient.segment(conv) + "/messages/" + seq + "/recall", null);
+        }
+
+        @Override
+        void print(JsonNode r) {
+            out().println("recalled " + conv + " " + seq + " (recall at seq " + r.get("seq").asLong() + ")"
+                    + (r.get("dup").asBoolean() ? ": it was already recalled" : ""));
         }
     }
 }
