@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -48,6 +49,15 @@ final class ReadPath {
     private record Waiter(long seq, CompletableFuture<ReadStatus> future) {
     }
 
+    /** Calls of a conversation waiting for the lane; guarded by {@link #inboxes}' compute. */
+    private static final class Inbox {
+        final List<Waiter> waiters = new ArrayList<>();
+        /** The lane holds the conversation and takes the waiters at its next {@link #sendNext}: calls post no task. */
+        boolean held;
+        /** A lane task that takes them is queued. */
+        boolean posted;
+    }
+
     /** Per conversation, receive lane only: the callers of the read in flight (null: none) and those of the follow-up. */
     private static final class Conv {
         List<Waiter> inFlight;
@@ -72,6 +82,14 @@ final class ReadPath {
     /** Applies a read state on the lane (the receive path's rule) and returns the conversation's status after it. */
     private final BiFunction<String, ReadState, ReadStatus> apply;
     private final Map<String, Conv> convs = new HashMap<>();
+    /**
+     * Calls not yet taken by the lane, per conversation. While the lane holds a conversation (its entry
+     * in {@link #convs}: a read in flight, or one waiting for its interval, a backoff or a connection),
+     * a call only joins its inbox, which the lane's next {@link #sendNext} takes: no lane task per call
+     * (a recipient calling markRead per message received made one hand-off each, 12 a second per
+     * conversation in the capacity bench, for one read a second).
+     */
+    private final ConcurrentHashMap<String, Inbox> inboxes = new ConcurrentHashMap<>();
     private final RetryRule retry;
     /** Every call not completed yet, whatever its state: failed when the client closes. */
     private final java.util.Set<CompletableFuture<ReadStatus>> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -101,13 +119,23 @@ final class ReadPath {
         }
         open.add(result);
         result.whenComplete((r, e) -> open.remove(result));
-        try {
-            lane.execute(() -> {
-                convs.computeIfAbsent(conv, k -> new Conv()).next.add(new Waiter(seq, result));
-                sendNext(conv);
-            });
-        } catch (RejectedExecutionException e) {
-            result.completeExceptionally(new ConnectionLostException("client is closed"));
+        Waiter w = new Waiter(seq, result);
+        boolean[] post = new boolean[1];
+        inboxes.compute(conv, (k, box) -> {
+            Inbox b = box == null ? new Inbox() : box;
+            b.waiters.add(w);
+            if (!b.held && !b.posted) {
+                b.posted = true;
+                post[0] = true;
+            }
+            return b;
+        });
+        if (post[0]) {
+            try {
+                lane.execute(() -> sendNext(conv));
+            } catch (RejectedExecutionException e) {
+                result.completeExceptionally(new ConnectionLostException("client is closed"));
+            }
         }
         return result;
     }
@@ -132,7 +160,7 @@ final class ReadPath {
      * its callers that did not cancel, and of a read owed since a failure.
      */
     private void sendNext(String conv) {
-        Conv c = convs.get(conv);
+        Conv c = take(conv);
         if (c == null || c.inFlight != null) {
             return;
         }
@@ -142,7 +170,7 @@ final class ReadPath {
             // Within the interval the entry stays, so that a call meanwhile waits for the interval's end
             // (removed, the next call would start afresh and send at once); after it, nothing is left to do.
             if (wait > 0) wake(conv, c, wait);
-            else convs.remove(conv);
+            else release(conv);
             return;
         }
         if (wait > 0) {
@@ -220,6 +248,49 @@ final class ReadPath {
             }
         }
         sendNext(conv);   // calls made meanwhile go once the interval since this read has passed
+    }
+
+    /**
+     * Lane: the conversation's entry with the calls of its inbox joined to its follow-up, the lane now
+     * holding it (created if calls wait); null when neither exists.
+     */
+    private Conv take(String conv) {
+        Conv c = convs.get(conv);
+        if (c == null && !inboxes.containsKey(conv)) {
+            return null;
+        }
+        List<Waiter> got = new ArrayList<>();
+        inboxes.compute(conv, (k, box) -> {
+            Inbox b = box == null ? new Inbox() : box;
+            got.addAll(b.waiters);
+            b.waiters.clear();
+            b.posted = false;
+            b.held = true;
+            return b;
+        });
+        if (c == null) {
+            c = new Conv();
+            convs.put(conv, c);
+        }
+        c.next.addAll(got);
+        return c;
+    }
+
+    /** Lane: drops the idle conversation, unless a call joined its inbox meanwhile (then it is sent). */
+    private void release(String conv) {
+        boolean[] more = new boolean[1];
+        inboxes.compute(conv, (k, box) -> {
+            if (box != null && !box.waiters.isEmpty()) {
+                more[0] = true;
+                return box;
+            }
+            return null;
+        });
+        if (more[0]) {
+            sendNext(conv);
+        } else {
+            convs.remove(conv);
+        }
     }
 
     /**
