@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * flight per conversation; the calls made meanwhile merge into one follow-up carrying the highest
  * seq among them, sent when the one in flight is answered (or failed), and their futures complete
  * with its outcome. Each {@code readack}'s state is applied by the receive path (the unread rule)
- * before the futures complete with the conversation's read status. Runs on the receive lane; the
- * futures complete on the waiter threads, never on the lane.
+ * before the futures complete with the conversation's read status. Runs on the receive lane (a call
+ * reaches it through its conversation's inbox, see {@link #inboxes}); the futures complete on the
+ * waiter threads, never on the lane.
  */
 final class ReadPath {
     private static final Logger log = LoggerFactory.getLogger(ReadPath.class);
