@@ -1,8 +1,14 @@
 // Generated from client-js/src by `cd client-js && npm run build:web`; do not edit (npm test checks it).
 import { ImError, Limits } from '../protocol.js';
 /**
- * `markRead`: coalesced like acks, at most one `read` in flight per conversation; calls meanwhile merge into one
- * follow-up with the highest seq. A call the applied read state covers already resolves at once. Retriable codes
+ * At most one `read` per conversation is sent per this interval: the calls made meanwhile merge into the follow-up,
+ * sent when it has passed. A user reading as messages arrive in a busy group then costs the server one read a second
+ * per device, not one per message (as the Java SDK, `ReadPath.READ_INTERVAL_NANOS`).
+ */
+export const READ_INTERVAL_MS = 1000;
+/**
+ * `markRead`: coalesced like acks, at most one `read` in flight per conversation and one per `READ_INTERVAL_MS`;
+ * calls meanwhile merge into one follow-up with the highest seq. A call the applied read state covers already resolves at once. Retriable codes
  * are retried with backoff (INTERNAL at most `maxInternalErrors` times); a read not answered when the connection
  * is lost goes out again after the next connect (unless the server's read state covers it by then). A terminal
  * code rejects the calls it answers; `close()` and a fatal error reject every call still waiting.
@@ -91,6 +97,7 @@ export class Reads {
         const wanted = slot.next;
         slot.wire = wanted;
         slot.next = null;
+        const sentAt = performance.now();
         let retry = false;
         try {
             const f = await core.requests.send(ws, { t: 'read', rid: core.requests.nextRid(), conv, seq: wanted.seq });
@@ -118,11 +125,14 @@ export class Reads {
         finally {
             slot.wire = null;
         }
-        if (retry) {
+        // After a retriable failure its backoff; else the rest of the interval, the slot kept so that a call meanwhile waits too.
+        // (A timer may fire a little early by performance.now(): waited for again until the end has passed.)
+        const end = retry ? performance.now() + core.backoff(slot.internal) : sentAt + READ_INTERVAL_MS;
+        for (let left = end - performance.now(); left > 0; left = end - performance.now()) {
             slot.backoff = true;
-            await core.timers.delay(core.backoff(slot.internal));
-            slot.backoff = false;
+            await core.timers.delay(left);
         }
+        slot.backoff = false;
         if (this.slots.get(conv) !== slot)
             return; // stopped meanwhile
         if (!slot.next)
