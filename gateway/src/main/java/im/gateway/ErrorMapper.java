@@ -4,6 +4,7 @@ import im.infra.db.DatabaseUnavailableException;
 import im.infra.error.RejectedException;
 import im.protocol.ErrorCode;
 import im.store.directory.DirectoryException;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,12 +43,14 @@ final class ErrorMapper {
     }
 
     /**
-     * Maps a failure of a request.
+     * Maps a failure of a request (a {@link CompletionException} by its cause: a request answered
+     * through a future, as an ack or a read is).
      *
      * @param retry what the client should do when the database is unavailable, e.g. "retry"
      * @param what  the request, for the log line of an unexpected failure
      */
     static Answer answer(Throwable e, Door door, String retry, String what) {
+        if (e instanceof CompletionException && e.getCause() != null) e = e.getCause();
         if (e instanceof DirectoryException d && door == Door.ADMIN_HTTP) {
             return new Answer(d.errorCode(), d.code().name(), adminStatus(d.code()), d.getMessage(), Kind.REJECTED);
         }

@@ -31,7 +31,6 @@ import im.store.send.MessageChanges;
 import im.store.send.SendResult;
 import im.store.send.SendService;
 import java.net.InetAddress;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -241,8 +240,7 @@ final class FrameDispatcher {
                 if (error == null) {
                     conn.reply(answer);
                 } else {
-                    Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-                    ErrorMapper.Answer a = ErrorMapper.answer(cause, ErrorMapper.Door.SOCKET, "read again", "read");
+                    ErrorMapper.Answer a = ErrorMapper.answer(error, ErrorMapper.Door.SOCKET, "read again", "read");
                     refuse(conn, r.rid(), a.code(), a.message());
                 }
             } finally {
