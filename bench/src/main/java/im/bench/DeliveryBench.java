@@ -167,8 +167,8 @@ public final class DeliveryBench implements Callable<Integer> {
     @Option(names = "--reads", description = "sdk mode: every recipient marks each message it stores as read (ImClient.markRead,"
             + " coalesced per conversation), as a user with the conversation open does")
     boolean reads;
-    @Option(names = "--receipts-ms", description = "every sender asks the receipts of its last (up to 100) messages this often;"
-            + " 0 = never, default ${DEFAULT-VALUE}")
+    @Option(names = "--receipts-ms", description = "every sender asks the receipts of its last (up to 100) messages this often,"
+            + " the senders' timers spread over the interval; 0 = never, default ${DEFAULT-VALUE}")
     int receiptsMs;
     @Option(names = "--keep", description = "keep the temp dir")
     boolean keep;
@@ -528,18 +528,23 @@ public final class DeliveryBench implements Callable<Integer> {
             Counters before = counters(gw, relay, db);
             java.util.concurrent.ScheduledExecutorService receiptsTimer = receiptsMs > 0 ? Executors.newSingleThreadScheduledExecutor() : null;
             if (receiptsTimer != null) {
+                // Each sender polls on a timer of its own, as independent clients do: their phases are
+                // spread over the interval (one timer firing all of them in the same millisecond would
+                // be a burst of `groups` requests every interval that no population of users makes).
                 java.util.concurrent.atomic.AtomicLong q = new java.util.concurrent.atomic.AtomicLong();
-                receiptsTimer.scheduleAtFixedRate(() -> {
-                    for (int g = 0; g < groups; g++) {
-                        java.util.ArrayDeque<Long> last = run.lastSeqs.get(g);
-                        if (last == null) continue;
+                long periodMicros = receiptsMs * 1000L;
+                for (int g = 0; g < groups; g++) {
+                    int group = g;
+                    receiptsTimer.scheduleAtFixedRate(() -> {
+                        java.util.ArrayDeque<Long> last = run.lastSeqs.get(group);
+                        if (last == null) return;
                         List<Long> seqs;
                         synchronized (last) {
                             seqs = List.copyOf(last);
                         }
-                        if (!seqs.isEmpty()) senders.get(g).send(new Receipts("q" + q.incrementAndGet(), fx.convs().get(g), seqs));
-                    }
-                }, receiptsMs, receiptsMs, TimeUnit.MILLISECONDS);
+                        if (!seqs.isEmpty()) senders.get(group).send(new Receipts("q" + q.incrementAndGet(), fx.convs().get(group), seqs));
+                    }, periodMicros + periodMicros * g / groups, periodMicros, TimeUnit.MICROSECONDS);
+                }
             }
             Histogram lag;
             try {
