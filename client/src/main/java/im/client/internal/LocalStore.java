@@ -689,11 +689,6 @@ public final class LocalStore implements AutoCloseable {
         return new Result(List.copyOf(added), before, after);
     }
 
-    /**
-     * Inside a transaction: writes every dirty conversation row (those of {@code next} with the values
-     * of the batch under way) and moves {@code convs_synced} to the highest event id. Memory is marked
-     * clean by {@link #syncedInMemory} once the transaction committed.
-     */
     /** Rows this store's connection has inserted, updated or deleted since it opened (SQLite's {@code total_changes()}; tests). */
     synchronized long rowsWritten() throws SQLException {
         try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery("SELECT total_changes()")) {
@@ -712,6 +707,11 @@ public final class LocalStore implements AutoCloseable {
         }
     }
 
+    /**
+     * Inside a transaction: writes every dirty conversation row (those of {@code next} with the values
+     * of the batch under way) and moves {@code convs_synced} to the highest event id. Memory is marked
+     * clean by {@link #syncedInMemory} once the transaction committed.
+     */
     private void writeRows(Map<String, Conv> next) throws SQLException {
         Map<String, Conv> all = new HashMap<>(convs);
         all.putAll(next);
