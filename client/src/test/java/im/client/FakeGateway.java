@@ -79,9 +79,14 @@ final class FakeGateway implements AutoCloseable {
         for (WebSocketChannel ch : open) WebSockets.sendText(text, ch, null);
     }
 
-    /** Closes every open socket with {@code status} (a WebSocket close frame), the server staying up. */
+    /**
+     * Closes every open socket with {@code status} (a WebSocket close frame), the server staying up.
+     * The frame is queued on the socket's I/O thread, as the gateway does: queued from this thread
+     * while a reply was being written, it was at times not written before the TCP close (the client
+     * saw 1006, not the status).
+     */
     void closeOpen(int status, String reason) {
-        for (WebSocketChannel ch : open) WebSockets.sendClose(status, reason, ch, null);
+        for (WebSocketChannel ch : open) ch.getIoThread().execute(() -> WebSockets.sendClose(status, reason, ch, null));
     }
 
     /**
