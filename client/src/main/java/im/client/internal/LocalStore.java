@@ -51,6 +51,12 @@ import java.util.TreeMap;
  * are written every {@link #CONV_SYNC_CHUNK} events and rebuilt at open from the events after them.
  * A sync page's move is written in its transaction.
  *
+ * <p>Events are clustered by conversation and seq: an event's key (the table's rowid) is its
+ * conversation's number shifted left by {@link #SEQ_BITS} bits, or'ed with its seq. A received
+ * event thus writes one B-tree page (no second index keyed by conversation and seq), and a page of
+ * a conversation is one range of the table. Each event also gets an insertion number, {@code n}
+ * (not indexed): the search index's rowid, so that search lists the latest stored first.
+ *
  * <p>Memory: one small row per conversation (cursor, last seq, read state, unread count), nothing
  * per event; events are read from the database page by page.
  *
@@ -79,9 +85,18 @@ public final class LocalStore implements AutoCloseable {
      * rows may lag the events up to meta {@code convs_synced} ({@link #CONV_SYNC_CHUNK}); an SDK that
      * reads only version 1 would take lagging rows for the truth, so it refuses such a file. 3: the
      * server's read state per conversation. 4: edits and recalls (events' {@code ref} and {@code recalled},
-     * the outbox's {@code kind} and {@code ref}). Files of versions 1 to 3 are upgraded at open ({@link #UPGRADES}).
+     * the outbox's {@code kind} and {@code ref}). 5: events keyed by conversation number and seq (one page
+     * written per received event instead of two), marks per conversation instead of per event id, a
+     * contentless search index keyed by the insertion number. Files of versions 1 to 4 are upgraded at
+     * open ({@link #UPGRADES}).
      */
-    static final int SCHEMA_VERSION = 4;
+    static final int SCHEMA_VERSION = 5;
+    /** The low bits of an event's key that hold its seq; the conversation's number is above them. */
+    static final int SEQ_BITS = 40;
+    /** The highest seq the store holds (2^40 - 1): a conversation's seqs count its events from 1. */
+    static final long MAX_SEQ = (1L << SEQ_BITS) - 1;
+    /** The highest conversation number: 2^23 - 1 conversations per store. */
+    static final long MAX_CONV_NO = (1L << (63 - SEQ_BITS)) - 1;
     /** The largest page any query returns. */
     public static final int MAX_PAGE = 1000;
 
@@ -115,6 +130,12 @@ public final class LocalStore implements AutoCloseable {
      * first read state from the server replaces whatever its cursor: the server's cursor is the truth.
      * Its count may lag like the rest of the row; open adds the events above {@code convs_synced} as before.
      * 3 to 4: edits and recalls; every stored event is neither.
+     * 4 to 5: every conversation gets a number ({@code no}, its row's rowid); the events are copied into
+     * a table keyed by (number, seq), their id kept as the insertion number {@code n}; the search index is
+     * rebuilt contentless over every event ({@code fts_seq} each conversation's highest seq). The marks
+     * become per conversation: {@code synced_seq} 0 and the rows' last message and unread count 0, so the
+     * first open replays every event into the rows (O(history), once), as it replays the events above
+     * the mark after a kill.
      */
     private static final String[][] UPGRADES = {
         {
@@ -133,26 +154,64 @@ public final class LocalStore implements AutoCloseable {
             "ALTER TABLE outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'msg'",
             "ALTER TABLE outbox ADD COLUMN ref INTEGER NOT NULL DEFAULT 0",
         },
+        {
+            "INSERT OR IGNORE INTO convs (conv) SELECT DISTINCT conv FROM events",
+            "ALTER TABLE convs ADD COLUMN no INTEGER",
+            "UPDATE convs SET no = rowid",
+            "CREATE UNIQUE INDEX convs_no ON convs (no)",
+            "ALTER TABLE convs ADD COLUMN synced_seq INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE convs ADD COLUMN fts_seq INTEGER NOT NULL DEFAULT 0",
+            "UPDATE convs SET last_seq = 0, last_at = 0, unread = 0",   // rebuilt by the replay at open
+            """
+            CREATE TABLE events5 (
+              id INTEGER PRIMARY KEY, n INTEGER NOT NULL,
+              conv TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, mid TEXT NOT NULL,
+              sender TEXT NOT NULL, cmid TEXT, body TEXT, at INTEGER NOT NULL,
+              ref INTEGER, recalled INTEGER NOT NULL DEFAULT 0)""",
+            "INSERT INTO events5 SELECT (c.no << " + SEQ_BITS + ") | e.seq, e.id, e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid,"
+                + " e.body, e.at, e.ref, e.recalled FROM events e JOIN convs c ON c.conv = e.conv",
+            "DROP TABLE events_fts",
+            "DROP TABLE events",
+            "ALTER TABLE events5 RENAME TO events",
+            "CREATE INDEX events_ref ON events (conv, ref) WHERE ref IS NOT NULL",
+            // rid: the hit's key, stored (contentless_unindexed); nothing else of an event is. Note: a DROP
+            // of this table (SQLite 3.53) leaves its shadow table events_fts_content; drop that too.
+            "CREATE VIRTUAL TABLE events_fts USING fts5 (body, rid UNINDEXED, content='', contentless_delete=1,"
+                + " contentless_unindexed=1)",
+            "INSERT INTO events_fts (rowid, body, rid) SELECT n, body, id FROM events WHERE body IS NOT NULL AND recalled = 0",
+            "UPDATE convs SET fts_seq = coalesce((SELECT max(e.id) FROM events e WHERE e.id > (convs.no << " + SEQ_BITS
+                + ") AND e.id < ((convs.no + 1) << " + SEQ_BITS + ")), 0) & " + MAX_SEQ,
+            "DELETE FROM meta WHERE key IN ('fts_indexed', 'convs_synced')",
+            "INSERT OR REPLACE INTO meta (key, value) SELECT 'next_n', coalesce(max(n), 0) + 1 FROM events",
+        },
     };
 
     /**
      * The search index is brought up to date in chunks, not per event: FTS5 writes a new index segment
-     * per transaction, which made a one-event batch cost about twice as much CPU. A batch that leaves
-     * this many events unindexed indexes them in its own transaction; a search indexes the rest first.
+     * per transaction, which made a one-event batch cost about twice as much CPU. Each conversation row
+     * keeps {@code fts_seq}: its stored events up to that seq are indexed, those above it are not. A
+     * batch that leaves this many events unindexed indexes them (every conversation's events above its
+     * mark) in its own transaction, with the rows; a search indexes the rest first. An event stored at
+     * or below its conversation's mark (a gap filled) is indexed by the batch that stores it.
      */
     static final int FTS_CHUNK = 256;
 
     /**
      * A push batch that only moves cursors over the events it stores does not write the conversation
-     * rows (one page fewer per batch, about 7 % of its CPU): the rows lag the events, and meta
-     * {@code convs_synced} is the event id up to which they reflect them. They are written, and the
-     * mark moved to the highest event id, by a batch that leaves this many events unreflected, by every
+     * rows (one page fewer per batch, about 7 % of its CPU): the rows lag the events. Each row keeps
+     * {@code synced_seq}, its highest stored seq when it was written: it reflects its conversation's
+     * stored events up to that seq and none above. A batch that stores an event at or below a row's
+     * mark (a gap filled) writes the rows. They are written, and each written row's mark moved to its
+     * highest stored seq, by a batch that leaves this many events unreflected, by the search index's
+     * chunk, by every
      * sync or catch-up page (its cursor jumps cannot be derived from the events), before the
      * conversation list is read, by the first batch after a read state was applied (the state is
      * written with the rows, its recount reflecting every event), before the device's user changes,
-     * and at close. At open the events above the mark (at most this many,
-     * plus one batch) are applied to the rows in memory as their batches applied them: the cursor
-     * moves over stored seqs, last message, unread count above the row's {@code read_head}.
+     * and at close. At open each conversation's events above its mark (at most this many in all, plus
+     * one batch) are applied to the rows in memory as their batches applied them: the cursor moves over
+     * stored seqs, last message, unread count above the row's {@code read_head}. Meta {@code next_n},
+     * written with the rows, is the next insertion number (the highest among the replayed events
+     * raises it).
      */
     static final int CONV_SYNC_CHUNK = 256;
 
@@ -161,11 +220,12 @@ public final class LocalStore implements AutoCloseable {
 
     /**
      * The columns of {@link #event(ResultSet, int)} for an events row {@code e}: the event, with the text
-     * of the latest edit of a message (index {@code events_ref}: one probe per message).
+     * of the latest edit of a message (index {@code events_ref}: one probe per message; the latest by key,
+     * which within a conversation is seq order and the index's own order, so nothing is sorted).
      */
     private static final String EVENT_COLUMNS = "e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid, e.body, e.at, coalesce(e.ref, 0), e.recalled,"
             + " CASE WHEN e.kind = 'msg' AND e.recalled = 0 THEN (SELECT x.body FROM events x WHERE x.conv = e.conv AND x.ref = e.seq"
-            + " AND x.kind = 'edit' ORDER BY x.seq DESC LIMIT 1) END";
+            + " AND x.kind = 'edit' ORDER BY x.id DESC LIMIT 1) END";
     /** Events an app lists as messages: an edit or a recall is shown in the message it changes. */
     private static final String LISTED = " AND e.kind NOT IN ('edit', 'recall')";
 
@@ -185,6 +245,14 @@ public final class LocalStore implements AutoCloseable {
 
     /** The per-conversation row, mirrored in memory (small: no events). */
     private static final class Conv {
+        /** The conversation's number: its events' keys are {@code no << SEQ_BITS | seq}. */
+        final long no;
+        /** The row (with {@link #no}) is in the database: written in the transaction that first needs it. */
+        boolean inDb;
+        /** The row reflects the stored events up to this seq (column {@code synced_seq}, see {@link #CONV_SYNC_CHUNK}). */
+        long syncedSeq;
+        /** The stored events up to this seq are in the search index (column {@code fts_seq}, see {@link #FTS_CHUNK}). */
+        long ftsSeq;
         long cursor;
         long lastSeq;
         long lastAt;
@@ -205,8 +273,23 @@ public final class LocalStore implements AutoCloseable {
         /** Of those, the read state's columns: applied since the row was last written (see {@link #applyReadStates}). */
         boolean readDirty;
 
+        Conv(long no) {
+            this.no = no;
+        }
+
+        /**
+         * The key of this conversation's event at {@code seq}; a seq outside 0 to {@link #MAX_SEQ} (a
+         * cursor or read head the server gave, a caller's bound) is taken as the nearer end of the range.
+         */
+        long key(long seq) {
+            return no << SEQ_BITS | Math.min(Math.max(seq, 0), MAX_SEQ);
+        }
+
         Conv copy() {
-            Conv c = new Conv();
+            Conv c = new Conv(no);
+            c.inDb = inDb;
+            c.syncedSeq = syncedSeq;
+            c.ftsSeq = ftsSeq;
             c.cursor = cursor;
             c.lastSeq = lastSeq;
             c.lastAt = lastAt;
@@ -224,16 +307,20 @@ public final class LocalStore implements AutoCloseable {
     private final Path file;
     private final Connection db;
     private final Map<String, Conv> convs;
-    /** Events with id &le; this are in the search index (meta {@code fts_indexed}); the highest event id stored. */
-    private long ftsIndexed;
-    private long maxEventId;
-    /** Events with id &le; this are reflected in the conversation rows (meta {@code convs_synced}). */
-    private long convsSynced;
+    /** The number of the next conversation this store sees. */
+    private long nextConvNo;
+    /** The insertion number of the next stored event (meta {@code next_n}, written with the rows). */
+    private long nextN;
+    /** Events stored since the rows were last written (see {@link #CONV_SYNC_CHUNK}). */
+    private int unsynced;
+    /** Events stored above their conversation's {@code ftsSeq} (see {@link #FTS_CHUNK}), and their conversations. */
+    private int unindexed;
+    private final java.util.Set<String> unindexedConvs = new java.util.HashSet<>();
     /** Some conversation's read state was applied in memory and is not in its row yet. */
     private boolean readStatesWaiting;
-    private final PreparedStatement saveSynced;
-    private final PreparedStatement indexChunk;
-    private final PreparedStatement saveIndexed;
+    private final PreparedStatement saveNextN;
+    private final PreparedStatement indexRange;
+    private final PreparedStatement indexOne;
     /** The device's user (from {@code authed}): its own messages are never unread. Null until known. */
     private String selfUser;
     private final PreparedStatement insertEvent;
@@ -256,34 +343,34 @@ public final class LocalStore implements AutoCloseable {
     private final Statement tx;
     private boolean closed;
 
-    private LocalStore(Path file, Connection db, Map<String, Conv> convs, String selfUser, long ftsIndexed,
-                       long maxEventId, long convsSynced) throws SQLException {
+    private LocalStore(Path file, Connection db, Map<String, Conv> convs, String selfUser, long nextN) throws SQLException {
         this.file = file;
-        this.convsSynced = convsSynced;
-        this.ftsIndexed = ftsIndexed;
-        this.maxEventId = maxEventId;
-        this.indexChunk = db.prepareStatement("INSERT INTO events_fts (rowid, body) SELECT id, body FROM events"
-                + " WHERE id > ? AND id <= ? AND body IS NOT NULL");
-        this.saveIndexed = db.prepareStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('fts_indexed', ?)");
-        this.saveSynced = db.prepareStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('convs_synced', ?)");
+        this.nextN = nextN;
+        this.nextConvNo = convs.values().stream().mapToLong(c -> c.no).max().orElse(0) + 1;
+        this.indexRange = db.prepareStatement("INSERT INTO events_fts (rowid, body, rid) SELECT n, body, id FROM events"
+                + " WHERE id > ? AND id <= ? AND body IS NOT NULL AND recalled = 0");
+        this.indexOne = db.prepareStatement("INSERT INTO events_fts (rowid, body, rid) VALUES (?, ?, ?)");
+        this.saveNextN = db.prepareStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('next_n', ?)");
         this.db = db;
         this.convs = convs;
         this.selfUser = selfUser;
-        this.insertEvent = db.prepareStatement(
-                "INSERT OR IGNORE INTO events (conv, seq, kind, mid, sender, cmid, body, at, ref, recalled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        this.insertEvent = db.prepareStatement("INSERT OR IGNORE INTO events (id, n, conv, seq, kind, mid, sender, cmid, body, at, ref, recalled)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         this.recalledAt = db.prepareStatement("SELECT 1 FROM events WHERE conv = ? AND ref = ? AND kind = 'recall'");
-        this.unindexRecalled = db.prepareStatement("INSERT INTO events_fts (events_fts, rowid, body) SELECT 'delete', id, body FROM events"
-                + " WHERE conv = ? AND (seq = ? OR (ref = ? AND kind = 'edit')) AND id <= ? AND recalled = 0 AND body IS NOT NULL");
-        this.emptyRecalled = db.prepareStatement("UPDATE events SET body = '', recalled = 1"
-                + " WHERE conv = ? AND (seq = ? OR (ref = ? AND kind = 'edit')) AND recalled = 0");
-        this.insertConv = db.prepareStatement("INSERT OR IGNORE INTO convs (conv) VALUES (?)");
+        // The message (by key) and its edits (index events_ref), each as one lookup: no OR for the planner.
+        this.unindexRecalled = db.prepareStatement("DELETE FROM events_fts WHERE rowid IN ("
+                + "SELECT n FROM events WHERE id = ?1 AND seq <= ?4 AND recalled = 0"
+                + " UNION ALL SELECT n FROM events WHERE conv = ?2 AND ref = ?3 AND kind = 'edit' AND seq <= ?4 AND recalled = 0)");
+        this.emptyRecalled = db.prepareStatement("UPDATE events SET body = '', recalled = 1 WHERE recalled = 0 AND id IN ("
+                + "SELECT ?1 UNION ALL SELECT id FROM events WHERE conv = ?2 AND ref = ?3 AND kind = 'edit')");
+        this.insertConv = db.prepareStatement("INSERT INTO convs (conv, no) VALUES (?, ?)");
         this.updateConv = db.prepareStatement(
-                "UPDATE convs SET cursor = ?, last_seq = ?, last_at = ?, unread = ? WHERE conv = ?");
+                "UPDATE convs SET cursor = ?, last_seq = ?, last_at = ?, unread = ?, synced_seq = ?, fts_seq = ? WHERE conv = ?");
         this.updateRead = db.prepareStatement(
                 "UPDATE convs SET read_seq = ?, read_unread = ?, read_head = ?, read_known = 1 WHERE conv = ?");
-        this.countAbove = db.prepareStatement("SELECT count(*) FROM events WHERE conv = ? AND seq > ? AND kind = 'msg' AND sender IS NOT ?");
-        this.seqsAbove = db.prepareStatement("SELECT seq FROM events WHERE conv = ? AND seq > ? ORDER BY seq");
-        this.hasEvent = db.prepareStatement("SELECT 1 FROM events WHERE conv = ? AND seq = ?");
+        this.countAbove = db.prepareStatement("SELECT count(*) FROM events WHERE id > ? AND id <= ? AND kind = 'msg' AND sender IS NOT ?");
+        this.seqsAbove = db.prepareStatement("SELECT seq FROM events WHERE id > ? AND id <= ? ORDER BY id");
+        this.hasEvent = db.prepareStatement("SELECT 1 FROM events WHERE id = ?");
         this.withRecalls = new java.util.HashSet<>();
         try (Statement st = db.createStatement();
              ResultSet rs = st.executeQuery("SELECT DISTINCT conv FROM events WHERE ref IS NOT NULL AND kind = 'recall'")) {
@@ -345,9 +432,12 @@ public final class LocalStore implements AutoCloseable {
             Map<String, Conv> convs = new HashMap<>();
             try (Statement st = db.createStatement();
                  ResultSet rs = st.executeQuery("SELECT conv, cursor, last_seq, last_at, read_head, read_seq, read_unread,"
-                         + " read_known, unread FROM convs")) {
+                         + " read_known, unread, no, synced_seq, fts_seq FROM convs")) {
                 while (rs.next()) {
-                    Conv c = new Conv();
+                    Conv c = new Conv(rs.getLong(10));
+                    c.inDb = true;
+                    c.syncedSeq = rs.getLong(11);
+                    c.ftsSeq = rs.getLong(12);
                     c.cursor = rs.getLong(2);
                     c.lastSeq = rs.getLong(3);
                     c.lastAt = rs.getLong(4);
@@ -360,25 +450,18 @@ public final class LocalStore implements AutoCloseable {
                 }
             }
             String self = null;
-            long ftsIndexed = 0;
-            long synced = 0;
-            long maxId = 0;
+            long nextN = 1;
             try (Statement st = db.createStatement();
                  ResultSet rs = st.executeQuery("SELECT key, value FROM meta")) {
                 while (rs.next()) {
                     if ("user".equals(rs.getString(1))) {
                         self = rs.getString(2);
-                    } else if ("fts_indexed".equals(rs.getString(1))) {
-                        ftsIndexed = Long.parseLong(rs.getString(2));
-                    } else if ("convs_synced".equals(rs.getString(1))) {
-                        synced = Long.parseLong(rs.getString(2));
+                    } else if ("next_n".equals(rs.getString(1))) {
+                        nextN = Long.parseLong(rs.getString(2));
                     }
                 }
             }
-            try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery("SELECT max(id) FROM events")) {
-                maxId = rs.next() ? rs.getLong(1) : 0;
-            }
-            LocalStore store = new LocalStore(file, db, convs, self, ftsIndexed, maxId, synced);
+            LocalStore store = new LocalStore(file, db, convs, self, nextN);
             store.replayUnsynced();
             return store;
         } catch (SQLException e) {
@@ -485,14 +568,17 @@ public final class LocalStore implements AutoCloseable {
 
     /** Every stored event of {@code conv} in seq order: O(the conversation); apps page with {@link #eventsBefore}. */
     public synchronized List<ReceivedEvent> events(String conv) throws IOException {
-        return queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.conv = ? AND e.seq > ? ORDER BY e.seq LIMIT ?",
-                conv, 0, Integer.MAX_VALUE);
+        return queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.id > ? AND e.id <= ? ORDER BY e.id LIMIT ?",
+                conv, 0, MAX_SEQ, Integer.MAX_VALUE);
     }
 
     synchronized boolean contains(String conv, long seq) throws IOException {
+        Conv c = convs.get(conv);
+        if (c == null || seq < 1 || seq > MAX_SEQ) {
+            return false;
+        }
         try {
-            hasEvent.setString(1, conv);
-            hasEvent.setLong(2, seq);
+            hasEvent.setLong(1, c.key(seq));
             try (ResultSet rs = hasEvent.executeQuery()) {
                 return rs.next();
             }
@@ -507,7 +593,7 @@ public final class LocalStore implements AutoCloseable {
         if (user.equals(selfUser)) {
             return;
         }
-        syncRows(); // the unread counts of the events above convs_synced are replayed with the stored user
+        syncRows(); // the unread counts of the events above the rows' marks are replayed with the stored user
         try (PreparedStatement ps = db.prepareStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('user', ?)")) {
             ps.setString(1, user);
             ps.executeUpdate();
@@ -521,6 +607,7 @@ public final class LocalStore implements AutoCloseable {
     synchronized Map<String, List<ReceivedEvent>> newEvents(List<Event> pushes) throws IOException {
         Map<String, TreeMap<Long, ReceivedEvent>> fresh = new LinkedHashMap<>();
         for (Event e : pushes) {
+            checkSeq(e);
             Conv c = convs.get(e.conv());
             // Above the highest stored seq nothing is stored: no read (the common case, pushes in order).
             boolean stored = c != null && e.seq() <= c.lastSeq && contains(e.conv(), e.seq());
@@ -559,6 +646,7 @@ public final class LocalStore implements AutoCloseable {
             if (!conv.equals(e.conv())) {
                 throw new IllegalArgumentException("sync page of " + conv + " holds an event of " + e.conv());
             }
+            checkSeq(e);
             last = Math.max(last, e.seq());
             if (e.seq() > cursor(conv)) {
                 page.putIfAbsent(e.seq(), ReceivedEvent.of(e));
@@ -585,6 +673,7 @@ public final class LocalStore implements AutoCloseable {
             if (r == null || e.seq() <= r[0] || e.seq() > r[1]) {
                 throw new IllegalArgumentException("caughtup page holds " + e.conv() + "#" + e.seq() + " outside the ranges it names");
             }
+            checkSeq(e);
             if (e.seq() > cursor(e.conv())) {
                 pages.computeIfAbsent(e.conv(), k -> new TreeMap<>()).putIfAbsent(e.seq(), ReceivedEvent.of(e));
             }
@@ -592,6 +681,21 @@ public final class LocalStore implements AutoCloseable {
         Map<String, List<ReceivedEvent>> added = new LinkedHashMap<>();
         pages.forEach((conv, page) -> added.put(conv, List.copyOf(page.values())));
         return commit(added, covered);
+    }
+
+    /** An event the store cannot key: seqs count a conversation's events from 1 up to {@link #MAX_SEQ}. */
+    private static void checkSeq(Event e) {
+        if (e.seq() < 1 || e.seq() > MAX_SEQ) {
+            throw new IllegalArgumentException("event " + e.conv() + "#" + e.seq() + ": the local store holds seqs 1 to " + MAX_SEQ);
+        }
+    }
+
+    /** A conversation new to this store, with the next number. */
+    private Conv newConv() {
+        if (nextConvNo > MAX_CONV_NO) {
+            throw new IllegalStateException("the local store holds at most " + MAX_CONV_NO + " conversations");
+        }
+        return new Conv(nextConvNo++);
     }
 
     /** {@code ranges}: conv → {after, upTo} of a sync page. One transaction; memory changes only after its commit. */
@@ -608,79 +712,95 @@ public final class LocalStore implements AutoCloseable {
         Map<String, Conv> next = new HashMap<>();
         List<ReceivedEvent> added = new ArrayList<>();
         boolean wrote = false;
+        long n0 = nextN;
+        long convNo0 = nextConvNo;
+        int newlyUnindexed = 0;
         try {
             begin.execute();
             try {
+                // A gap filled below a row's mark: that row must reflect it before the commit (see CONV_SYNC_CHUNK).
+                boolean belowMark = false;
                 for (String conv : touched) {
                     Conv c = convs.get(conv);
-                    long cur = c == null ? 0 : c.cursor;
-                    long lastSeq = c == null ? 0 : c.lastSeq;
-                    long readHead = c == null ? 0 : c.readHead;
-                    long lastAt = c == null ? 0 : c.lastAt;
+                    Conv n = c == null ? newConv() : c.copy();   // the read state as it is
+                    long cur = n.cursor;
                     before.put(conv, cur);
                     long unread = 0;
-                    ReceivedEvent newest = null;
                     List<ReceivedEvent> inserted = new ArrayList<>();
+                    if (!n.inDb) {
+                        wrote |= insertConv(conv, n.no);   // its number is in the database before any of its keys
+                        n.inDb = true;
+                    }
                     for (ReceivedEvent candidate : candidates.getOrDefault(conv, List.of())) {
-                        ReceivedEvent e = insert(candidate);
+                        ReceivedEvent e = insert(n, candidate);
                         if (e == null) {
                             continue; // already stored: a duplicate is a no-op
                         }
                         inserted.add(e);
                         added.add(e);
-                        if (e.seq() > lastSeq) {
-                            lastSeq = e.seq();
-                            lastAt = e.at();
-                            newest = e;
+                        if (e.seq() > n.lastSeq) {
+                            n.lastSeq = e.seq();
+                            n.lastAt = e.at();
                         }
-                        if (e.seq() > readHead && Event.MSG.equals(e.kind()) && !e.sender().equals(selfUser)) {
+                        if (e.seq() > n.readHead && Event.MSG.equals(e.kind()) && !e.sender().equals(selfUser)) {
                             unread++;
                         }
+                        belowMark |= e.seq() <= n.syncedSeq;
+                        if (e.seq() > n.ftsSeq) {
+                            newlyUnindexed++;
+                        }
                     }
-                    boolean insertedConv = c == null && insertConv(conv);
-                    long moved = c != null && c.lastSeq > cur ? advance(conv, cur) : advanceOver(cur, inserted);
+                    long moved = c != null && c.lastSeq > cur ? advance(n, cur) : advanceOver(cur, inserted);
                     long[] r = ranges.get(conv);
                     if (r != null && r[0] <= moved && r[1] > moved) {
-                        moved = advance(conv, r[1]);
+                        moved = advance(n, r[1]);
                     }
                     after.put(conv, moved);
-                    Conv n = c == null ? new Conv() : c.copy();   // the read state as it is
                     n.cursor = moved;
-                    n.lastSeq = lastSeq;
-                    n.lastAt = lastAt;
                     n.unread += unread;
-                    n.dirty |= moved != cur || newest != null || unread > 0;
+                    n.dirty |= moved != cur || !inserted.isEmpty();
                     next.put(conv, n);
-                    wrote |= insertedConv;
                 }
                 // A sync or catch-up page may move cursors over seqs that are not stored: not derivable
                 // from the events, so the rows are written now (all of them, see CONV_SYNC_CHUNK).
                 // Read states applied since the last row write go with this batch's transaction (no
-                // transaction of their own, see applyReadStates).
-                boolean syncRows = !ranges.isEmpty() || maxEventId - convsSynced >= CONV_SYNC_CHUNK || readStatesWaiting;
+                // transaction of their own, see applyReadStates). The search index's chunk writes its
+                // marks with the rows.
+                boolean chunk = unindexed + newlyUnindexed >= FTS_CHUNK;
+                if (chunk) {
+                    indexAbove(next);
+                }
+                boolean syncRows = chunk || belowMark || !ranges.isEmpty() || unsynced + added.size() >= CONV_SYNC_CHUNK
+                        || readStatesWaiting;
                 if (syncRows) {
                     writeRows(next);
                     wrote = true;
                 }
-                long indexedTo = ftsIndexed;
-                if (maxEventId - ftsIndexed >= FTS_CHUNK) {
-                    indexedTo = indexUpTo(maxEventId);
-                }
-                if (wrote || !added.isEmpty() || indexedTo != ftsIndexed) {
+                if (wrote || !added.isEmpty()) {
                     commitTx.execute(); // the commit point: the WAL is fsynced (synchronous=FULL)
                 } else {
                     tx.execute("ROLLBACK");
                 }
-                ftsIndexed = indexedTo;
                 convs.putAll(next); // committed: now memory
+                unsynced += added.size();
+                if (chunk) {
+                    unindexed = 0;
+                    unindexedConvs.clear();
+                } else if (newlyUnindexed > 0) {
+                    unindexed += newlyUnindexed;
+                    next.forEach((conv, n) -> {
+                        if (n.lastSeq > n.ftsSeq) {
+                            unindexedConvs.add(conv);
+                        }
+                    });
+                }
                 if (syncRows) {
                     syncedInMemory();
                 }
             } catch (SQLException | RuntimeException e) {
                 rollbackQuietly();
-                if (maxEventId > 0) {
-                    maxEventId = maxEventIdInDb(); // the rolled-back inserts are gone
-                }
+                nextN = n0;   // the rolled-back inserts are gone
+                nextConvNo = convNo0;
                 throw e;
             }
         } catch (SQLException e) {
@@ -698,9 +818,9 @@ public final class LocalStore implements AutoCloseable {
     }
 
     /** Messages of other users stored above {@code head} in {@code conv}. */
-    private long countAbove(String conv, long head) throws SQLException {
-        countAbove.setString(1, conv);
-        countAbove.setLong(2, head);
+    private long countAbove(Conv c, long head) throws SQLException {
+        countAbove.setLong(1, c.key(head));
+        countAbove.setLong(2, c.key(MAX_SEQ));
         countAbove.setString(3, selfUser);
         try (ResultSet rs = countAbove.executeQuery()) {
             return rs.next() ? rs.getLong(1) : 0;
@@ -709,8 +829,8 @@ public final class LocalStore implements AutoCloseable {
 
     /**
      * Inside a transaction: writes every dirty conversation row (those of {@code next} with the values
-     * of the batch under way) and moves {@code convs_synced} to the highest event id. Memory is marked
-     * clean by {@link #syncedInMemory} once the transaction committed.
+     * of the batch under way), each with its mark at its highest stored seq, and meta {@code next_n}.
+     * Memory is marked clean by {@link #syncedInMemory} once the transaction committed.
      */
     private void writeRows(Map<String, Conv> next) throws SQLException {
         Map<String, Conv> all = new HashMap<>(convs);
@@ -720,8 +840,10 @@ public final class LocalStore implements AutoCloseable {
             if (!c.dirty) {
                 continue;
             }
+            if (!c.inDb) {
+                insertConv(en.getKey(), c.no);   // a conversation the server told of before any of its events is stored
+            }
             if (c.readDirty) {
-                insertConv(en.getKey());   // a conversation the server told of before any of its events is stored
                 updateRead.setLong(1, c.read);
                 updateRead.setLong(2, c.readUnread);
                 updateRead.setLong(3, c.readHead);
@@ -732,26 +854,32 @@ public final class LocalStore implements AutoCloseable {
             updateConv.setLong(2, c.lastSeq);
             updateConv.setLong(3, c.lastAt);
             updateConv.setLong(4, c.unread);
-            updateConv.setString(5, en.getKey());
+            updateConv.setLong(5, c.lastSeq);
+            updateConv.setLong(6, c.ftsSeq);
+            updateConv.setString(7, en.getKey());
             updateConv.executeUpdate();
         }
-        saveSynced.setString(1, Long.toString(maxEventId));
-        saveSynced.executeUpdate();
+        saveNextN.setString(1, Long.toString(nextN));
+        saveNextN.executeUpdate();
     }
 
     /** After the commit of {@link #writeRows}: the rows now reflect every stored event. */
     private void syncedInMemory() {
         convs.values().forEach(c -> {
+            if (c.dirty) {
+                c.syncedSeq = c.lastSeq;
+                c.inDb = true;
+            }
             c.dirty = false;
             c.readDirty = false;
         });
-        convsSynced = maxEventId;
+        unsynced = 0;
         readStatesWaiting = false;
     }
 
     /** Some conversation row in the database is behind memory. */
     private boolean rowsLag() {
-        return convsSynced != maxEventId || convs.values().stream().anyMatch(c -> c.dirty);
+        return unsynced > 0 || convs.values().stream().anyMatch(c -> c.dirty);
     }
 
     /** Writes the lagging conversation rows in their own transaction (see {@link #CONV_SYNC_CHUNK}). */
@@ -776,71 +904,87 @@ public final class LocalStore implements AutoCloseable {
     }
 
     /**
-     * At open: applies the events above {@code convs_synced} (stored by batches that did not write the
-     * rows) to the rows in memory, as those batches did: the last message, the unread count, and the
-     * cursor moved over the stored seqs above it. The rows are written at the next sync.
+     * At open: applies each conversation's events above its {@code synced_seq} (stored by batches that
+     * did not write the rows) to the rows in memory, as those batches did: the last message, the unread
+     * count, and the cursor moved over the stored seqs above it. Counts the events above each
+     * {@code fts_seq} (not indexed yet) and raises the next insertion number above every event read.
+     * One range of the table per conversation. The rows are written at the next sync.
      */
     private void replayUnsynced() throws SQLException {
-        if (maxEventId <= convsSynced) {
-            return;
-        }
         List<String> touched = new ArrayList<>();
-        try (PreparedStatement ps = db.prepareStatement(
-                "SELECT conv, seq, kind, sender, at FROM events WHERE id > ? ORDER BY id")) {
-            ps.setLong(1, convsSynced);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    String conv = rs.getString(1);
-                    Conv c = convs.computeIfAbsent(conv, k -> new Conv());
-                    if (!c.dirty) {
-                        c.dirty = true;
-                        touched.add(conv);
-                    }
-                    long seq = rs.getLong(2);
-                    if (seq > c.lastSeq) {
-                        c.lastSeq = seq;
-                        c.lastAt = rs.getLong(5);
-                    }
-                    if (seq > c.readHead && Event.MSG.equals(rs.getString(3)) && !rs.getString(4).equals(selfUser)) {
-                        c.unread++;
-                    }
+        try (PreparedStatement ps = db.prepareStatement("SELECT c.conv, e.seq, e.kind, e.sender, e.at, e.n, e.seq > c.synced_seq,"
+                + " e.seq > c.fts_seq FROM convs c JOIN events e ON e.id > ((c.no << " + SEQ_BITS + ") | min(c.synced_seq, c.fts_seq))"
+                + " AND e.id <= ((c.no << " + SEQ_BITS + ") | " + MAX_SEQ + ")");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                String conv = rs.getString(1);
+                Conv c = convs.get(conv);
+                nextN = Math.max(nextN, rs.getLong(6) + 1);
+                if (rs.getBoolean(8)) {
+                    unindexed++;
+                    unindexedConvs.add(conv);
+                }
+                if (!rs.getBoolean(7)) {
+                    continue;
+                }
+                unsynced++;
+                if (!c.dirty) {
+                    c.dirty = true;
+                    touched.add(conv);
+                }
+                long seq = rs.getLong(2);
+                if (seq > c.lastSeq) {
+                    c.lastSeq = seq;
+                    c.lastAt = rs.getLong(5);
+                }
+                if (seq > c.readHead && Event.MSG.equals(rs.getString(3)) && !rs.getString(4).equals(selfUser)) {
+                    c.unread++;
                 }
             }
         }
         for (String conv : touched) {
             Conv c = convs.get(conv);
-            c.cursor = advance(conv, c.cursor);
+            c.cursor = advance(c, c.cursor);
         }
     }
 
-    /** Inside a transaction: indexes the events (ftsIndexed, upTo] for search; returns upTo. */
-    private long indexUpTo(long upTo) throws SQLException {
-        indexChunk.setLong(1, ftsIndexed);
-        indexChunk.setLong(2, upTo);
-        indexChunk.executeUpdate();
-        saveIndexed.setString(1, Long.toString(upTo));
-        saveIndexed.executeUpdate();
-        return upTo;
-    }
-
-    private long maxEventIdInDb() {
-        try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery("SELECT max(id) FROM events")) {
-            return rs.next() ? rs.getLong(1) : 0;
-        } catch (SQLException e) {
-            return maxEventId; // an over-estimate only makes the next index chunk start earlier than needed
+    /**
+     * Inside a transaction: indexes every conversation's stored events above its {@code ftsSeq} for
+     * search (the copies in {@code next}, added for the conversations the batch did not touch, get the
+     * new marks; the caller writes the rows).
+     */
+    private void indexAbove(Map<String, Conv> next) throws SQLException {
+        for (String conv : unindexedConvs) {
+            if (!next.containsKey(conv)) {
+                next.put(conv, convs.get(conv).copy());
+            }
+        }
+        for (Conv n : next.values()) {
+            if (n.lastSeq > n.ftsSeq) {
+                indexRange.setLong(1, n.key(n.ftsSeq));
+                indexRange.setLong(2, n.key(MAX_SEQ));
+                indexRange.executeUpdate();
+                n.ftsSeq = n.lastSeq;
+                n.dirty = true;
+            }
         }
     }
 
-    /** Brings the search index up to date (the events stored since the last chunk), in one transaction. */
+    /** Brings the search index up to date (the events stored since the last chunk), in one transaction with the rows. */
     private void catchUpIndex() throws SQLException {
-        if (maxEventId <= ftsIndexed) {
+        if (unindexed == 0) {
             return;
         }
         begin.execute();
         try {
-            long to = indexUpTo(maxEventId);
+            Map<String, Conv> next = new HashMap<>();
+            indexAbove(next);
+            writeRows(next);
             commitTx.execute();
-            ftsIndexed = to;
+            convs.putAll(next);
+            unindexed = 0;
+            unindexedConvs.clear();
+            syncedInMemory();
         } catch (SQLException | RuntimeException e) {
             rollbackQuietly();
             throw e;
@@ -853,23 +997,30 @@ public final class LocalStore implements AutoCloseable {
      * that arrives after its recall does not bring its body back. A recall empties its message and
      * the message's edits (and takes them out of the search index); so does a tombstone the server
      * sent. {@code withRecalls} changes in memory at once: a rolled-back batch only leaves it too wide.
-     * Returns the event as stored.
+     * An event at or below the conversation's {@code ftsSeq} is indexed at once. Returns the event as stored.
      */
-    private ReceivedEvent insert(ReceivedEvent e) throws SQLException {
+    private ReceivedEvent insert(Conv c, ReceivedEvent e) throws SQLException {
         if (!e.recalled() && withRecalls.contains(e.conv())
                 && (Event.MSG.equals(e.kind()) || Event.EDIT.equals(e.kind())) && isRecalled(e.conv(), Event.MSG.equals(e.kind()) ? e.seq() : e.ref())) {
             e = e.asRecalled();
         }
-        if (!insertRow(e)) {
+        long n = nextN;
+        if (!insertRow(c, e)) {
             return null;
+        }
+        if (e.seq() <= c.ftsSeq && e.body() != null && !e.recalled()) {
+            indexOne.setLong(1, n);
+            indexOne.setString(2, e.body());
+            indexOne.setLong(3, c.key(e.seq()));
+            indexOne.executeUpdate();
         }
         if (Event.RECALL.equals(e.kind())) {
             withRecalls.add(e.conv());
             for (PreparedStatement ps : new PreparedStatement[] {unindexRecalled, emptyRecalled}) {
-                ps.setString(1, e.conv());
-                ps.setLong(2, e.ref());
+                ps.setLong(1, c.key(e.ref()));
+                ps.setString(2, e.conv());
                 ps.setLong(3, e.ref());
-                if (ps == unindexRecalled) ps.setLong(4, ftsIndexed);
+                if (ps == unindexRecalled) ps.setLong(4, c.ftsSeq);
                 ps.executeUpdate();
             }
         }
@@ -884,30 +1035,33 @@ public final class LocalStore implements AutoCloseable {
         }
     }
 
-    private boolean insertRow(ReceivedEvent e) throws SQLException {
-        insertEvent.setString(1, e.conv());
-        insertEvent.setLong(2, e.seq());
-        insertEvent.setString(3, e.kind());
-        insertEvent.setString(4, e.mid());
-        insertEvent.setString(5, e.sender());
-        insertEvent.setString(6, e.cmid());
-        insertEvent.setString(7, e.body());
-        insertEvent.setLong(8, e.at());
+    private boolean insertRow(Conv c, ReceivedEvent e) throws SQLException {
+        insertEvent.setLong(1, c.key(e.seq()));
+        insertEvent.setLong(2, nextN);
+        insertEvent.setString(3, e.conv());
+        insertEvent.setLong(4, e.seq());
+        insertEvent.setString(5, e.kind());
+        insertEvent.setString(6, e.mid());
+        insertEvent.setString(7, e.sender());
+        insertEvent.setString(8, e.cmid());
+        insertEvent.setString(9, e.body());
+        insertEvent.setLong(10, e.at());
         if (e.ref() > 0) {
-            insertEvent.setLong(9, e.ref());
+            insertEvent.setLong(11, e.ref());
         } else {
-            insertEvent.setNull(9, java.sql.Types.INTEGER);
+            insertEvent.setNull(11, java.sql.Types.INTEGER);
         }
-        insertEvent.setInt(10, e.recalled() ? 1 : 0);
+        insertEvent.setInt(12, e.recalled() ? 1 : 0);
         if (insertEvent.executeUpdate() != 1) {
             return false;
         }
-        maxEventId++; // events are never deleted, so a new row's id is the highest plus one
+        nextN++;
         return true;
     }
 
-    private boolean insertConv(String conv) throws SQLException {
+    private boolean insertConv(String conv, long no) throws SQLException {
         insertConv.setString(1, conv);
+        insertConv.setLong(2, no);
         return insertConv.executeUpdate() == 1;
     }
 
@@ -933,10 +1087,10 @@ public final class LocalStore implements AutoCloseable {
     }
 
     /** From {@code from}, moves over the stored seqs from+1, from+2, ... (reads only the rows above {@code from}). */
-    private long advance(String conv, long from) throws SQLException {
+    private long advance(Conv c, long from) throws SQLException {
         long cur = from;
-        seqsAbove.setString(1, conv);
-        seqsAbove.setLong(2, from);
+        seqsAbove.setLong(1, c.key(from));
+        seqsAbove.setLong(2, c.key(MAX_SEQ));
         try (ResultSet rs = seqsAbove.executeQuery()) {
             while (rs.next() && rs.getLong(1) == cur + 1) {
                 cur++;
@@ -948,7 +1102,7 @@ public final class LocalStore implements AutoCloseable {
     // ------------------------------------------------------------------ queries for the app
 
     /**
-     * Up to {@code limit} conversations, most recent last message first (ties by id, descending),
+     * Up to {@code limit} conversations, most recent last message first (ties by conversation id, descending),
      * starting after {@code after} (a row of the previous page; null for the first page). Keyset
      * paging: the conversation rows (one per conversation, nothing per event) are sorted, then only
      * the page's rows are joined to their last event. There is deliberately no index on recency: it
@@ -958,12 +1112,12 @@ public final class LocalStore implements AutoCloseable {
         checkLimit(limit);
         syncRows();
         String sql = "SELECT c.conv, c.cursor, c.read_seq, c.read_unread + c.unread, " + EVENT_COLUMNS
-                + " FROM (SELECT conv, cursor, read_seq, read_unread, unread, last_seq, last_at FROM convs"
+                + " FROM (SELECT conv, no, cursor, read_seq, read_unread, unread, last_seq, last_at FROM convs"
                 + (after == null ? "" : " WHERE (last_at, conv) < (?, ?)")
                 + " ORDER BY last_at DESC, conv DESC LIMIT ?) c"
                 // the last event, or the message it changed when it is an edit or a recall
-                + " LEFT JOIN events l ON l.conv = c.conv AND l.seq = c.last_seq"
-                + " LEFT JOIN events e ON e.conv = c.conv AND e.seq = coalesce(l.ref, l.seq)"
+                + " LEFT JOIN events l ON l.id = (c.no << " + SEQ_BITS + ") | c.last_seq AND c.last_seq > 0"
+                + " LEFT JOIN events e ON e.id = (c.no << " + SEQ_BITS + ") | coalesce(l.ref, l.seq)"
                 + " ORDER BY c.last_at DESC, c.conv DESC";
         try (PreparedStatement ps = db.prepareStatement(sql)) {
             int i = 1;
@@ -988,8 +1142,8 @@ public final class LocalStore implements AutoCloseable {
     /** Up to {@code limit} stored events of {@code conv} with seq &lt; {@code beforeSeq}, the newest of them, in seq order. */
     public synchronized List<ReceivedEvent> eventsBefore(String conv, long beforeSeq, int limit) throws IOException {
         checkLimit(limit);
-        List<ReceivedEvent> out = queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.conv = ? AND e.seq < ?" + LISTED
-                + " ORDER BY e.seq DESC LIMIT ?", conv, beforeSeq, limit);
+        List<ReceivedEvent> out = queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.id > ? AND e.id <= ?" + LISTED
+                + " ORDER BY e.id DESC LIMIT ?", conv, 0, Math.max(beforeSeq, 1) - 1, limit);
         Collections.reverse(out);
         return out;
     }
@@ -999,8 +1153,8 @@ public final class LocalStore implements AutoCloseable {
         if (limit < 1) {
             throw new IllegalArgumentException("limit: must be at least 1, got " + limit);
         }
-        return queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.conv = ? AND e.seq > ?" + LISTED
-                + " ORDER BY e.seq LIMIT ?", conv, afterSeq, limit);
+        return queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.id > ? AND e.id <= ?" + LISTED
+                + " ORDER BY e.id LIMIT ?", conv, afterSeq, MAX_SEQ, limit);
     }
 
     /**
@@ -1009,16 +1163,40 @@ public final class LocalStore implements AutoCloseable {
      * is not held. O(its edits): index {@code events_ref}.
      */
     public synchronized List<ReceivedEvent> editHistory(String conv, long seq) throws IOException {
-        return queryEvents("SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.conv = ?"
-                + " AND ((e.seq = ? AND e.kind = 'msg') OR (e.ref = ?2 AND e.kind = 'edit')) ORDER BY e.seq LIMIT ?", conv, seq, MAX_PAGE);
-    }
-
-    private List<ReceivedEvent> queryEvents(String sql, String conv, long seq, int limit) throws IOException {
         Objects.requireNonNull(conv, "conv");
         ensureOpen();
+        Conv c = convs.get(conv);
+        if (c == null || seq < 1 || seq > MAX_SEQ) {
+            return List.of();
+        }
+        // The message by its key, its edits through events_ref: one lookup each.
+        String sql = "SELECT " + EVENT_COLUMNS + " FROM events e WHERE e.id IN (SELECT id FROM events WHERE id = ? AND kind = 'msg'"
+                + " UNION ALL SELECT id FROM events WHERE conv = ? AND ref = ? AND kind = 'edit') ORDER BY e.id LIMIT " + MAX_PAGE;
         try (PreparedStatement ps = db.prepareStatement(sql)) {
-            ps.setString(1, conv);
-            ps.setLong(2, seq);
+            ps.setLong(1, c.key(seq));
+            ps.setString(2, conv);
+            ps.setLong(3, seq);
+            return events(ps);
+        } catch (SQLException e) {
+            throw error(file, "cannot read events of " + conv, e);
+        }
+    }
+
+    /**
+     * Runs {@code sql} (its parameters: the key range's bounds, exclusive and inclusive, then the limit)
+     * over {@code conv}'s events with seq in ({@code fromSeq}, {@code toSeq}]; none when the store has no
+     * such conversation.
+     */
+    private List<ReceivedEvent> queryEvents(String sql, String conv, long fromSeq, long toSeq, int limit) throws IOException {
+        Objects.requireNonNull(conv, "conv");
+        ensureOpen();
+        Conv c = convs.get(conv);
+        if (c == null || toSeq <= fromSeq) {
+            return List.of();
+        }
+        try (PreparedStatement ps = db.prepareStatement(sql)) {
+            ps.setLong(1, c.key(fromSeq));
+            ps.setLong(2, c.key(toSeq));
             ps.setInt(3, limit);
             return events(ps);
         } catch (SQLException e) {
@@ -1041,12 +1219,18 @@ public final class LocalStore implements AutoCloseable {
             return List.of();
         }
         ensureOpen();
-        // a hit in an edit is its message (its latest text shown); recalled events are not in the index
-        String sql = "SELECT " + EVENT_COLUMNS + " FROM events_fts f JOIN events h ON h.id = f.rowid"
-                + " JOIN events e ON e.conv = h.conv AND e.seq = coalesce(h.ref, h.seq)"
+        Conv only = conv == null ? null : convs.get(conv);
+        Conv beforeConv = before == null ? null : convs.get(before.conv());
+        if (conv != null && only == null || before != null && beforeConv == null) {
+            return List.of();   // nothing of that conversation is held
+        }
+        // The index's rowid is the insertion number (newest stored first), rid the hit's key. A hit in an
+        // edit is its message (its latest text shown); recalled events are not in the index.
+        String sql = "SELECT " + EVENT_COLUMNS + " FROM events_fts f JOIN events h ON h.id = f.rid"
+                + " JOIN events e ON e.id = ((h.id >> " + SEQ_BITS + ") << " + SEQ_BITS + ") | coalesce(h.ref, h.seq)"
                 + " WHERE events_fts MATCH ?"
-                + (conv == null ? "" : " AND h.conv = ?")
-                + (before == null ? "" : " AND f.rowid < (SELECT id FROM events WHERE conv = ? AND seq = ?)")
+                + (conv == null ? "" : " AND f.rid > ? AND f.rid <= ?")
+                + (before == null ? "" : " AND f.rowid < (SELECT n FROM events WHERE id = ?)")
                 + " ORDER BY f.rowid DESC LIMIT ?";
         try {
             catchUpIndex(); // what was stored since the last chunk is searchable too
@@ -1056,12 +1240,12 @@ public final class LocalStore implements AutoCloseable {
         try (PreparedStatement ps = db.prepareStatement(sql)) {
             int i = 1;
             ps.setString(i++, match);
-            if (conv != null) {
-                ps.setString(i++, conv);
+            if (only != null) {
+                ps.setLong(i++, only.key(0));
+                ps.setLong(i++, only.key(MAX_SEQ));
             }
-            if (before != null) {
-                ps.setString(i++, before.conv());
-                ps.setLong(i++, before.seq());
+            if (beforeConv != null) {
+                ps.setLong(i++, beforeConv.key(before.seq()));
             }
             ps.setInt(i, limit);
             List<ReceivedEvent> hits = new ArrayList<>();
@@ -1123,13 +1307,13 @@ public final class LocalStore implements AutoCloseable {
         // Memory only: the state is written with the conversation rows, by the next batch's transaction
         // or the next row write (CONV_SYNC_CHUNK, a sync page, the conversation list, close). A state
         // lost to a kill is the server's to give again (every subbed carries it); what the rows hold
-        // stays consistent (they are written together with convs_synced, so open replays nothing twice).
+        // stays consistent (they are written together with their marks, so open replays nothing twice).
         try {
             for (Map.Entry<String, ReadState> e : newer.entrySet()) {
                 String conv = e.getKey();
                 ReadState state = e.getValue();
-                Conv c = convs.computeIfAbsent(conv, k -> new Conv());
-                c.unread = state.head() >= c.lastSeq ? 0 : countAbove(conv, state.head());   // nothing stored above the head: no read
+                Conv c = convs.computeIfAbsent(conv, k -> newConv());
+                c.unread = state.head() >= c.lastSeq ? 0 : countAbove(c, state.head());   // nothing stored above the head: no read
                 c.readHead = state.head();
                 c.read = state.read();
                 c.readUnread = state.unread();

@@ -20,6 +20,7 @@ import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -199,6 +200,93 @@ class LocalStoreTest {
         assertEquals((n + 2) / 3 + 1, r.search("word1", null, null, 1000).size(), "after reopen: each hit once, the late one too");
     }
 
+    /**
+     * Search lists hits newest stored first across conversations (the insertion number, not the key,
+     * which orders by conversation), and pages on with {@code before}.
+     */
+    @Test
+    void searchListsTheNewestStoredFirstAcrossConversationsAndPagesOn() throws IOException {
+        LocalStore s = store();
+        List<String> stored = new java.util.ArrayList<>();
+        for (int i = 1; i <= 6; i++) {
+            String conv = i % 2 == 0 ? "a" : "z";   // numbers b 1, a 2, z 3: key order is not the order stored
+            if (i == 1) {
+                conv = "b";
+            }
+            s.applyPushes(List.of(new Event(conv, i, Event.MSG, "m-" + i, "u-ana", null, "needle " + i, i)));
+            stored.add(conv + i);
+        }
+        Collections.reverse(stored);
+        List<ReceivedEvent> first = s.search("needle", null, null, 4);
+        assertEquals(stored.subList(0, 4), first.stream().map(e -> e.conv() + e.seq()).toList());
+        assertEquals(stored.subList(4, 6), s.search("needle", null, first.get(3), 4).stream().map(e -> e.conv() + e.seq()).toList());
+        assertEquals(List.of("a6", "a4", "a2"), s.search("needle", "a", null, 10).stream().map(e -> e.conv() + e.seq()).toList());
+        assertEquals(List.of(), s.search("needle", "unknown", null, 10));
+    }
+
+    /**
+     * Events are keyed by conversation number and seq: conversations with the same seqs do not mix, the
+     * highest seq the key holds is stored and paged, one above it is refused before anything is written,
+     * and a cursor or read head above it (the server's) is taken as the end of the range.
+     */
+    @Test
+    void eachConversationIsItsOwnRangeOfKeysUpToTheHighestSeqAndSeqsBeyondItAreRefused() throws IOException {
+        LocalStore s = store();
+        s.applyPushes(List.of(ev("a", 1), ev("b", 1), ev("a", 2), ev("b", 2), ev("b", 3)));
+        assertEquals(List.of(1L, 2L), seqs(s, "a"));
+        assertEquals(List.of(1L, 2L, 3L), seqs(s, "b"));
+        assertEquals(List.of(2L), s.eventsBefore("a", 3, 1).stream().map(ReceivedEvent::seq).toList());
+        assertEquals(List.of(), s.eventsAfter("a", 2, 10), "b's 3 is not a's");
+        long max = LocalStore.MAX_SEQ;
+        s.applyPushes(List.of(ev("a", max)));
+        assertEquals(List.of(max), s.eventsBefore("a", Long.MAX_VALUE, 1).stream().map(ReceivedEvent::seq).toList());
+        assertEquals(List.of(max), s.eventsAfter("a", max - 1, 10).stream().map(ReceivedEvent::seq).toList());
+        assertEquals(List.of(1L, 2L), s.eventsBefore("a", 3, 10).stream().map(ReceivedEvent::seq).toList());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> s.applyPushes(List.of(ev("b", 4), ev("b", max + 1))));
+        assertTrue(e.getMessage().contains("b#" + (max + 1)), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> s.applyPushes(List.of(ev("c", 0))));
+        assertEquals(List.of(1L, 2L, 3L), seqs(s, "b"), "nothing of the refused batch was stored");
+        assertEquals(Map.of("a", 2L, "b", 3L), s.cursors());
+        assertTrue(s.applyReadState("b", new ReadState(Long.MAX_VALUE, 0, Long.MAX_VALUE)));
+        assertEquals(new ReadStatus("b", Long.MAX_VALUE, 0), s.readStatus("b"));
+        s.applyPage("c", 0, List.of(), false, Long.MAX_VALUE);
+        assertEquals(Long.MAX_VALUE, s.cursor("c"), "a head above the key range moves the cursor all the same");
+        LocalStore r = store();
+        assertEquals(List.of(1L, 2L, max), seqs(r, "a"));
+        assertEquals(Map.of("a", 2L, "b", 3L, "c", Long.MAX_VALUE), r.cursors());
+    }
+
+    /**
+     * A gap filled at or below a conversation row's marks (after its row and its search chunk were
+     * written) is reflected in the row and indexed by its own batch: after a kill the unread count,
+     * the cursor and the search see it, and nothing is counted twice.
+     */
+    @Test
+    void aGapFilledBelowTheRowsMarksIsCountedAndSearchableAfterAKill() throws IOException {
+        LocalStore s = store();
+        s.selfUser("u-me");
+        s.applyPushes(List.of(from("u-bob", "c", 1)));
+        for (long seq = 3; seq < 3 + LocalStore.FTS_CHUNK; seq++) {   // 2 missing; the chunk indexes and writes the rows
+            s.applyPushes(List.of(from("u-bob", "c", seq)));
+        }
+        long last = 2 + LocalStore.FTS_CHUNK;
+        assertEquals(1, s.cursor("c"));
+        s.applyPushes(List.of(new Event("c", 2, Event.MSG, "m-2", "u-bob", "cm-2", "the needle", 1_700_000_000_002L)));
+        assertEquals(last, s.cursor("c"));
+        s.applyPushes(List.of(from("u-bob", "c", last + 1)));   // above the marks: not written, replayed at open
+        Path killed = crashCopy("gap");   // before the search below, which indexes 258 and 259 and writes the rows
+        assertEquals(List.of(2L), s.search("needle", null, null, 10).stream().map(ReceivedEvent::seq).toList());
+        ReadStatus status = s.readStatus("c");
+        assertEquals(new ReadStatus("c", 0, last + 1), status);
+        try (LocalStore r = LocalStore.open(killed)) {
+            assertEquals(last + 1, r.cursor("c"));
+            assertEquals(status, r.readStatus("c"));
+            assertEquals(List.of(2L), r.search("needle", "c", null, 10).stream().map(ReceivedEvent::seq).toList());
+            assertEquals(1, r.search("body " + (last + 1), null, null, 10).size(), "the replayed event is indexed by the search");
+        }
+    }
+
     @Test
     void theNextPageOfTheConversationListStartsBelowTheRowAsTheAppSawItEvenIfThatRowMovedUp() throws IOException {
         LocalStore s = store();
@@ -245,17 +333,30 @@ class LocalStoreTest {
     }
 
     /**
-     * Makes a closed store of this SDK (its rows written) what schema 1 wrote: no read state columns, no
-     * convs_synced, no edits and recalls.
+     * Makes a closed store of this SDK (its rows written) what schema 1 wrote: events keyed by an id
+     * with a unique (conv, seq), all in a search index with the events as its content; no read state
+     * columns, no marks, no edits and recalls.
      */
     static void asSchemaOne(Statement st) throws java.sql.SQLException {
-        for (String col : List.of("read_head", "read_unread", "read_known")) {
+        st.execute("DROP INDEX convs_no");
+        for (String col : List.of("read_head", "read_unread", "read_known", "no", "synced_seq", "fts_seq")) {
             st.execute("ALTER TABLE convs DROP COLUMN " + col);
         }
-        st.execute("DROP INDEX events_ref");
-        for (String col : List.of("ref", "recalled")) {
-            st.execute("ALTER TABLE events DROP COLUMN " + col);
-        }
+        st.execute("DROP TABLE events_fts");
+        st.execute("DROP TABLE events_fts_content");   // SQLite 3.53's FTS5 leaves a contentless_unindexed table's content behind
+        st.execute("""
+                CREATE TABLE events1 (
+                  id INTEGER PRIMARY KEY,
+                  conv TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, mid TEXT NOT NULL,
+                  sender TEXT NOT NULL, cmid TEXT, body TEXT, at INTEGER NOT NULL,
+                  UNIQUE (conv, seq))""");
+        st.execute("INSERT INTO events1 SELECT n, conv, seq, kind, mid, sender, cmid, body, at FROM events");
+        st.execute("DROP TABLE events");
+        st.execute("ALTER TABLE events1 RENAME TO events");
+        st.execute("CREATE VIRTUAL TABLE events_fts USING fts5 (body, content='events', content_rowid='id')");
+        st.execute("INSERT INTO events_fts (events_fts) VALUES ('rebuild')");
+        st.execute("DELETE FROM meta WHERE key = 'next_n'");
+        st.execute("INSERT OR REPLACE INTO meta (key, value) SELECT 'fts_indexed', coalesce(max(id), 0) FROM events");
         for (String col : List.of("kind", "ref")) {
             st.execute("ALTER TABLE outbox DROP COLUMN " + col);
         }
@@ -374,6 +475,52 @@ class LocalStoreTest {
     }
 
     /**
+     * Stores written by the SDK of main at 394b5b7 (schema 4: events keyed by an insertion id with a unique
+     * (conv, seq), rows lagging up to convs_synced, a search index with the events as its content), by a
+     * small program against its LocalStore: user u-me; a: 1, 2 from u-bob, read state (1, 0, 1), 3 from
+     * u-bob (which wrote the rows), 4 an edit of 1 ("body a 1 edited"), 5 from u-bob, 6 from u-me, 7 a recall
+     * of 2; b: 1 from u-me, 2 from u-bob; c: a sync page (after 0, head 3) holding 2 (which wrote the rows);
+     * d: 1, 2 from u-bob; a: 9 from u-bob (8 missing); one outbox entry. "killed" is a copy taken before
+     * close: its rows lag d 1, 2 and a 9 (convs_synced 10 of 13 events). "closed" was closed.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"closed", "killed"})
+    void aStoreWrittenBySchemaFourOfMainOpensWithItsCursorsCountsSearchEditsAndRecalls(String which) throws Exception {
+        copyResource("/stores/schema4-main-394b5b7/" + which);
+        LocalStore r = store();
+        assertEquals(Map.of("a", 7L, "b", 2L, "c", 3L, "d", 2L), r.cursors());
+        assertEquals(Map.of("a", new ReadStatus("a", 1, 4), "b", new ReadStatus("b", 0, 1), "c", new ReadStatus("c", 0, 1),
+                "d", new ReadStatus("d", 0, 2)), r.readStatuses());
+        var list = r.conversations(null, 50);
+        assertEquals(List.of("a", "d", "c", "b"), list.stream().map(c -> c.conv()).toList(), "most recent first");
+        assertEquals(List.of(4L, 2L, 1L, 1L), list.stream().map(c -> c.unread()).toList());
+        assertEquals("body a 9", list.get(0).last().text());
+        assertEquals(List.of("a9", "d2", "d1", "c2", "b2", "b1", "a6", "a5", "a1", "a3"),
+                r.search("body", null, null, 20).stream().map(e -> e.conv() + e.seq()).toList(),
+                "newest stored first, as that SDK stored them; a hit in an edit is its message; the recalled one is gone");
+        assertEquals(List.of("a1"), r.search("edited", null, null, 5).stream().map(e -> e.conv() + e.seq()).toList());
+        assertEquals(List.of("body a 1", "body a 1 edited"), r.editHistory("a", 1).stream().map(ReceivedEvent::body).toList());
+        assertEquals(List.of("1:body a 1 edited", "2:", "3:body a 3", "5:body a 5", "6:body a 6", "9:body a 9"),
+                r.eventsAfter("a", 0, 50).stream().map(e -> e.seq() + ":" + e.text()).toList());
+        assertTrue(r.eventsAfter("a", 1, 1).get(0).recalled());
+        assertEquals(List.of("cm-x"), r.outbox().stream().map(e -> e.cmid()).toList());
+        r.applyPushes(List.of(from("u-bob", "a", 8), from("u-bob", "d", 3)));
+        assertEquals(9, r.cursor("a"), "8 fills the gap up to the stored 9");
+        Path killed = crashCopy("upgraded-then-killed"); // the rows lag 8 and d 3
+        Map<String, ReadStatus> statuses = r.readStatuses();
+        assertEquals(new ReadStatus("a", 1, 5), statuses.get("a"));
+        assertEquals(List.of("d3", "a8"), r.search("body", null, null, 2).stream().map(e -> e.conv() + e.seq()).toList());
+        r.close();
+        open = null;
+        assertEquals(LocalStore.SCHEMA_VERSION, userVersion(dir), "upgraded in place");
+        try (LocalStore again = LocalStore.open(killed)) {
+            assertEquals(Map.of("a", 9L, "b", 2L, "c", 3L, "d", 3L), again.cursors());
+            assertEquals(statuses, again.readStatuses());
+            assertEquals(List.of("d3", "a8", "a9"), again.search("body", null, null, 3).stream().map(e -> e.conv() + e.seq()).toList());
+        }
+    }
+
+    /**
      * Stores written by the SDK of main at 601fc49 (schema 2: push batches leave the conversation rows
      * lagging up to convs_synced), by a small program against its LocalStore: user u-me; a: 1, 2 from
      * u-bob, read mark 1 (which wrote the rows), 4 from u-bob, then 5 from u-bob and 6 from u-me; b: 1 from
@@ -454,7 +601,7 @@ class LocalStoreTest {
     /**
      * The unread count now (the state's unread + messages of others above its head) after a kill: the
      * rows lag the events (written every CONV_SYNC_CHUNK events and with a read state), open adds the
-     * rest above convs_synced with the head of the state in the row, and a second kill before the rows
+     * rest above each row's synced_seq with the head of the state in the row, and a second kill before the rows
      * are written again gives the same.
      */
     @Test
@@ -485,8 +632,8 @@ class LocalStoreTest {
         Map<String, Long> cursors = s.cursors();
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + killed.resolve(LocalStore.FILE_NAME));
              Statement st = c.createStatement();
-             var rs = st.executeQuery("SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'convs_synced'),"
-                     + " (SELECT max(id) FROM events)")) {
+             var rs = st.executeQuery("SELECT (SELECT synced_seq FROM convs WHERE conv = 'c'),"
+                     + " (SELECT max(seq) FROM events WHERE conv = 'c')")) {
             rs.next();
             assertTrue(rs.getLong(1) > 0 && rs.getLong(1) < rs.getLong(2), "the killed copy's rows lag: " + rs.getLong(1)
                     + " of " + rs.getLong(2));
@@ -499,7 +646,7 @@ class LocalStoreTest {
             assertEquals(new ReadStatus("a", 2, 4), r.readStatus("a"));
             assertEquals(new ReadStatus("d", 0, 2), r.readStatus("d"));
             statuses = r.readStatuses();
-            // Killed again before anything wrote the rows: convs_synced is where it was.
+            // Killed again before anything wrote the rows: the marks are where they were.
             Path again = crashCopy(killed, "again");
             try (LocalStore r2 = LocalStore.open(again)) {
                 assertEquals(statuses, r2.readStatuses());
