@@ -167,6 +167,27 @@ class ImClientReadStateTest {
         }
     }
 
+    /**
+     * A pushed event beyond the local store's key range (seq above 2^40 - 1; the protocol allows up to
+     * 2^53 - 1) is dropped with an error, never acked or counted; the events pushed with it are stored.
+     */
+    @Test
+    void aPushedEventBeyondTheStoresSeqRangeIsDroppedAndTheRestStored() throws Exception {
+        try (FakeGateway gw = new FakeGateway(this::script);
+             ImClient bo = ImClient.open(options(gw))) {
+            bo.connect();
+            Await.until(WAIT, () -> bo.cursor("c-ab") == 5, "caught up to 5");
+            long beyond = 1L << 40;   // LocalStore.MAX_SEQ + 1
+            gw.push(new EventPush(ev(beyond, Event.MSG, "u-ana")));
+            push(gw, ev(6, Event.MSG, "u-ana"));
+            Await.until(WAIT, () -> bo.cursor("c-ab") == 6, "stored 6");
+            assertEquals(List.of(6L), bo.eventsAfter("c-ab", 5, 10).stream().map(e -> e.seq()).toList());
+            assertEquals(1 + 1, bo.unread("c-ab"), "5 and 6; not the dropped one");
+            Await.until(WAIT, () -> gw.received(Ack.class).stream().anyMatch(r -> ((Ack) r.frame()).seq() == 6), "6 acked");
+            assertTrue(gw.received(Ack.class).stream().allMatch(r -> ((Ack) r.frame()).seq() <= 6), "nothing above 6 acked");
+        }
+    }
+
     @Test
     void markReadKeepsOneReadInFlightPerConversationAndMergesTheCallsMeanwhile() throws Exception {
         Calls listener = new Calls();

@@ -683,9 +683,14 @@ public final class LocalStore implements AutoCloseable {
         return commit(added, covered);
     }
 
-    /** An event the store cannot key: seqs count a conversation's events from 1 up to {@link #MAX_SEQ}. */
+    /** Whether the store can key {@code e}: seqs count a conversation's events from 1 up to {@link #MAX_SEQ}. */
+    static boolean holds(Event e) {
+        return e.seq() >= 1 && e.seq() <= MAX_SEQ;
+    }
+
+    /** Refuses an event the store cannot key ({@link #holds}). */
     private static void checkSeq(Event e) {
-        if (e.seq() < 1 || e.seq() > MAX_SEQ) {
+        if (!holds(e)) {
             throw new IllegalArgumentException("event " + e.conv() + "#" + e.seq() + ": the local store holds seqs 1 to " + MAX_SEQ);
         }
     }

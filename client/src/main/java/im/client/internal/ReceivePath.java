@@ -541,6 +541,15 @@ public final class ReceivePath {
         for (Event e = pushQueue.poll(); e != null; e = pushQueue.poll()) {
             batch.add(e);
         }
+        // An event the store cannot hold (a seq beyond its key range) is dropped, never acked: its
+        // conversation's cursor stays below it. The rest of the batch is stored.
+        batch.removeIf(e -> {
+            if (LocalStore.holds(e)) {
+                return false;
+            }
+            log.error("pushed event {}#{} dropped: the local store holds seqs 1 to {}", e.conv(), e.seq(), LocalStore.MAX_SEQ);
+            return true;
+        });
         if (batch.isEmpty()) {
             return;
         }
