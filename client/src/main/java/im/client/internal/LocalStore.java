@@ -135,7 +135,8 @@ public final class LocalStore implements AutoCloseable {
      * rebuilt contentless over every event ({@code fts_seq} each conversation's highest seq). The marks
      * become per conversation: {@code synced_seq} 0 and the rows' last message and unread count 0, so the
      * first open replays every event into the rows (O(history), once), as it replays the events above
-     * the mark after a kill.
+     * the mark after a kill. Then {@link #open} vacuums the file once: the replaced tables' pages would
+     * otherwise stay in it as free pages.
      */
     private static final String[][] UPGRADES = {
         {
@@ -426,6 +427,11 @@ public final class LocalStore implements AutoCloseable {
                     createSchema(db, st, file);
                 } else {
                     upgrade(db, st, version);
+                    if (version < 5) {
+                        // The step to 5 replaced the events table and the search index: their old pages
+                        // (half the file at 1,000,000 events) go back to the file system, once.
+                        st.execute("VACUUM");
+                    }
                 }
                 st.execute("DROP INDEX IF EXISTS convs_recent");   // written by earlier SDKs of schema 1; see conversations()
             }

@@ -513,6 +513,12 @@ class LocalStoreTest {
         r.close();
         open = null;
         assertEquals(LocalStore.SCHEMA_VERSION, userVersion(dir), "upgraded in place");
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(LocalStore.FILE_NAME));
+             Statement st = c.createStatement();
+             var rs = st.executeQuery("PRAGMA freelist_count")) {
+            rs.next();
+            assertEquals(0, rs.getLong(1), "the pages of the tables the upgrade replaced are given back (VACUUM)");
+        }
         try (LocalStore again = LocalStore.open(killed)) {
             assertEquals(Map.of("a", 9L, "b", 2L, "c", 3L, "d", 3L), again.cursors());
             assertEquals(statuses, again.readStatuses());
