@@ -386,7 +386,8 @@ public final class LocalStore implements AutoCloseable {
 
     /**
      * Opens (or creates) the store of {@code stateDir}, creating the directory if missing. Reads the
-     * conversation rows (one per conversation), nothing per event.
+     * conversation rows (one per conversation) and the events above their marks (at most a chunk's
+     * worth, see {@link #CONV_SYNC_CHUNK}; every event once, after the upgrade to schema 5).
      *
      * @throws LocalStoreException {@link Problem#DAMAGED} if the file is not a SQLite database, is shorter than
      *         its header says, or SQLite finds it damaged; {@link Problem#NEWER_SCHEMA} if a newer SDK wrote it
