@@ -29,6 +29,8 @@ CREATE TABLE IF NOT EXISTS failed(pos INTEGER PRIMARY KEY, cmid TEXT NOT NULL UN
  * changes), `recalled`, `edited` (the seq of the edit a message's body is from), and the index of changes by ref.
  */
 const EDIT_COLUMNS = ['ref INTEGER', 'recalled INTEGER', 'edited INTEGER'];
+/** A bulk join's `count` (added to stores of earlier versions when opened; their bulk joins read as single joins). */
+const COUNT_COLUMN = 'count INTEGER';
 const EDIT_INDEX = 'CREATE INDEX IF NOT EXISTS events_ref ON events(conv, ref) WHERE ref IS NOT NULL';
 /** Edits and recalls are kept as events but listed by no query of messages. */
 const NOT_CHANGE = "kind NOT IN ('edit', 'recall')";
@@ -80,7 +82,7 @@ export class SqliteStorage implements Storage {
         db.exec('PRAGMA secure_delete=ON');   // a recalled text leaves no copy in a freed or rewritten page
         db.exec(`BEGIN; ${SCHEMA}`);
         const have = new Set(db.all('PRAGMA table_info(events)').map((r) => r.name as string));
-        for (const c of EDIT_COLUMNS) if (!have.has(c.split(' ')[0])) db.exec(`ALTER TABLE events ADD COLUMN ${c}`);
+        for (const c of [...EDIT_COLUMNS, COUNT_COLUMN]) if (!have.has(c.split(' ')[0])) db.exec(`ALTER TABLE events ADD COLUMN ${c}`);
         db.exec(`${EDIT_INDEX}; COMMIT;`);
       });
       return this.run(() => ({
@@ -124,10 +126,11 @@ export class SqliteStorage implements Storage {
           }
           held.push(...refs.all([n.conv, n.low, n.high]).map(toEvent));
         }
-        const st = this.stmt(db, `INSERT OR REPLACE INTO events(conv, seq, kind, mid, sender, cmid, body, at, ref, recalled, edited)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+        const st = this.stmt(db, `INSERT OR REPLACE INTO events(conv, seq, kind, mid, sender, cmid, body, at, ref, recalled, edited, count)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
         for (const e of settle(o.events, held)) {
-          st.run([e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid ?? null, e.body, e.at, e.ref ?? null, e.recalled ? 1 : null, e.edited ?? null]);
+          st.run([e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid ?? null, e.body, e.at, e.ref ?? null, e.recalled ? 1 : null, e.edited ?? null,
+            e.count ?? null]);
           put.push(e);
         }
         break;
@@ -271,6 +274,7 @@ function toEvent(r: Row): Event {
   if (r.ref !== null && r.ref !== undefined) e.ref = r.ref as number;
   if (r.recalled) e.recalled = true;
   if (r.edited !== null && r.edited !== undefined) e.edited = r.edited as number;
+  if (r.count !== null && r.count !== undefined) e.count = r.count as number;
   return e;
 }
 

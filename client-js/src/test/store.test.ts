@@ -54,6 +54,21 @@ for (const [name, make] of backends) {
     await s.close();
   });
 
+  test(`${name}: a bulk join keeps its count, in a page and as a conversation's last event, after a reopen`, async () => {
+    const open = await make();
+    let s = open();
+    await s.load();
+    const bulk: Event = { conv: 'g', seq: 1, kind: 'join', mid: 'j1', sender: 'u-ana', body: '', at: 1, count: 500 };
+    const one: Event = { conv: 'g', seq: 2, kind: 'join', mid: 'j2', sender: 'u-cy', body: '', at: 2 };
+    await s.write([{ op: 'events', events: [bulk, one] }, { op: 'conv', rec: rec('g', 2, bulk) }]);
+    await s.close();
+    s = open();
+    const l = await s.load();
+    assert.equal(l.convs[0].last?.count, 500);
+    assert.deepEqual(await s.page('g', { limit: 10 }), [bulk, one], 'count on the bulk join only');
+    await s.close();
+  });
+
   test(`${name}: pages before and after a seq, and search`, async () => {
     const open = await make();
     const s = open();

@@ -87,10 +87,10 @@ public final class LocalStore implements AutoCloseable {
      * server's read state per conversation. 4: edits and recalls (events' {@code ref} and {@code recalled},
      * the outbox's {@code kind} and {@code ref}). 5: events keyed by conversation number and seq (one page
      * written per received event instead of two), marks per conversation instead of per event id, a
-     * contentless search index keyed by the insertion number. Files of versions 1 to 4 are upgraded at
-     * open ({@link #UPGRADES}).
+     * contentless search index keyed by the insertion number. 6: a bulk join's {@code count}. Files of
+     * versions 1 to 5 are upgraded at open ({@link #UPGRADES}).
      */
-    static final int SCHEMA_VERSION = 5;
+    static final int SCHEMA_VERSION = 6;
     /** The low bits of an event's key that hold its seq; the conversation's number is above them. */
     static final int SEQ_BITS = 40;
     /** The highest seq the store holds (2^40 - 1): a conversation's seqs count its events from 1. */
@@ -137,6 +137,8 @@ public final class LocalStore implements AutoCloseable {
      * first open replays every event into the rows (O(history), once), as it replays the events above
      * the mark after a kill. Then {@link #open} vacuums the file once: the replaced tables' pages would
      * otherwise stay in it as free pages.
+     * 5 to 6: a bulk join's {@code count}; the events stored before read 0 (the server's count is not
+     * asked for again).
      */
     private static final String[][] UPGRADES = {
         {
@@ -185,6 +187,9 @@ public final class LocalStore implements AutoCloseable {
             "DELETE FROM meta WHERE key IN ('fts_indexed', 'convs_synced')",
             "INSERT OR REPLACE INTO meta (key, value) SELECT 'next_n', coalesce(max(n), 0) + 1 FROM events",
         },
+        {
+            "ALTER TABLE events ADD COLUMN count INTEGER NOT NULL DEFAULT 0",
+        },
     };
 
     /**
@@ -226,7 +231,7 @@ public final class LocalStore implements AutoCloseable {
      */
     private static final String EVENT_COLUMNS = "e.conv, e.seq, e.kind, e.mid, e.sender, e.cmid, e.body, e.at, coalesce(e.ref, 0), e.recalled,"
             + " CASE WHEN e.kind = 'msg' AND e.recalled = 0 THEN (SELECT x.body FROM events x WHERE x.conv = e.conv AND x.ref = e.seq"
-            + " AND x.kind = 'edit' ORDER BY x.id DESC LIMIT 1) END";
+            + " AND x.kind = 'edit' ORDER BY x.id DESC LIMIT 1) END, e.count";
     /** Events an app lists as messages: an edit or a recall is shown in the message it changes. */
     private static final String LISTED = " AND e.kind NOT IN ('edit', 'recall')";
 
@@ -355,8 +360,8 @@ public final class LocalStore implements AutoCloseable {
         this.db = db;
         this.convs = convs;
         this.selfUser = selfUser;
-        this.insertEvent = db.prepareStatement("INSERT OR IGNORE INTO events (id, n, conv, seq, kind, mid, sender, cmid, body, at, ref, recalled)"
-                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        this.insertEvent = db.prepareStatement("INSERT OR IGNORE INTO events (id, n, conv, seq, kind, mid, sender, cmid, body, at, ref, recalled,"
+                + " count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         this.recalledAt = db.prepareStatement("SELECT 1 FROM events WHERE conv = ? AND ref = ? AND kind = 'recall'");
         // The message (by key) and its edits (index events_ref), each as one lookup: no OR for the planner.
         this.unindexRecalled = db.prepareStatement("DELETE FROM events_fts WHERE rowid IN ("
@@ -1064,6 +1069,7 @@ public final class LocalStore implements AutoCloseable {
             insertEvent.setNull(11, java.sql.Types.INTEGER);
         }
         insertEvent.setInt(12, e.recalled() ? 1 : 0);
+        insertEvent.setInt(13, e.count());
         if (insertEvent.executeUpdate() != 1) {
             return false;
         }
@@ -1383,8 +1389,8 @@ public final class LocalStore implements AutoCloseable {
 
     private static ReceivedEvent event(ResultSet rs, int i) throws SQLException {
         return new ReceivedEvent(rs.getString(i), rs.getLong(i + 1), rs.getString(i + 2), rs.getString(i + 3),
-                rs.getString(i + 4), rs.getString(i + 5), rs.getString(i + 6), rs.getLong(i + 7), rs.getLong(i + 8),
-                rs.getInt(i + 9) != 0, rs.getString(i + 10));
+                rs.getString(i + 4), rs.getString(i + 5), rs.getString(i + 6), rs.getLong(i + 7), rs.getInt(i + 11),
+                rs.getLong(i + 8), rs.getInt(i + 9) != 0, rs.getString(i + 10));
     }
 
     static void checkLimit(int limit) {

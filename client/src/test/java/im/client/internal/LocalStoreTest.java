@@ -200,6 +200,21 @@ class LocalStoreTest {
         assertEquals((n + 2) / 3 + 1, r.search("word1", null, null, 1000).size(), "after reopen: each hit once, the late one too");
     }
 
+    /** A bulk join's count (the users it added at once) is kept with the event: as received, in every read, after a reopen. */
+    @Test
+    void aBulkJoinKeepsItsCount() throws IOException {
+        LocalStore s = store();
+        Event bulk = new Event("g", 1, Event.JOIN, "m-1", "u-ana", null, "", 1_700_000_000_001L, 500);
+        LocalStore.Result r = s.applyPushes(List.of(bulk, new Event("g", 2, Event.JOIN, "m-2", "u-cy", null, "", 1_700_000_000_002L)));
+        assertEquals(List.of(500, 0), r.added().stream().map(ReceivedEvent::count).toList());
+        assertEquals(bulk, r.added().get(0).toEvent());
+        s.applyPage("h", 0, List.of(new Event("h", 3, Event.JOIN, "m-3", "u-bo", null, "", 1_700_000_000_003L, 2)), false, 3);
+        LocalStore again = store();
+        assertEquals(List.of(500, 0), again.events("g").stream().map(ReceivedEvent::count).toList());
+        assertEquals(2, again.eventsAfter("h", 0, 10).get(0).count());
+        assertEquals(2, again.conversations(null, 10).get(0).last().count(), "the conversation list's last event");
+    }
+
     /**
      * Search lists hits newest stored first across conversations (the insertion number, not the key,
      * which orders by conversation), and pages on with {@code before}.
