@@ -69,12 +69,12 @@ public final class ClientStoreBench {
                 long c0 = mx.getCurrentThreadCpuTime();
                 long u0 = mx.getCurrentThreadUserTime();
                 long w0 = System.nanoTime();
-                long m0 = machineBusyTicks();
+                long m0 = SendBench.CpuSample.now().busy();   // ticks of 1/100 s, all cores
                 for (int i = 1; i <= n; i++) {
                     s.applyPushes(List.of(new Event("c-g", i, Event.MSG, "m-" + i, "u-ana", "cm-" + i, body("c-g", i),
                             1_700_000_000_000L + i)));
                 }
-                double machine = (machineBusyTicks() - m0) * 10.0 * 1000 / n;
+                double machine = (SendBench.CpuSample.now().busy() - m0) * 10.0 * 1000 / n;
                 double cpu = (mx.getCurrentThreadCpuTime() - c0) / 1e6 * 1000 / n;
                 double user = (mx.getCurrentThreadUserTime() - u0) / 1e6 * 1000 / n;
                 double wall = (System.nanoTime() - w0) / 1e6 * 1000 / n;
@@ -86,20 +86,6 @@ public final class ClientStoreBench {
             }
             deleteTree(dir);
         }
-    }
-
-    /**
-     * Busy ticks (1/100 s) of the whole machine from {@code /proc/stat}: user, nice, system, irq,
-     * softirq and steal of all cores. Besides the committing thread it counts the kernel's own threads
-     * that finish its writes (the ext4 journal, the block layer), which its thread CPU does not.
-     */
-    private static long machineBusyTicks() throws java.io.IOException {
-        String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
-        long busy = 0;
-        for (int i : new int[] {1, 2, 3, 6, 7, 8}) {
-            busy += Long.parseLong(f[i]);
-        }
-        return busy;
     }
 
     private static void fill(Path dir, int events, int convs) throws Exception {

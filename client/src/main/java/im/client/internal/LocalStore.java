@@ -319,9 +319,11 @@ public final class LocalStore implements AutoCloseable {
     private long nextN;
     /** Events stored since the rows were last written (see {@link #CONV_SYNC_CHUNK}). */
     private int unsynced;
-    /** Events stored above their conversation's {@code ftsSeq} (see {@link #FTS_CHUNK}), and their conversations. */
+    /**
+     * Events stored above their conversation's {@code ftsSeq} (see {@link #FTS_CHUNK}); their conversations
+     * are those whose {@code lastSeq} is above it.
+     */
     private int unindexed;
-    private final java.util.Set<String> unindexedConvs = new java.util.HashSet<>();
     /** Some conversation's read state was applied in memory and is not in its row yet. */
     private boolean readStatesWaiting;
     private final PreparedStatement saveNextN;
@@ -800,17 +802,7 @@ public final class LocalStore implements AutoCloseable {
                 }
                 convs.putAll(next); // committed: now memory
                 unsynced += added.size();
-                if (chunk) {
-                    unindexed = 0;
-                    unindexedConvs.clear();
-                } else if (newlyUnindexed > 0) {
-                    unindexed += newlyUnindexed;
-                    next.forEach((conv, n) -> {
-                        if (n.lastSeq > n.ftsSeq) {
-                            unindexedConvs.add(conv);
-                        }
-                    });
-                }
+                unindexed = chunk ? 0 : unindexed + newlyUnindexed;
                 if (syncRows) {
                     syncedInMemory();
                 }
@@ -939,7 +931,6 @@ public final class LocalStore implements AutoCloseable {
                 nextN = Math.max(nextN, rs.getLong(6) + 1);
                 if (rs.getBoolean(8)) {
                     unindexed++;
-                    unindexedConvs.add(conv);
                 }
                 if (!rs.getBoolean(7)) {
                     continue;
@@ -971,11 +962,11 @@ public final class LocalStore implements AutoCloseable {
      * new marks; the caller writes the rows).
      */
     private void indexAbove(Map<String, Conv> next) throws SQLException {
-        for (String conv : unindexedConvs) {
-            if (!next.containsKey(conv)) {
-                next.put(conv, convs.get(conv).copy());
+        convs.forEach((conv, c) -> {
+            if (c.lastSeq > c.ftsSeq && !next.containsKey(conv)) {
+                next.put(conv, c.copy());
             }
-        }
+        });
         for (Conv n : next.values()) {
             if (n.lastSeq > n.ftsSeq) {
                 indexRange.setLong(1, n.key(n.ftsSeq));
@@ -1000,7 +991,6 @@ public final class LocalStore implements AutoCloseable {
             commitTx.execute();
             convs.putAll(next);
             unindexed = 0;
-            unindexedConvs.clear();
             syncedInMemory();
         } catch (SQLException | RuntimeException e) {
             rollbackQuietly();
